@@ -1,0 +1,32 @@
+package dev.jeton;
+
+import java.time.Duration;
+
+/**
+ * A snapshot of a semaphore's statistics, taken by {@link Semaphore#stats()} when statistics are
+ * enabled ({@link Semaphore.Builder#statistics(boolean)}).
+ *
+ * <p>Counts are of requests, not permits: a request for 3 permits that is granted counts once in
+ * {@code acquired}. Wait times are measured from the moment a request joins the queue to the
+ * moment it is granted; requests granted at once wait zero.
+ *
+ * @param acquired requests granted, at once or after waiting
+ * @param released permits given back (each {@link Permit} counts once, however often released)
+ * @param timedOut requests that gave up because their timeout expired
+ * @param cancelled requests withdrawn by cancellation or interruption
+ * @param rejected {@link Semaphore#tryAcquire(int)} calls that found no room
+ * @param queueLength requests queued now
+ * @param peakQueueLength the most requests ever queued at once
+ * @param totalWait the sum of the waits of every granted request
+ * @param maxWait the longest wait of any granted request
+ */
+public record SemaphoreStats(
+    long acquired,
+    long released,
+    long timedOut,
+    long cancelled,
+    long rejected,
+    int queueLength,
+    int peakQueueLength,
+    Duration totalWait,
+    Duration maxWait) {}
