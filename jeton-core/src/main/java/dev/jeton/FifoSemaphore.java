@@ -201,9 +201,18 @@ final class FifoSemaphore implements Semaphore {
     lock.lock();
     try {
       long s = state;
-      if ((s & QUEUED) == 0 && free(s) >= limit) {
-        w.status = Waiter.GRANTED;
-      } else {
+      while ((s & QUEUED) == 0) {
+        if (free(s) >= limit) {
+          w.status = Waiter.GRANTED;
+          break;
+        }
+        if (STATE.compareAndSet(this, s, s | QUEUED)) {
+          s |= QUEUED;
+        } else {
+          s = state;
+        }
+      }
+      if (w.status != Waiter.GRANTED) {
         append(w);
       }
     } finally {
