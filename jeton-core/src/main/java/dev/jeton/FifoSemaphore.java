@@ -25,19 +25,23 @@ final class FifoSemaphore implements Semaphore {
   /*
    * Overview
    *
-   * The free permits live in one atomic word, `state`, together with two flags:
+   * The free permits, the limit and two flags live in one atomic word, `state`:
    *
-   *   state = free << SHIFT | CLOSED | QUEUED
+   *   state = free << 32 | limit << 2 | CLOSED | QUEUED
    *
-   * `free` is signed: it goes negative when the limit is lowered below the permits held, and
-   * comes back up as they are released. Requests that wait are nodes (Waiter) of a doubly linked
+   * `free` (bits 63..32) is signed: it goes negative when the limit is lowered below the
+   * permits held, and comes back up as they are released. `limit` (bits 31..2) is in the same
+   * word so that a request is checked against the limit and served from the same snapshot:
+   * otherwise a request racing with setLimit could fail in a way no sequential order explains
+   * (Lincheck found exactly that). Requests that wait are nodes (Waiter) of a doubly linked
    * queue, guarded by `lock`.
    *
    * Fast paths, without the lock:
    *   - acquire: one CAS that takes `n` permits, allowed only when neither QUEUED nor CLOSED is
-   *     set and `free >= n`. So nothing ever takes permits past a queued request: FIFO.
-   *   - release: one atomic add of `n`. If the old state had QUEUED set, the releaser takes the
-   *     lock and grants waiters (`grantLocked`).
+   *     set and `free >= n` (and `n <= limit`, else the request is bad input). So nothing ever takes permits past a queued request: FIFO.
+   *   - release: one CAS that adds `n`, allowed only when QUEUED is clear. Otherwise the
+   *     releaser takes the lock and adds the permits and grants the waiters they cover in one
+   *     CAS (`commitLocked`).
    *
    * Slow path, under the lock: a request that cannot take its permits sets QUEUED (by CAS, so it
    * is set only if the permits it saw are still short) and appends itself. Waiters leave the
@@ -46,12 +50,13 @@ final class FifoSemaphore implements Semaphore {
    *
    * Invariants:
    *   I1. QUEUED is set if and only if the queue is non-empty (both change under the lock).
-   *   I2. Whenever the lock is free, either the head's request exceeds `free`, or a releaser
-   *       whose add saw QUEUED is about to take the lock and grant. (Releases add without the
-   *       lock; every add that sees QUEUED is followed by a grant pass.)
+   *   I2. While QUEUED is set, the state changes only under the lock, and every change that
+   *       could let the head in (release, setLimit, withdrawal of the head) grants in the same
+   *       CAS. So whenever the lock is free, the head's request exceeds `free`: permits are
+   *       never seen free while a request they would cover is queued.
    *   I3. A waiter's status leaves WAITING exactly once, under the lock, as it is unlinked.
    *   I4. Permits are never lost: each grant subtracts exactly the permits it hands out, in the
-   *       same CAS that decides it; a grant whose future was cancelled first is released again.
+   *       CAS that decides it; a grant whose future was cancelled first is released again.
    *
    * An `awaitIdle` waiter (permits == 0) needs `free >= limit`; when it reaches the head and that
    * holds, it is granted without taking anything.
@@ -68,9 +73,14 @@ final class FifoSemaphore implements Semaphore {
    * This is what makes a strict FIFO handoff cost a cache miss rather than a context switch.
    */
 
-  private static final int SHIFT = 2;
+  private static final int FREE_SHIFT = 32;
+  private static final int LIMIT_SHIFT = 2;
+  private static final long LIMIT_MASK = 0xFFFF_FFFCL;
   private static final long QUEUED = 1;
   private static final long CLOSED = 2;
+
+  /** The largest limit the state word holds. */
+  static final int MAX_LIMIT = (1 << 30) - 1;
   private static final int SPINS = 1 << 12;
 
   private static final VarHandle STATE;
@@ -93,11 +103,8 @@ final class FifoSemaphore implements Semaphore {
 
   private volatile long state;
 
-  /** Written under the lock; read without it by request checks and inspection. */
-  private volatile int limit;
-
-  /** Written under the lock; read without it by {@link #queueLength()}. */
-  private volatile int queueLength;
+  /** Guarded by the lock. */
+  private int queueLength;
 
   /** Guarded by the lock, except for the racy read that decides whether to spin. */
   private @Nullable Waiter head;
@@ -106,19 +113,18 @@ final class FifoSemaphore implements Semaphore {
 
   FifoSemaphore(
       @Nullable String name, int limit, @Nullable Executor completionExecutor, boolean stats) {
-    Tasks.checkLimit(limit);
+    checkLimit(limit);
     this.name = name;
-    this.limit = limit;
     this.completionExecutor = completionExecutor;
     this.stats = stats ? new StatsRecorder() : null;
-    this.state = (long) limit << SHIFT;
+    this.state = ((long) limit << FREE_SHIFT) | ((long) limit << LIMIT_SHIFT);
   }
 
   // ---------------------------------------------------------------- acquiring
 
   @Override
   public Permit acquire(int permits) throws InterruptedException {
-    Tasks.checkWeight(permits, limit);
+    Tasks.checkWeight(permits, limit());
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
@@ -136,7 +142,7 @@ final class FifoSemaphore implements Semaphore {
   public Permit acquire(int permits, Duration timeout)
       throws InterruptedException, TimeoutException {
     long nanos = Tasks.toNanos(timeout);
-    Tasks.checkWeight(permits, limit);
+    Tasks.checkWeight(permits, limit());
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
@@ -148,7 +154,6 @@ final class FifoSemaphore implements Semaphore {
 
   @Override
   public Optional<Permit> tryAcquire(int permits) {
-    Tasks.checkWeight(permits, limit);
     if (tryTake(permits)) {
       return Optional.of(granted(permits));
     }
@@ -164,7 +169,6 @@ final class FifoSemaphore implements Semaphore {
 
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits) {
-    Tasks.checkWeight(permits, limit);
     if (tryTake(permits)) {
       return CompletableFuture.completedFuture(granted(permits));
     }
@@ -176,7 +180,6 @@ final class FifoSemaphore implements Semaphore {
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
     long nanos = Tasks.toNanos(timeout);
-    Tasks.checkWeight(permits, limit);
     if (tryTake(permits)) {
       return CompletableFuture.completedFuture(granted(permits));
     }
@@ -202,7 +205,7 @@ final class FifoSemaphore implements Semaphore {
     try {
       long s = state;
       while ((s & QUEUED) == 0) {
-        if (free(s) >= limit) {
+        if (free(s) >= limit(s)) {
           w.status = Waiter.GRANTED;
           break;
         }
@@ -224,17 +227,23 @@ final class FifoSemaphore implements Semaphore {
     return w.idleFuture();
   }
 
-  /** The fast path: takes {@code n} permits if no one is queued, the semaphore is open, and they are free. */
+  /**
+   * The fast path: takes {@code n} permits if no one is queued, the semaphore is open, and they
+   * are free. Checks {@code n} against the limit of the same snapshot.
+   */
   private boolean tryTake(int n) {
-    long delta = (long) n << SHIFT;
+    long delta = (long) n << FREE_SHIFT;
     long s = state;
-    while ((s & (QUEUED | CLOSED)) == 0 && free(s) >= n) {
+    for (; ; ) {
+      Tasks.checkWeight(n, limit(s));
+      if ((s & (QUEUED | CLOSED)) != 0 || free(s) < n) {
+        return false;
+      }
       if (STATE.weakCompareAndSet(this, s, s - delta)) {
         return true;
       }
       s = state;
     }
-    return false;
   }
 
   private LocalPermit granted(int permits) {
@@ -253,10 +262,10 @@ final class FifoSemaphore implements Semaphore {
   private boolean enqueue(Waiter w) {
     lock.lock();
     try {
-      if (w.permits > limit) {
+      if (w.permits > limit(state)) { // the limit changes only under the lock
         w.status = Waiter.FAILED_LIMIT;
       } else {
-        long delta = (long) w.permits << SHIFT;
+        long delta = (long) w.permits << FREE_SHIFT;
         for (; ; ) {
           long s = state;
           if ((s & CLOSED) != 0) {
@@ -342,56 +351,88 @@ final class FifoSemaphore implements Semaphore {
 
   /** Gives back {@code n} permits; called once per {@link LocalPermit}. */
   void release(int n) {
-    long old = (long) STATE.getAndAdd(this, (long) n << SHIFT);
-    StatsRecorder s = stats;
-    if (s != null) {
-      s.released.increment();
+    StatsRecorder st = stats;
+    if (st != null) {
+      st.released.increment();
     }
-    if ((old & QUEUED) != 0) {
-      Waiter delivered;
-      lock.lock();
-      try {
-        delivered = grantLocked();
-      } finally {
-        lock.unlock();
+    long delta = (long) n << FREE_SHIFT;
+    long s = state;
+    while ((s & QUEUED) == 0) {
+      if (STATE.weakCompareAndSet(this, s, s + delta)) {
+        return;
       }
-      deliver(delivered);
+      s = state;
     }
+    Waiter delivered;
+    lock.lock();
+    try {
+      delivered = commitLocked(n, -1, 0L);
+    } finally {
+      lock.unlock();
+    }
+    deliver(delivered);
   }
 
   /**
-   * Grants waiters from the head while the free permits cover them, clearing QUEUED with the last.
-   * Returns the granted waiters chained through {@code next}. Lock held.
+   * Changes the state and grants the waiters that then fit, in one CAS, so that no reader ever
+   * sees permits free while a request they would cover is still queued. Adds {@code addFree}
+   * permits, sets the limit to {@code newLimit} unless it is -1 (moving {@code free} by the same
+   * amount), sets {@code flags}, and sets QUEUED exactly when waiters remain. Unlinks the granted
+   * waiters and returns them chained through {@code next}. Lock held.
+   *
+   * <p>While QUEUED is set, nothing changes the state without the lock (the fast paths refuse to),
+   * so the CAS fails only when the queue was empty and a fast path raced with it.
    */
-  private @Nullable Waiter grantLocked() {
-    Waiter first = null;
-    Waiter last = null;
-    Waiter w;
-    while ((w = head) != null) {
+  private @Nullable Waiter commitLocked(int addFree, int newLimit, long flags) {
+    for (; ; ) {
       long s = state;
-      int need = w.permits == 0 ? limit : w.permits;
-      if (free(s) < need) {
-        break;
+      int limit = newLimit < 0 ? limit(s) : newLimit;
+      int free = free(s) + addFree + (limit - limit(s));
+      Waiter newHead = head;
+      while (newHead != null) {
+        int need = newHead.permits == 0 ? limit : newHead.permits;
+        if (free < need) {
+          break;
+        }
+        free -= newHead.permits;
+        newHead = newHead.next;
       }
-      long next = s - ((long) w.permits << SHIFT);
-      if (w.next == null) {
-        next &= ~QUEUED;
+      long next =
+          ((long) free << FREE_SHIFT)
+              | ((long) limit << LIMIT_SHIFT)
+              | (s & CLOSED)
+              | flags
+              | (newHead != null ? QUEUED : 0L);
+      if (STATE.compareAndSet(this, s, next)) {
+        return unlinkGranted(newHead);
       }
-      if (!STATE.compareAndSet(this, s, next)) {
-        continue; // a release added permits meanwhile
-      }
-      unlink(w);
+    }
+  }
+
+  /** Unlinks the waiters ahead of {@code newHead}, granted; returns them chained. Lock held. */
+  private @Nullable Waiter unlinkGranted(@Nullable Waiter newHead) {
+    Waiter first = head;
+    if (first == null || first == newHead) {
+      return null;
+    }
+    StatsRecorder st = stats;
+    long now = st != null ? System.nanoTime() : 0L;
+    for (Waiter w = first; w != null && w != newHead; w = w.next) {
       w.status = Waiter.GRANTED;
-      StatsRecorder st = stats;
+      queueLength--;
       if (st != null && w.permits != 0) {
-        st.granted(System.nanoTime() - w.queuedAt);
+        st.granted(now - w.queuedAt);
       }
-      if (last == null) {
-        first = w;
-      } else {
-        last.next = w;
-      }
-      last = w;
+    }
+    // The granted run keeps its `next` links as the delivery chain; cut it from the queue.
+    Waiter last = newHead == null ? tail : newHead.prev;
+    java.util.Objects.requireNonNull(last).next = null;
+    first.prev = null;
+    head = newHead;
+    if (newHead == null) {
+      tail = null;
+    } else {
+      newHead.prev = null;
     }
     return first;
   }
@@ -407,15 +448,13 @@ final class FifoSemaphore implements Semaphore {
       if (w.status != Waiter.WAITING) {
         return false;
       }
-      boolean wasHead = w == head;
       unlink(w);
       w.status = reason;
-      clearQueuedIfEmpty();
       StatsRecorder s = stats;
       if (s != null) {
         s.withdrawn(reason);
       }
-      delivered = wasHead ? grantLocked() : null;
+      delivered = commitLocked(0, -1, 0L); // the requests behind it may fit now
     } finally {
       lock.unlock();
     }
@@ -477,15 +516,12 @@ final class FifoSemaphore implements Semaphore {
 
   @Override
   public void setLimit(int newLimit) {
-    Tasks.checkLimit(newLimit);
+    checkLimit(newLimit);
     Waiter delivered;
     lock.lock();
     try {
-      int delta = newLimit - limit;
-      limit = newLimit;
-      STATE.getAndAdd(this, (long) delta << SHIFT);
       Waiter failed = removeLocked(w -> w.permits > newLimit, Waiter.FAILED_LIMIT);
-      delivered = concat(failed, grantLocked());
+      delivered = concat(failed, commitLocked(0, newLimit, 0L));
     } finally {
       lock.unlock();
     }
@@ -497,22 +533,21 @@ final class FifoSemaphore implements Semaphore {
     Waiter delivered;
     lock.lock();
     try {
-      long s = state;
-      if ((s & CLOSED) != 0) {
+      if ((state & CLOSED) != 0) {
         return;
       }
-      while (!STATE.compareAndSet(this, s, s | CLOSED)) {
-        s = state;
-      }
       Waiter failed = removeLocked(w -> w.permits != 0, Waiter.FAILED_CLOSED);
-      delivered = concat(failed, grantLocked());
+      delivered = concat(failed, commitLocked(0, -1, CLOSED));
     } finally {
       lock.unlock();
     }
     deliver(delivered);
   }
 
-  /** Unlinks the waiters that match, with the given status; returns them chained. Lock held. */
+  /**
+   * Unlinks the waiters that match, with the given status; returns them chained. The caller
+   * commits next, which fixes QUEUED. Lock held.
+   */
   private @Nullable Waiter removeLocked(Predicate<Waiter> test, int status) {
     Waiter first = null;
     Waiter last = null;
@@ -530,7 +565,6 @@ final class FifoSemaphore implements Semaphore {
       }
       w = next;
     }
-    clearQueuedIfEmpty();
     return first;
   }
 
@@ -583,25 +617,27 @@ final class FifoSemaphore implements Semaphore {
     queueLength = queueLength - 1;
   }
 
-  private void clearQueuedIfEmpty() {
-    if (head != null) {
-      return;
-    }
-    long s = state;
-    while ((s & QUEUED) != 0 && !STATE.compareAndSet(this, s, s & ~QUEUED)) {
-      s = state;
-    }
-  }
-
   // ---------------------------------------------------------------- inspection
 
   private static int free(long s) {
-    return (int) (s >> SHIFT);
+    return (int) (s >> FREE_SHIFT);
+  }
+
+  private static int limit(long s) {
+    return (int) ((s & LIMIT_MASK) >>> LIMIT_SHIFT);
+  }
+
+  static void checkLimit(int limit) {
+    Tasks.checkLimit(limit);
+    if (limit > MAX_LIMIT) {
+      throw new IllegalArgumentException(
+          "limit must not exceed " + MAX_LIMIT + ", was " + limit);
+    }
   }
 
   @Override
   public int limit() {
-    return limit;
+    return limit(state);
   }
 
   @Override
@@ -609,9 +645,18 @@ final class FifoSemaphore implements Semaphore {
     return free(state);
   }
 
+  /**
+   * Takes the lock: the queue and the QUEUED flag change together under it, so a reader without
+   * it could see a request refused for a queue it then reports empty.
+   */
   @Override
   public int queueLength() {
-    return queueLength;
+    lock.lock();
+    try {
+      return queueLength;
+    } finally {
+      lock.unlock();
+    }
   }
 
   @Override
@@ -633,11 +678,11 @@ final class FifoSemaphore implements Semaphore {
     return "Semaphore["
         + (name != null ? "name=" + name + ", " : "")
         + "limit="
-        + limit
+        + limit()
         + ", available="
         + available()
         + ", queued="
-        + queueLength
+        + queueLength()
         + ((state & CLOSED) != 0 ? ", closed]" : "]");
   }
 
@@ -666,7 +711,7 @@ final class FifoSemaphore implements Semaphore {
           "the limit of "
               + describe()
               + " is now "
-              + limit
+              + limit()
               + ", below the request for "
               + permits
               + " permits");

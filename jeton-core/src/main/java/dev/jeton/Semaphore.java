@@ -244,10 +244,10 @@ public interface Semaphore extends AutoCloseable {
     /**
      * The number of permits the semaphore hands out in all. Required.
      *
-     * @throws IllegalArgumentException if {@code limit} is negative
+     * @throws IllegalArgumentException if {@code limit} is negative or above 2<sup>30</sup>-1
      */
     public Builder limit(int limit) {
-      Tasks.checkLimit(limit);
+      FifoSemaphore.checkLimit(limit);
       this.limit = limit;
       return this;
     }
