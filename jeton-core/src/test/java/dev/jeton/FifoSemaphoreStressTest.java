@@ -1,0 +1,336 @@
+package dev.jeton;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.reflect.InvocationTargetException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Queue;
+import java.util.SplittableRandom;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Many threads mixing every kind of request, with random weights, while the invariants are
+ * checked throughout (never more than the limit held, FIFO among a thread's queued requests) and
+ * at the end (every future completed, every permit back, the queue empty, counts balanced).
+ *
+ * <p>Every run is bounded by a count of operations, not by time; the seed is fixed per thread so
+ * that a failure can be replayed.
+ */
+class FifoSemaphoreStressTest {
+
+  private static final int LIMIT = 6;
+
+  /** Tracks permits held, fails on any excess, and remembers the first violation. */
+  private static final class Ledger {
+    final AtomicInteger inUse = new AtomicInteger();
+    final AtomicInteger peak = new AtomicInteger();
+    final Queue<String> violations = new ConcurrentLinkedQueue<>();
+    final Queue<CompletableFuture<?>> futures = new ConcurrentLinkedQueue<>();
+
+    void hold(Permit permit) {
+      int now = inUse.addAndGet(permit.permits());
+      peak.accumulateAndGet(now, Math::max);
+      if (now > LIMIT) {
+        violations.add(now + " permits held under limit " + LIMIT);
+      }
+      Thread.onSpinWait();
+      inUse.addAndGet(-permit.permits());
+      permit.release();
+    }
+
+    /**
+     * Checks FIFO among the queued requests of one issuing thread: when one is granted, every
+     * request that thread queued before it must have left the queue (granted or withdrawn).
+     */
+    void checkGrantedInOrder(Queue<Queued> issuedByOneThread, Queued granted) {
+      for (Queued earlier : issuedByOneThread) {
+        if (earlier.sequence >= granted.sequence) {
+          return;
+        }
+        if (earlier.waiter.status == Waiter.WAITING) {
+          violations.add("a request was granted while an earlier one from its thread still waited");
+        }
+      }
+    }
+  }
+
+  /** A request queued by one thread, numbered in the order that thread issued it. */
+  private static final class Queued {
+    final long sequence;
+    final Waiter waiter;
+
+    Queued(long sequence, Waiter waiter) {
+      this.sequence = sequence;
+      this.waiter = waiter;
+    }
+  }
+
+  @Test
+  void platformThreads_mixingEveryKindOfRequest_keepEveryInvariant() throws Exception {
+    Semaphore semaphore = Semaphore.builder().limit(LIMIT).statistics(true).build();
+    Ledger ledger = new Ledger();
+    int threads = 8;
+    int operations = 20_000;
+    runThreads(threads, t -> mixedRequests(semaphore, ledger, new SplittableRandom(t), operations));
+    assertSettled(semaphore, ledger);
+    SemaphoreStats stats = semaphore.stats().orElseThrow();
+    assertEquals(stats.acquired(), stats.released(), stats.toString());
+    assertTrue(stats.timedOut() > 0 && stats.cancelled() > 0, "the mix really ran: " + stats);
+  }
+
+  @Test
+  void platformThreads_whileTheLimitChanges_neverLosePermits() throws Exception {
+    Semaphore semaphore = Semaphore.create(LIMIT);
+    Ledger ledger = new Ledger();
+    CountDownLatch workersDone = new CountDownLatch(4);
+    Thread changer =
+        new Thread(
+            () -> {
+              SplittableRandom random = new SplittableRandom(99);
+              while (workersDone.getCount() > 0) {
+                semaphore.setLimit(1 + random.nextInt(LIMIT));
+                Thread.yield();
+              }
+            });
+    changer.start();
+    runThreads(
+        4,
+        t -> {
+          try {
+            SplittableRandom random = new SplittableRandom(1000 + t);
+            for (int i = 0; i < 5_000; i++) {
+              int weight = 1 + random.nextInt(3);
+              try {
+                if (random.nextBoolean()) {
+                  semaphore.acquire(weight, Duration.ofMillis(5)).release();
+                } else {
+                  semaphore.acquireAsync(weight).join().release();
+                }
+              } catch (IllegalArgumentException | TimeoutException | CompletionException e) {
+                // the limit fell below the weight, or the wait was too long: both are expected
+              }
+            }
+          } finally {
+            workersDone.countDown();
+          }
+        });
+    changer.join();
+    semaphore.setLimit(LIMIT);
+    assertEquals(LIMIT, semaphore.available(), "permits lost or invented: " + semaphore);
+    assertEquals(0, semaphore.queueLength());
+    assertTrue(ledger.violations.isEmpty());
+  }
+
+  @Test
+  void virtualThreads_aHundredThousandContendWithoutPinning() throws Exception {
+    Assumptions.assumeTrue(
+        Runtime.version().feature() >= 21,
+        "virtual threads need JDK 21+; .ci/run runs this suite again on the newest JDK installed");
+    Semaphore semaphore = Semaphore.builder().limit(16).statistics(true).build();
+    Ledger ledger = new Ledger();
+    int tasks = 100_000;
+    List<RecordedEvent> pinned;
+    try (Recording recording = new Recording()) {
+      recording.enable("jdk.VirtualThreadPinned").withoutThreshold();
+      recording.start();
+      ExecutorService executor = newVirtualThreadPerTaskExecutor();
+      try {
+        for (int i = 0; i < tasks; i++) {
+          int id = i;
+          executor.execute(
+              () -> {
+                SplittableRandom random = new SplittableRandom(id);
+                int weight = 1 + random.nextInt(4);
+                try {
+                  Permit permit =
+                      id % 10 == 0
+                          ? semaphore.acquire(weight, Duration.ofMillis(1))
+                          : semaphore.acquire(weight);
+                  Thread.yield(); // hold across a reschedule of the virtual thread
+                  ledger.hold(permit);
+                } catch (TimeoutException expected) {
+                  // some timed requests give up; the check is that they leave cleanly
+                } catch (InterruptedException e) {
+                  ledger.violations.add("interrupted: " + e);
+                }
+              });
+        }
+      } finally {
+        executor.shutdown();
+      }
+      assertTrue(executor.awaitTermination(5, TimeUnit.MINUTES), "the tasks finished");
+      recording.stop();
+      Path file = Files.createTempFile("jeton-pinning", ".jfr");
+      try {
+        recording.dump(file);
+        pinned =
+            RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("jdk.VirtualThreadPinned"))
+                .collect(Collectors.toList());
+      } finally {
+        Files.deleteIfExists(file);
+      }
+    }
+    assertSettled(semaphore, ledger);
+    assertEquals(List.of(), pinned, "virtual threads were pinned while waiting");
+    SemaphoreStats stats = semaphore.stats().orElseThrow();
+    assertEquals(tasks, stats.acquired() + stats.timedOut(), stats.toString());
+    assertEquals(stats.acquired(), stats.released(), stats.toString());
+  }
+
+  // ---------------------------------------------------------------- the mix
+
+  private static void mixedRequests(
+      Semaphore semaphore, Ledger ledger, SplittableRandom random, int operations) {
+    Queue<Queued> queuedByMe = new ConcurrentLinkedQueue<>();
+    try {
+      for (int i = 0; i < operations; i++) {
+        int weight = 1 + random.nextInt(LIMIT);
+        switch (random.nextInt(7)) {
+          case 0:
+            ledger.hold(semaphore.acquire(weight));
+            break;
+          case 1:
+            try {
+              ledger.hold(semaphore.acquire(weight, Duration.ofNanos(random.nextInt(2_000_000))));
+            } catch (TimeoutException expected) {
+              // gave up: the request must have left the queue, checked at the end
+            }
+            break;
+          case 2:
+            semaphore.tryAcquire(weight).ifPresent(ledger::hold);
+            break;
+          case 3:
+            ledger.hold(semaphore.acquireAsync(weight).join());
+            break;
+          case 4:
+            {
+              CompletableFuture<Permit> f = semaphore.acquireAsync(weight);
+              if (!f.cancel(false)) {
+                ledger.hold(f.join()); // granted first: ours to use and give back
+              }
+              break;
+            }
+          case 5:
+            {
+              CompletableFuture<Permit> f =
+                  semaphore.acquireAsync(weight, Duration.ofNanos(random.nextInt(2_000_000)));
+              ledger.futures.add(
+                  f.handle(
+                      (permit, failure) -> {
+                        if (permit != null) {
+                          ledger.hold(permit);
+                        } else if (!(failure instanceof TimeoutException)) {
+                          ledger.violations.add("unexpected failure: " + failure);
+                        }
+                        return null;
+                      }));
+              break;
+            }
+          default:
+            {
+              CompletableFuture<Permit> f = semaphore.acquireAsync(weight);
+              Waiter waiter =
+                  f instanceof Waiter.WaiterFuture ? ((Waiter.WaiterFuture<?>) f).waiter : null;
+              Queued queued = waiter == null ? null : new Queued(i, waiter);
+              if (queued != null) {
+                queuedByMe.removeIf(q -> q.waiter.status != Waiter.WAITING);
+                queuedByMe.add(queued);
+              }
+              ledger.futures.add(
+                  f.thenAccept(
+                      permit -> {
+                        if (queued != null) {
+                          ledger.checkGrantedInOrder(queuedByMe, queued);
+                        }
+                        ledger.hold(permit);
+                      }));
+            }
+        }
+      }
+    } catch (InterruptedException e) {
+      ledger.violations.add("interrupted: " + e);
+    }
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private interface Worker {
+    void run(int index) throws Exception;
+  }
+
+  private static void runThreads(int count, Worker worker) throws Exception {
+    List<Thread> threads = new ArrayList<>();
+    Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
+    for (int t = 0; t < count; t++) {
+      int index = t;
+      Thread thread =
+          new Thread(
+              () -> {
+                try {
+                  worker.run(index);
+                } catch (Throwable e) {
+                  failures.add(e);
+                }
+              });
+      threads.add(thread);
+      thread.start();
+    }
+    for (Thread thread : threads) {
+      thread.join();
+    }
+    if (!failures.isEmpty()) {
+      AssertionError error = new AssertionError("a worker failed");
+      failures.forEach(error::addSuppressed);
+      throw error;
+    }
+  }
+
+  private static void assertSettled(Semaphore semaphore, Ledger ledger) throws Exception {
+    for (Iterator<CompletableFuture<?>> it = ledger.futures.iterator(); it.hasNext(); ) {
+      CompletableFuture<?> f = it.next();
+      try {
+        f.get(30, TimeUnit.SECONDS);
+      } catch (CancellationException ignored) {
+        // cancelled requests are complete too
+      }
+    }
+    semaphore.awaitIdle().get(30, TimeUnit.SECONDS);
+    assertEquals(List.of(), List.copyOf(ledger.violations));
+    assertTrue(ledger.peak.get() <= LIMIT && ledger.peak.get() > 0, "peak " + ledger.peak);
+    assertEquals(semaphore.limit(), semaphore.available(), "every permit back: " + semaphore);
+    assertEquals(0, semaphore.queueLength(), "queue empty: " + semaphore);
+  }
+
+  private static ExecutorService newVirtualThreadPerTaskExecutor()
+      throws ReflectiveOperationException {
+    // Compiled for Java 17, so reached by reflection; the test runs only on JDK 21+.
+    try {
+      return (ExecutorService)
+          Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+    } catch (InvocationTargetException e) {
+      throw new IllegalStateException(e.getCause());
+    }
+  }
+}
