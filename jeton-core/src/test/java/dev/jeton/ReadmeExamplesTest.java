@@ -1,0 +1,141 @@
+package dev.jeton;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+
+/** The README's examples, as written there, so that they keep compiling and doing what it says. */
+class ReadmeExamplesTest {
+  private final Semaphore db = Semaphore.create(10);
+
+  private String runQuery() {
+    assertTrue(db.available() < db.limit(), "runs under a permit");
+    return "rows";
+  }
+
+  private void renderReport() {}
+
+  private CompletableFuture<String> callService() {
+    return CompletableFuture.completedFuture("response");
+  }
+
+  private CompletableFuture<String> callService(String name) {
+    return CompletableFuture.completedFuture("hello " + name);
+  }
+
+  @Test
+  void blocking() throws Exception {
+    try (Permit p = db.acquire(1)) {
+      runQuery();
+    }
+    assertEquals(10, db.available());
+  }
+
+  @Test
+  void weights() throws Exception {
+    Semaphore cpu = Semaphore.create(8);
+    try (Permit p = cpu.acquire(4)) {
+      renderReport();
+      assertEquals(4, cpu.available());
+    }
+  }
+
+  private String withoutBlocking() {
+    Optional<Permit> p = db.tryAcquire(1);
+    if (p.isEmpty()) {
+      return "busy, try later";
+    }
+    try (Permit permit = p.get()) {
+      return runQuery();
+    }
+  }
+
+  @Test
+  void withoutBlocking_example() throws Exception {
+    assertEquals("rows", withoutBlocking());
+    Permit all = db.acquire(10);
+    assertEquals("busy, try later", withoutBlocking());
+    all.release();
+  }
+
+  private String withATimeout() throws InterruptedException {
+    try (Permit p = db.acquire(1, Duration.ofMillis(200))) {
+      return runQuery();
+    } catch (TimeoutException e) {
+      return "too busy";
+    }
+  }
+
+  @Test
+  void withATimeout_example() throws Exception {
+    assertEquals("rows", withATimeout());
+    Permit all = db.acquire(10);
+    assertEquals("too busy", withATimeout());
+    all.release();
+    assertEquals(0, db.queueLength());
+  }
+
+  @Test
+  void asynchronously() {
+    CompletableFuture<Permit> f = db.acquireAsync(1);
+    f.thenAccept(permit -> callService().whenComplete((r, e) -> permit.release()));
+
+    CompletableFuture<Permit> timed = db.acquireAsync(1, Duration.ofSeconds(1));
+    f.cancel(false);
+    timed.join().release();
+    assertEquals(10, db.available());
+  }
+
+  @Test
+  void tasks() throws Exception {
+    String result = db.call(1, () -> runQuery());
+    CompletableFuture<String> r = db.callAsync(1, () -> callService());
+    Function<String, CompletableFuture<String>> limited =
+        db.wrapAsync(1, name -> callService(name));
+    assertEquals("rows", result);
+    assertEquals("response", r.join());
+    assertEquals("hello jeton", limited.apply("jeton").join());
+    assertEquals(10, db.available());
+  }
+
+  @Test
+  void limitIdleAndClose() {
+    db.setLimit(20);
+    db.setLimit(5);
+    db.awaitIdle().join();
+    db.close();
+    assertEquals(5, db.available());
+  }
+
+  @Test
+  void builderAndStatistics() throws Exception {
+    ExecutorService executor = Executors.newSingleThreadExecutor();
+    try {
+      Semaphore s =
+          Semaphore.builder()
+              .name("payments-db")
+              .limit(10)
+              .completionExecutor(executor)
+              .statistics(true)
+              .build();
+      Permit held = s.acquire(3);
+      SemaphoreStats stats = s.stats().orElseThrow();
+      assertEquals(1, stats.acquired());
+      assertEquals(0, stats.timedOut());
+      assertEquals(0, stats.peakQueueLength());
+      assertEquals(Duration.ZERO, stats.maxWait());
+      assertEquals("Semaphore[name=payments-db, limit=10, available=7, queued=0]", s.toString());
+      held.release();
+    } finally {
+      executor.shutdownNow();
+    }
+  }
+}
