@@ -7,7 +7,6 @@ import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -498,8 +497,8 @@ final class FifoSemaphore implements Semaphore {
     }
     try {
       executor.execute(() -> w.deliver(this));
-    } catch (RejectedExecutionException rejected) {
-      w.deliver(this);
+    } catch (RuntimeException rejected) { // RejectedExecutionException, or a broken executor
+      w.deliver(this); // a grant must reach its requester, or its permits are stranded
     }
   }
 

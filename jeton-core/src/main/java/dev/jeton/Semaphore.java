@@ -254,7 +254,8 @@ public interface Semaphore extends AutoCloseable {
 
     /**
      * Completes asynchronous requests on {@code executor} instead of on the thread whose release
-     * granted them. If the executor rejects a completion, it runs on the releasing thread.
+     * granted them. If the executor rejects a completion (or throws), it runs on the releasing
+     * thread instead: a grant is never dropped.
      */
     public Builder completionExecutor(Executor executor) {
       this.completionExecutor = java.util.Objects.requireNonNull(executor, "executor");

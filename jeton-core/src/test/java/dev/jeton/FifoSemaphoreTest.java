@@ -135,6 +135,24 @@ class FifoSemaphoreTest extends SemaphoreContract {
   }
 
   @Test
+  void completionExecutor_thatThrowsStillDeliversTheGrant() throws Exception {
+    Semaphore sem =
+        Semaphore.builder()
+            .limit(1)
+            .completionExecutor(
+                task -> {
+                  throw new IllegalStateException("broken executor");
+                })
+            .build();
+    Permit held = sem.acquire(1);
+    CompletableFuture<Permit> f = sem.acquireAsync(1);
+    held.release();
+    assertTrue(f.isDone(), "delivered inline rather than stranded");
+    f.join().release();
+    assertEquals(1, sem.available());
+  }
+
+  @Test
   void asyncChain_ofAMillionAcquireReleaseStepsRunsInConstantStack() throws Exception {
     Semaphore sem = Semaphore.create(1);
     Permit first = sem.acquire(1);
