@@ -4,7 +4,7 @@
  * <p>Only {@code dev.jeton} is exported; implementations are package-private.
  */
 module dev.jeton.core {
-  requires static org.jspecify;
+  requires static transitive org.jspecify;
 
   exports dev.jeton;
 }

@@ -66,8 +66,8 @@ final class FifoSemaphore implements Semaphore {
    * to keep that in constant stack, each thread delivers through a thread-local trampoline, and
    * a delivery started inside another one is queued for the outer loop instead of recursing.
    *
-   * Blocking waiters. A blocked thread spins briefly while it is at the head of the queue before
-   * it parks, and when a grant moves a new blocking waiter to the head, the granter unparks it
+   * Blocking waiters. A blocked thread spins briefly (busy-waits, then yields) while it is at the
+   * head of the queue before it parks, and when a grant moves a new blocking waiter to the head, the granter unparks it
    * ahead of its turn ("prewake") so that it is spinning, not parked, when its permits come.
    * This is what makes a strict FIFO handoff cost a cache miss rather than a context switch.
    */
@@ -80,7 +80,14 @@ final class FifoSemaphore implements Semaphore {
 
   /** The largest limit the state word holds. */
   static final int MAX_LIMIT = (1 << 30) - 1;
-  private static final int SPINS = 1 << 12;
+  /**
+   * How long the head waiter stays awake before parking: this many busy-wait steps, then this
+   * many {@code Thread.yield()}s, which hand the core to the permit holder when threads outnumber
+   * cores. Chosen with ContendedBenchmark (see BENCHMARKS.md).
+   */
+  private static final int SPIN_WAITS = 1 << 10;
+
+  private static final int SPIN_YIELDS = 1 << 12;
 
   private static final VarHandle STATE;
 
@@ -131,7 +138,7 @@ final class FifoSemaphore implements Semaphore {
       return granted(permits);
     }
     try {
-      return acquireSlow(permits, null);
+      return acquireSlow(permits, Long.MAX_VALUE, null);
     } catch (TimeoutException impossible) {
       throw new AssertionError(impossible);
     }
@@ -148,7 +155,7 @@ final class FifoSemaphore implements Semaphore {
     if (tryTake(permits)) {
       return granted(permits);
     }
-    return acquireSlow(permits, timeout);
+    return acquireSlow(permits, nanos, timeout);
   }
 
   @Override
@@ -302,15 +309,18 @@ final class FifoSemaphore implements Semaphore {
     return false;
   }
 
-  /** Queues a blocking request and waits for its outcome, up to {@code timeout} if there is one. */
-  private Permit acquireSlow(int permits, @Nullable Duration timeout)
+  /**
+   * Queues a blocking request and waits for its outcome, up to {@code nanos} unless that is
+   * {@code Long.MAX_VALUE}; {@code timeout} is the same wait, for the message.
+   */
+  @SuppressWarnings("ThreadPriorityCheck") // yield hands the core to the holder; see SPIN_YIELDS
+  private Permit acquireSlow(int permits, long nanos, @Nullable Duration timeout)
       throws InterruptedException, TimeoutException {
     long start = System.nanoTime();
-    long nanos = timeout == null ? Long.MAX_VALUE : Tasks.toNanos(timeout);
     boolean timed = nanos != Long.MAX_VALUE;
     Waiter w = Waiter.blocking(permits);
     enqueue(w);
-    int spins = SPINS;
+    int spins = SPIN_WAITS + SPIN_YIELDS;
     for (; ; ) {
       int status = w.status;
       if (status == Waiter.GRANTED) {
@@ -321,14 +331,18 @@ final class FifoSemaphore implements Semaphore {
       }
       if (spins > 0 && head == w) {
         spins--;
-        Thread.onSpinWait();
+        if (spins >= SPIN_YIELDS) {
+          Thread.onSpinWait();
+        } else {
+          Thread.yield();
+        }
         continue;
       }
       if (timed) {
         long remaining = nanos - (System.nanoTime() - start);
         if (remaining <= 0L) {
           if (withdraw(w, Waiter.TIMED_OUT)) {
-            throw timeoutException(permits, java.util.Objects.requireNonNull(timeout));
+            throw timeoutException(permits, timeout != null ? timeout : Duration.ofNanos(nanos));
           }
           continue; // granted or failed meanwhile: the status says which
         }
@@ -342,7 +356,7 @@ final class FifoSemaphore implements Semaphore {
         }
         throw new InterruptedException();
       }
-      spins = SPINS; // woken: by a grant, a prewake, or spuriously
+      spins = SPIN_WAITS + SPIN_YIELDS; // woken: by a grant, a prewake, or spuriously
     }
   }
 

@@ -181,6 +181,7 @@ public interface Semaphore extends AutoCloseable {
    *
    * @throws Exception whatever {@link #acquire(int)} or the task throws
    */
+  @SuppressWarnings("try") // the permit is held for the task, not used by it
   default <T extends @Nullable Object> T call(int permits, Callable<T> task) throws Exception {
     try (Permit permit = acquire(permits)) {
       return task.call();

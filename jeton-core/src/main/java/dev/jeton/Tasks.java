@@ -47,17 +47,19 @@ final class Tasks {
       CompletableFuture<Permit> acquiring, Supplier<? extends CompletionStage<T>> task) {
     CompletableFuture<T> result = new CompletableFuture<>();
     // If the caller gives up first, withdraw the request; once granted this does nothing.
-    result.whenComplete((value, failure) -> acquiring.cancel(false));
-    acquiring.whenComplete(
-        (permit, failure) -> {
-          if (failure != null) {
-            result.completeExceptionally(failure);
-          } else if (result.isDone()) {
-            permit.release(); // the caller gave up before the task could start
-          } else {
-            start(permit, task, result);
-          }
-        });
+    CompletableFuture<?> unusedWithdrawOnGiveUp =
+        result.whenComplete((value, failure) -> acquiring.cancel(false));
+    CompletableFuture<?> unusedStartOnGrant =
+        acquiring.whenComplete(
+            (permit, failure) -> {
+              if (failure != null) {
+                result.completeExceptionally(failure);
+              } else if (result.isDone()) {
+                permit.release(); // the caller gave up before the task could start
+              } else {
+                start(permit, task, result);
+              }
+            });
     return result;
   }
 

@@ -1,0 +1,85 @@
+package dev.jeton.bench;
+
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * One thread takes one permit of a free semaphore (limit 1) and gives it back: the cost of the
+ * fast paths, in ns per acquire+release.
+ *
+ * <ul>
+ *   <li>{@code acquireRelease}: each library's regular acquire entry point on a free permit.
+ *       jeton: blocking {@code acquire(1)} + {@code Permit.release()} (goal: within 1.2x of
+ *       juc-unfair); juc-fair, juc-unfair: {@code acquire()} + {@code release()}; ibm: {@code
+ *       acquire(1)}, which returns an already completed stage, + {@code release(1)}; kotlinx: the
+ *       suspend {@code acquire}, called with a continuation as an existing coroutine would call it
+ *       (it returns at once, the continuation is never used), + {@code release()}; cas-floor: one
+ *       CAS + one atomic add.
+ *   <li>{@code tryAcquireRelease}: every library's non-waiting {@code tryAcquire} + release. For
+ *       jeton it is {@code tryAcquire(1)}, which returns an {@code Optional<Permit>}.
+ * </ul>
+ *
+ * <p>Run: {@code java -jar jeton-bench/target/benchmarks.jar UncontendedBenchmark}
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 5, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 3, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Threads(1)
+public class UncontendedBenchmark {
+
+  /** A limiter of one permit, free at the start and end of every operation. */
+  @State(Scope.Thread)
+  public static class Free {
+    @Param({
+      Limiter.JETON,
+      Limiter.JUC_UNFAIR,
+      Limiter.JUC_FAIR,
+      Limiter.IBM,
+      Limiter.KOTLINX,
+      Limiter.CAS_FLOOR
+    })
+    public String impl = Limiter.JETON;
+
+    Limiter limiter;
+
+    @Setup
+    public void setUp() {
+      limiter = Limiter.create(impl, 1);
+    }
+
+    @TearDown
+    public void check() {
+      Checks.allFree(limiter, 1);
+    }
+  }
+
+  @Benchmark
+  public void acquireRelease(Free state) throws InterruptedException {
+    Limiter limiter = state.limiter;
+    limiter.release(limiter.acquireUncontended());
+  }
+
+  @Benchmark
+  public void tryAcquireRelease(Free state) {
+    Limiter limiter = state.limiter;
+    Object handle = limiter.tryAcquire();
+    if (handle == null) {
+      throw new IllegalStateException(state.impl + ": tryAcquire failed on a free permit");
+    }
+    limiter.release(handle);
+  }
+}
