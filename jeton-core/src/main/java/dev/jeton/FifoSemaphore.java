@@ -130,11 +130,10 @@ final class FifoSemaphore implements Semaphore {
 
   @Override
   public Permit acquire(int permits) throws InterruptedException {
-    Tasks.checkWeight(permits, limit());
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
-    if (tryTake(permits)) {
+    if (tryTake(permits)) { // also checks permits against the limit
       return granted(permits);
     }
     try {
@@ -148,7 +147,6 @@ final class FifoSemaphore implements Semaphore {
   public Permit acquire(int permits, Duration timeout)
       throws InterruptedException, TimeoutException {
     long nanos = Tasks.toNanos(timeout);
-    Tasks.checkWeight(permits, limit());
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
@@ -176,7 +174,7 @@ final class FifoSemaphore implements Semaphore {
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits) {
     if (tryTake(permits)) {
-      return CompletableFuture.completedFuture(granted(permits));
+      return grantedNow(permits);
     }
     Waiter w = Waiter.async(this, permits);
     enqueue(w);
@@ -187,7 +185,7 @@ final class FifoSemaphore implements Semaphore {
   public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
     long nanos = Tasks.toNanos(timeout);
     if (tryTake(permits)) {
-      return CompletableFuture.completedFuture(granted(permits));
+      return grantedNow(permits);
     }
     Waiter w = Waiter.async(this, permits);
     Waiter.WaiterFuture<?> future = java.util.Objects.requireNonNull(w.future);
@@ -253,11 +251,19 @@ final class FifoSemaphore implements Semaphore {
   }
 
   private LocalPermit granted(int permits) {
+    countAcquired();
+    return new LocalPermit(this, permits);
+  }
+
+  private CompletableFuture<Permit> grantedNow(int permits) {
+    return CompletableFuture.completedFuture(granted(permits));
+  }
+
+  private void countAcquired() {
     StatsRecorder s = stats;
     if (s != null) {
       s.acquired.increment();
     }
-    return new LocalPermit(this, permits);
   }
 
   /**
@@ -298,10 +304,7 @@ final class FifoSemaphore implements Semaphore {
       lock.unlock();
     }
     if (w.status == Waiter.GRANTED) {
-      StatsRecorder s = stats;
-      if (s != null) {
-        s.acquired.increment();
-      }
+      countAcquired();
     }
     if (w.future != null) {
       w.deliver(this);
