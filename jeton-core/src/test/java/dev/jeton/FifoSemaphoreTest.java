@@ -153,6 +153,31 @@ class FifoSemaphoreTest extends SemaphoreContract {
   }
 
   @Test
+  void completion_runsOutsideTheSemaphoresLock() throws Exception {
+    Semaphore sem = Semaphore.create(1);
+    Permit held = sem.acquire(1);
+    AtomicReference<Boolean> otherThreadGotIn = new AtomicReference<>();
+    CompletableFuture<Void> callback =
+        sem.acquireAsync(1)
+            .thenAccept(
+                permit -> {
+                  // setLimit needs the lock: if the callback ran under it, this would block.
+                  Thread other = new Thread(() -> sem.setLimit(1));
+                  other.start();
+                  try {
+                    other.join(10_000);
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                  otherThreadGotIn.set(!other.isAlive());
+                  permit.release();
+                });
+    held.release(); // completes the future, and runs the callback, on this thread
+    callback.get(30, TimeUnit.SECONDS);
+    assertTrue(otherThreadGotIn.get(), "another thread could take the lock during the callback");
+  }
+
+  @Test
   void asyncChain_ofAMillionAcquireReleaseStepsRunsInConstantStack() throws Exception {
     Semaphore sem = Semaphore.create(1);
     Permit first = sem.acquire(1);
