@@ -260,20 +260,10 @@ public abstract class SemaphoreContract {
   void interrupt_whileWaitingThrowsAndLeavesTheQueue() throws Exception {
     Semaphore sem = newSemaphore(1);
     Permit held = sem.acquire(1);
-    AtomicReference<Throwable> thrown = new AtomicReference<>();
-    Thread waiter =
-        start(
-            () -> {
-              try {
-                sem.acquire(1);
-              } catch (InterruptedException e) {
-                thrown.set(e);
-              }
-            });
+    BlockedAcquire waiter = blockedAcquire(sem, 1);
     awaitTrue(() -> sem.queueLength() == 1, "the request to queue");
-    waiter.interrupt();
-    waiter.join(10_000);
-    assertInstanceOf(InterruptedException.class, thrown.get());
+    waiter.thread.interrupt();
+    assertInstanceOf(InterruptedException.class, waiter.failure());
     assertEquals(0, sem.queueLength());
     held.release();
     assertEquals(1, sem.available());
@@ -337,20 +327,10 @@ public abstract class SemaphoreContract {
   void setLimit_belowAQueuedBlockingRequestFailsIt() throws Exception {
     Semaphore sem = newSemaphore(2);
     Permit held = sem.acquire(1);
-    AtomicReference<Throwable> thrown = new AtomicReference<>();
-    Thread waiter =
-        start(
-            () -> {
-              try {
-                sem.acquire(2);
-              } catch (IllegalArgumentException e) {
-                thrown.set(e);
-              }
-            });
+    BlockedAcquire waiter = blockedAcquire(sem, 2);
     awaitTrue(() -> sem.queueLength() == 1, "the request to queue");
     sem.setLimit(1);
-    waiter.join(10_000);
-    assertInstanceOf(IllegalArgumentException.class, thrown.get());
+    assertInstanceOf(IllegalArgumentException.class, waiter.failure());
     held.release();
   }
 
@@ -361,23 +341,13 @@ public abstract class SemaphoreContract {
     Semaphore sem = newSemaphore(1);
     Permit held = sem.acquire(1);
     CompletableFuture<Permit> queued = sem.acquireAsync(1);
-    AtomicReference<Throwable> blockingFailure = new AtomicReference<>();
-    Thread blocked =
-        start(
-            () -> {
-              try {
-                sem.acquire(1);
-              } catch (SemaphoreClosedException e) {
-                blockingFailure.set(e);
-              }
-            });
+    BlockedAcquire blocked = blockedAcquire(sem, 1);
     awaitTrue(() -> sem.queueLength() == 2, "both requests to queue");
     sem.close();
     ExecutionException e =
         assertThrows(ExecutionException.class, () -> queued.get(10, TimeUnit.SECONDS));
     assertInstanceOf(SemaphoreClosedException.class, e.getCause());
-    blocked.join(10_000);
-    assertInstanceOf(SemaphoreClosedException.class, blockingFailure.get());
+    assertInstanceOf(SemaphoreClosedException.class, blocked.failure());
 
     assertThrows(SemaphoreClosedException.class, () -> sem.acquire(1));
     assertThrows(SemaphoreClosedException.class, () -> sem.acquire(1, Duration.ofSeconds(1)));
@@ -618,6 +588,38 @@ public abstract class SemaphoreContract {
     threads.add(t);
     t.start();
     return t;
+  }
+
+  /** A thread blocked in {@code acquire}, and what that call threw. */
+  protected static final class BlockedAcquire {
+    final Thread thread;
+    final CompletableFuture<Throwable> thrown;
+
+    BlockedAcquire(Thread thread, CompletableFuture<Throwable> thrown) {
+      this.thread = thread;
+      this.thrown = thrown;
+    }
+
+    /** What the acquire threw; fails the test if it returned a permit instead. */
+    Throwable failure() throws Exception {
+      return thrown.get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /** Starts a thread that calls {@code acquire(permits)}, which the test expects to fail. */
+  protected BlockedAcquire blockedAcquire(Semaphore sem, int permits) {
+    CompletableFuture<Throwable> thrown = new CompletableFuture<>();
+    Thread thread =
+        start(
+            () -> {
+              try {
+                sem.acquire(permits).release();
+                thrown.completeExceptionally(new AssertionError("the acquire succeeded"));
+              } catch (Exception e) {
+                thrown.complete(e);
+              }
+            });
+    return new BlockedAcquire(thread, thrown);
   }
 
   /** Waits until {@code condition} holds, failing after 10 seconds with what was awaited. */
