@@ -1,0 +1,191 @@
+package dev.jeton.host;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jeton.Permit;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What only the machine-wide semaphore has: stored limits, names, records, and dying holders. */
+class HostSemaphoreTest {
+  @TempDir Path directory;
+
+  private HostSemaphore open(String name, int limit) throws IOException {
+    return HostSemaphore.builder(name).directory(directory).limit(limit).open();
+  }
+
+  @Test
+  void open_storesTheLimitAndLaterOpenersShareIt() throws Exception {
+    HostSemaphore first = open("db", 3);
+    HostSemaphore second = HostSemaphore.builder("db").directory(directory).open();
+    assertEquals(3, second.limit());
+    Permit held = first.acquire(2);
+    assertEquals(1, second.available(), "the two handles share the permits");
+    held.release();
+    assertEquals(List.of("db"), HostSemaphore.list(directory));
+  }
+
+  @Test
+  void open_withAnotherLimitFailsAndChangesNothing() throws Exception {
+    open("db", 3);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> open("db", 5));
+    assertTrue(e.getMessage().contains("limit 3") && e.getMessage().contains("5"), e.getMessage());
+    assertEquals(3, open("db", 3).limit());
+  }
+
+  @Test
+  void open_withoutALimitFailsWhenTheSemaphoreDoesNotExist() throws Exception {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> HostSemaphore.builder("nope").directory(directory).open());
+    assertTrue(e.getMessage().contains("nope"), e.getMessage());
+    assertDirectoryEmpty();
+  }
+
+  @Test
+  void badNames_areRefusedWithAMessageAndCreateNothing() throws Exception {
+    for (String bad : List.of("", "a/b", "..", "x..y", ".", "tab\there", "nl\nx", "a\\b")) {
+      assertBadInput(() -> HostSemaphore.builder(bad).directory(directory).limit(1).open());
+    }
+    assertBadInput(() -> HostSemaphore.builder("x".repeat(201)));
+    assertDirectoryEmpty();
+  }
+
+  @Test
+  void badLimitsAndWeights_areRefusedWithAMessageAndChangeNothing() throws Exception {
+    assertBadInput(() -> HostSemaphore.builder("a").limit(0));
+    assertBadInput(() -> HostSemaphore.builder("a").limit(-2));
+    HostSemaphore sem = open("a", 2);
+    assertBadInput(() -> sem.acquire(3));
+    assertBadInput(() -> sem.acquire(0));
+    assertBadInput(() -> sem.setLimit(0));
+    assertEquals(2, sem.limit());
+    assertEquals(2, sem.available());
+    assertEquals(0, sem.queueLength());
+  }
+
+  @Test
+  void missingDirectory_isRefusedWithAMessage() {
+    Path missing = directory.resolve("missing");
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> HostSemaphore.builder("a").directory(missing).limit(1).open());
+    assertTrue(e.getMessage().contains(missing.toString()), e.getMessage());
+    assertFalse(Files.exists(missing));
+  }
+
+  @Test
+  void setLimit_isStoredForEveryHandle() throws Exception {
+    HostSemaphore first = open("jobs", 1);
+    HostSemaphore second = HostSemaphore.builder("jobs").directory(directory).open();
+    first.setLimit(4);
+    assertEquals(4, second.limit());
+    assertEquals(4, HostSemaphore.builder("jobs").directory(directory).limit(4).open().limit());
+  }
+
+  @Test
+  void status_showsWhoHoldsAndWhoWaits() throws Exception {
+    HostSemaphore sem = HostSemaphore.builder("s").directory(directory).limit(3).command("deploy.sh").open();
+    Permit held = sem.acquire(2);
+    CompletableFuture<Permit> waiting = sem.acquireAsync(3);
+    HostSemaphore.Status status = sem.status();
+    assertEquals(3, status.limit());
+    assertEquals(1, status.holders().size());
+    Holder holder = status.holders().get(0);
+    assertEquals(ProcessHandle.current().pid(), holder.pid());
+    assertEquals(2, holder.permits());
+    assertEquals("deploy.sh", holder.command());
+    assertEquals(2, status.held());
+    assertEquals(1, status.waiters().size());
+    assertEquals(3, status.waiters().get(0).permits());
+    waiting.cancel(false);
+    held.release();
+    assertEquals(List.of(), sem.status().holders());
+    assertEquals(List.of(), sem.status().waiters());
+  }
+
+  @Test
+  void status_neverShowsTheStaleRecordOfAHolderThatIsGone() throws Exception {
+    HostSemaphore sem = open("s", 2);
+    String record = Holder.ofThisProcess(1).withCommand("long gone").serialize();
+    Files.writeString(directory.resolve("s/slots/0"), record, StandardCharsets.UTF_8);
+    Files.writeString(directory.resolve("s/queue/0000000000000000099"), record);
+    assertEquals(List.of(), sem.status().holders(), "an unlocked slot is free, whatever it says");
+    assertEquals(List.of(), sem.status().waiters());
+    assertEquals(2, sem.available());
+    sem.acquire(2).release();
+  }
+
+  @Test
+  void threadsOfOneJvm_shareOneSemaphoreThroughSeveralHandles() throws Exception {
+    HostSemaphore a = open("shared", 2);
+    HostSemaphore b = HostSemaphore.builder("shared").directory(directory).open();
+    Permit fromA = a.acquire(1);
+    Permit fromB = b.acquire(1);
+    assertTrue(a.tryAcquire(1).isEmpty());
+    CompletableFuture<Permit> waiting = b.acquireAsync(1);
+    fromA.release();
+    waiting.get(10, TimeUnit.SECONDS).release();
+    fromB.release();
+    assertEquals(2, a.available());
+  }
+
+  @Test
+  void killedHolder_freesItsPermitsAtOnce() throws Exception {
+    HostSemaphore sem = open("crash", 1);
+    Process child =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                HoldForever.class.getName(),
+                directory.toString(),
+                "crash",
+                "1",
+                "1")
+            .redirectErrorStream(true)
+            .start();
+    try {
+      BufferedReader out =
+          new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+      assertEquals("held", out.readLine(), "the child took the permit");
+      assertTrue(sem.tryAcquire(1).isEmpty());
+      assertEquals(child.pid(), sem.status().holders().get(0).pid());
+      CompletableFuture<Permit> waiting = sem.acquireAsync(1, Duration.ofSeconds(30));
+      child.destroyForcibly(); // SIGKILL: no shutdown hook, no cleanup
+      assertTrue(child.waitFor(30, TimeUnit.SECONDS));
+      waiting.get(30, TimeUnit.SECONDS).release();
+      assertEquals(List.of(), sem.status().holders());
+    } finally {
+      child.destroyForcibly();
+    }
+  }
+
+  private static void assertBadInput(Executable call) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+    assertFalse(String.valueOf(e.getMessage()).isBlank());
+  }
+
+  private void assertDirectoryEmpty() throws IOException {
+    try (Stream<Path> entries = Files.list(directory)) {
+      assertEquals(List.of(), entries.toList());
+    }
+  }
+}
