@@ -148,6 +148,7 @@ public final class HostSemaphore implements Semaphore {
     private final String name;
     private @Nullable Path directory;
     private int limit;
+    private int limitIfNew;
     private @Nullable String command;
 
     private Builder(String name) {
@@ -166,6 +167,15 @@ public final class HostSemaphore implements Semaphore {
      */
     public Builder limit(int limit) {
       this.limit = checkLimit(limit);
+      return this;
+    }
+
+    /**
+     * The limit to create the semaphore with if it does not exist, without requiring an
+     * existing one to have it (what {@code jeton run} does without {@code --permits}).
+     */
+    public Builder limitIfNew(int limit) {
+      this.limitIfNew = checkLimit(limit);
       return this;
     }
 
@@ -201,14 +211,18 @@ public final class HostSemaphore implements Semaphore {
       Path home = dir.resolve(name);
       String recorded = command != null ? command : Holder.ofThisProcess(0).command();
       HostSemaphore semaphore = new HostSemaphore(name, dir, home, recorded);
-      semaphore.openOrCreate(limit);
+      semaphore.openOrCreate(limit, limit != 0 ? limit : limitIfNew);
       return semaphore;
     }
   }
 
-  private void openOrCreate(int requestedLimit) throws IOException {
+  /**
+   * Opens the semaphore: if it exists, checks it has {@code requestedLimit} (unless 0); if not,
+   * creates it with {@code createLimit} (unless 0, which is an error).
+   */
+  private void openOrCreate(int requestedLimit, int createLimit) throws IOException {
     Path limitFile = home.resolve("limit");
-    if (!Files.exists(limitFile) && requestedLimit == 0) {
+    if (!Files.exists(limitFile) && createLimit == 0) {
       throw new IllegalArgumentException(
           "there is no semaphore '" + name + "' in " + directory + ": give a limit to create it");
     }
@@ -230,7 +244,7 @@ public final class HostSemaphore implements Semaphore {
                       + ": change the limit explicitly (setLimit, or jeton limit)");
             }
           } else {
-            writeLimit(requestedLimit);
+            writeLimit(createLimit);
           }
           return Boolean.TRUE;
         });

@@ -1,0 +1,223 @@
+package dev.jeton.cli;
+
+import dev.jeton.Permit;
+import dev.jeton.host.Holder;
+import dev.jeton.host.HostSemaphore;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code jeton run}: runs a command while holding permits. */
+@Command(
+    name = "run",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Waits for WEIGHT permits of semaphore NAME, runs CMD, and releases the permits when CMD"
+          + " exits. Exits with CMD's exit code.",
+      "CMD gets stdin, stdout and stderr, and JETON_NAME, JETON_WEIGHT and JETON_DIR in its"
+          + " environment. SIGINT, SIGTERM and SIGHUP are forwarded to it."
+    },
+    footer = {
+      "",
+      "Examples:",
+      "  jeton run --name deploy --permits 2 -- ./deploy.sh",
+      "  jeton run --name gpu --weight 2 --timeout 5m -- make train",
+      "  jeton run --name nightly --no-wait -E 0 -- ./report.sh   # skip quietly if busy"
+    })
+final class RunCommand implements Callable<Integer> {
+  @ParentCommand Jeton jeton;
+  @Spec CommandSpec spec;
+
+  @Option(names = "--name", defaultValue = "default", paramLabel = "NAME",
+      description = "The semaphore (default: ${DEFAULT-VALUE}).")
+  String name = "default";
+
+  @Option(names = "--permits", paramLabel = "LIMIT",
+      description = "The semaphore's limit: creates it with this limit, or checks that it has it."
+          + " Default: the stored limit, or 1 for a new semaphore.")
+  @Nullable Integer limit;
+
+  @Option(names = "--weight", defaultValue = "1", paramLabel = "WEIGHT",
+      description = "How many permits CMD holds (default: ${DEFAULT-VALUE}).")
+  int weight = 1;
+
+  @ArgGroup(exclusive = true)
+  @Nullable Waiting waiting;
+
+  static final class Waiting {
+    @Option(names = "--timeout", converter = Durations.class, paramLabel = "DURATION",
+        description = "Give up after waiting this long: 500ms, 30s, 5m, 1h.")
+    @Nullable Duration timeout;
+
+    @Option(names = "--no-wait", description = "Give up at once if the permits are not free.")
+    boolean noWait;
+  }
+
+  @Option(names = {"-E", "--conflict-exit-code"}, defaultValue = "75", paramLabel = "CODE",
+      description = "Exit code when --timeout or --no-wait finds no permit (default: ${DEFAULT-VALUE}).")
+  int busyExitCode = Jeton.EXIT_BUSY;
+
+  @Option(names = {"-q", "--quiet"}, description = "Say nothing while waiting or on giving up.")
+  boolean quiet;
+
+  @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command and its arguments.")
+  List<String> command = List.of();
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter err = spec.commandLine().getErr();
+    HostSemaphore semaphore = open();
+    Optional<Permit> permit = acquire(semaphore, err);
+    if (permit.isEmpty()) {
+      return busyExitCode;
+    }
+    try (Permit held = permit.get()) {
+      return runCommand(semaphore, err);
+    }
+  }
+
+  private HostSemaphore open() throws IOException {
+    HostSemaphore.Builder builder =
+        HostSemaphore.builder(name).command(String.join(" ", command)).limitIfNew(1);
+    if (jeton.directory != null) {
+      builder.directory(jeton.directory);
+    }
+    Integer given = limit;
+    if (given != null) {
+      builder.limit(given);
+    }
+    return builder.open();
+  }
+
+  /** Waits for the permits as asked; empty if they could not be had. */
+  private Optional<Permit> acquire(HostSemaphore semaphore, PrintWriter err) throws Exception {
+    Waiting w = waiting;
+    if (w != null && w.noWait) {
+      Optional<Permit> permit = semaphore.tryAcquire(weight);
+      if (permit.isEmpty() && !quiet) {
+        err.println("jeton: semaphore '" + name + "' is busy (--no-wait)");
+      }
+      return permit;
+    }
+    Duration timeout = w != null ? w.timeout : null;
+    CompletableFuture<Permit> future =
+        timeout != null ? semaphore.acquireAsync(weight, timeout) : semaphore.acquireAsync(weight);
+    Progress progress = new Progress(err, !quiet && Progress.stderrIsATerminal());
+    long start = System.nanoTime();
+    try {
+      for (; ; ) {
+        try {
+          return Optional.of(future.get(250, TimeUnit.MILLISECONDS));
+        } catch (TimeoutException stillWaiting) {
+          progress.show(semaphore, weight, System.nanoTime() - start);
+        }
+      }
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof TimeoutException) {
+        progress.clear();
+        if (!quiet) {
+          err.println("jeton: timed out after " + timeout + " waiting for semaphore '" + name + "'");
+        }
+        return Optional.empty();
+      }
+      throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
+    } finally {
+      progress.clear();
+    }
+  }
+
+  private int runCommand(HostSemaphore semaphore, PrintWriter err) throws InterruptedException {
+    ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+    Map<String, String> env = builder.environment();
+    env.put("JETON_NAME", name);
+    env.put("JETON_WEIGHT", Integer.toString(weight));
+    env.put("JETON_DIR", semaphore.directory().toString());
+    Process process;
+    try {
+      process = builder.start();
+    } catch (IOException e) {
+      String message = String.valueOf(e.getMessage());
+      boolean notExecutable = message.contains("error=13") || message.contains("Permission denied");
+      err.println("jeton: cannot run '" + command.get(0) + "': "
+          + (notExecutable ? "not executable" : "not found"));
+      return notExecutable ? Jeton.EXIT_CANNOT_EXECUTE : Jeton.EXIT_NOT_FOUND;
+    }
+    Signals.forwardTo(process);
+    for (; ; ) {
+      try {
+        return process.waitFor(); // 128+N when the command died of signal N
+      } catch (InterruptedException e) {
+        // keep waiting: the permit must be held until the command has really exited
+      }
+    }
+  }
+
+  /** Waiting shown on stderr, on one line, when stderr is a terminal. */
+  private static final class Progress {
+    private final PrintWriter err;
+    private final boolean enabled;
+    private boolean shown;
+
+    Progress(PrintWriter err, boolean enabled) {
+      this.err = err;
+      this.enabled = enabled;
+    }
+
+    static boolean stderrIsATerminal() {
+      try {
+        String target = Files.readSymbolicLink(Path.of("/proc/self/fd/2")).toString();
+        return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty");
+      } catch (IOException | UnsupportedOperationException notLinux) {
+        return System.console() != null;
+      }
+    }
+
+    void show(HostSemaphore semaphore, int weight, long waitedNanos) {
+      if (!enabled) {
+        return;
+      }
+      long pid = ProcessHandle.current().pid();
+      int ahead = 0;
+      try {
+        for (Holder waiter : semaphore.status().waiters()) {
+          if (waiter.pid() == pid) {
+            break;
+          }
+          ahead++;
+        }
+      } catch (IOException e) {
+        return; // the display is best effort
+      }
+      err.print("\rjeton: waiting for " + weight + " of '" + semaphore.name() + "': "
+          + ahead + " ahead, " + TimeUnit.NANOSECONDS.toSeconds(waitedNanos) + "s   ");
+      err.flush();
+      shown = true;
+    }
+
+    void clear() {
+      if (shown) {
+        err.print("\r\033[K");
+        err.flush();
+        shown = false;
+      }
+    }
+  }
+}

@@ -1,0 +1,51 @@
+package dev.jeton.cli;
+
+import dev.jeton.host.HostSemaphore;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code jeton wait}: returns once no one holds the semaphore. */
+@Command(
+    name = "wait",
+    mixinStandardHelpOptions = true,
+    description = "Waits until no one holds semaphore NAME, without queueing or taking permits.",
+    footer = {"", "Examples:", "  jeton wait --name deploy", "  jeton wait --name deploy --timeout 10m"})
+final class WaitCommand implements Callable<Integer> {
+  @ParentCommand Jeton jeton;
+  @Spec CommandSpec spec;
+
+  @Option(names = "--name", defaultValue = "default", paramLabel = "NAME",
+      description = "The semaphore (default: ${DEFAULT-VALUE}).")
+  String name = "default";
+
+  @Option(names = "--timeout", converter = Durations.class, paramLabel = "DURATION",
+      description = "Give up after this long (exit 75): 500ms, 30s, 5m, 1h.")
+  @Nullable Duration timeout;
+
+  @Override
+  public Integer call() throws IOException, InterruptedException {
+    HostSemaphore.Builder builder = HostSemaphore.builder(name);
+    if (jeton.directory != null) {
+      builder.directory(jeton.directory);
+    }
+    HostSemaphore semaphore = builder.open();
+    long start = System.nanoTime();
+    Duration limit = timeout;
+    while (semaphore.status().held() > 0) {
+      if (limit != null && System.nanoTime() - start >= limit.toNanos()) {
+        spec.commandLine().getErr().println(
+            "jeton: semaphore '" + name + "' still held after " + limit);
+        return Jeton.EXIT_BUSY;
+      }
+      Thread.sleep(50);
+    }
+    return 0;
+  }
+}
