@@ -220,6 +220,27 @@ class JetonCommandTest {
     assertFalse(json.contains("\"name\": \"a"), json);
   }
 
+  @Test
+  void run_showsProgressOnlyWhenStderrIsATerminal() throws Exception {
+    Process holder = jeton("run", "--name", "p", "--", "sleep", "30");
+    awaitStatus("p", "\"held\": 1");
+    assertTrue(
+        Files.isExecutable(Path.of("/usr/bin/script")),
+        "this test needs script(1) for a terminal: apt-get install bsdutils");
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String line = "'" + java + "' -cp '" + System.getProperty("java.class.path") + "' "
+        + Jeton.class.getName() + " --dir '" + directory + "' run --name p --timeout 2s -- true";
+    Process inTerminal = new ProcessBuilder("script", "-q", "-e", "-c", line, "/dev/null")
+        .redirectErrorStream(true).start();
+    started.add(inTerminal);
+    String shown = outputOf(inTerminal);
+    assertTrue(shown.contains("waiting for 1 of 'p': 0 ahead"), shown);
+    Process piped = jeton("run", "--name", "p", "--timeout", "1s", "--", "true");
+    String quiet = outputOf(piped);
+    assertEquals(75, piped.exitValue());
+    assertFalse(quiet.contains("ahead"), "no progress line into a pipe: " + quiet);
+  }
+
   private void awaitStatus(String name, String expected) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     String last = "";
