@@ -329,7 +329,7 @@ public final class HostSemaphore implements Semaphore {
   }
 
   /** Takes the next ticket: creates and locks queue/<n>, with this request's record in it. */
-  private LockFiles.Held takeTicket(int permits) throws IOException {
+  private LockFiles.Held takeTicket(int permits, boolean trying) throws IOException {
     return LockFiles.exclusive(
         home.resolve("meta.lock"),
         () -> {
@@ -341,7 +341,8 @@ public final class HostSemaphore implements Semaphore {
           }
           seq++;
           Files.writeString(seqFile, Long.toString(seq), StandardCharsets.UTF_8);
-          Path ticket = home.resolve("queue").resolve(String.format("%019d", seq));
+          Path ticket =
+              home.resolve("queue").resolve(String.format("%019d", seq) + (trying ? TRYING : ""));
           LockFiles.Held held = LockFiles.tryLock(ticket);
           if (held == null) {
             throw new IOException("could not lock the new ticket " + ticket);
@@ -349,6 +350,16 @@ public final class HostSemaphore implements Semaphore {
           held.write(Holder.ofThisProcess(permits).withCommand(command).serialize());
           return held;
         });
+  }
+
+  /** The suffix of a tryAcquire's ticket: it never waits, so it is not counted as queued. */
+  private static final String TRYING = ".try";
+
+  /** Live tickets of requests that wait (not tryAcquire's), oldest first, with their records. */
+  private TreeMap<String, String> waitingTickets() throws IOException {
+    TreeMap<String, String> waiting = liveTickets();
+    waiting.keySet().removeIf(ticket -> ticket.endsWith(TRYING));
+    return waiting;
   }
 
   /** Live tickets, oldest first, with their records; deletes the tickets of the dead. */
@@ -391,13 +402,16 @@ public final class HostSemaphore implements Semaphore {
   private final class Request {
     final int permits; // 0: the whole limit (awaitIdle), given straight back
     final LockFiles.Held ticket;
+    final boolean trying; // a tryAcquire: gives up rather than wait for permits
+    boolean busy; // a tryAcquire found it would have to wait; guarded by lock
     final List<LockFiles.Held> slots = new ArrayList<>();
     final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
     boolean finished; // guarded by lock
 
-    Request(int permits, LockFiles.Held ticket) {
+    Request(int permits, LockFiles.Held ticket, boolean trying) {
       this.permits = permits;
       this.ticket = ticket;
+      this.trying = trying;
     }
 
     /**
@@ -439,9 +453,11 @@ public final class HostSemaphore implements Semaphore {
         }
         dropSlotsAtOrAbove(limit);
         String mine = ticket.path.getFileName().toString();
-        TreeMap<String, String> queue = liveTickets();
-        if (queue.isEmpty() || !queue.firstKey().equals(mine)) {
-          return null; // someone older is still waiting
+        for (String older : liveTickets().headMap(mine).keySet()) {
+          if (trying && !older.endsWith(TRYING)) {
+            busy = true; // a request that waits is ahead: tryAcquire never jumps the queue
+          }
+          return null; // only the oldest takes slots; another tryAcquire finishes at once
         }
         // Permits still held above a lowered limit count against it: hand out fewer slots.
         int usable = limit - heldAtOrAbove(limit);
@@ -455,6 +471,9 @@ public final class HostSemaphore implements Semaphore {
           }
         }
         if (slots.size() < need) {
+          if (trying) {
+            busy = true; // not enough free now; withdraw() gives back what was gathered
+          }
           return null;
         }
         String record = Holder.ofThisProcess(need).withCommand(command).serialize();
@@ -529,12 +548,13 @@ public final class HostSemaphore implements Semaphore {
     }
   }
 
-  private Request newRequest(int permits) {
+  private Request newRequest(int permits, boolean trying) {
     if (closed) {
       throw closedException();
     }
     try {
-      Request request = new Request(permits, uninterrupted(() -> takeTicket(permits)));
+      Request request =
+          new Request(permits, uninterrupted(() -> takeTicket(permits, trying)), trying);
       pending.add(request);
       return request;
     } catch (IOException e) {
@@ -632,15 +652,25 @@ public final class HostSemaphore implements Semaphore {
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
-    return await(newRequest(permits), nanos, timeout);
+    return await(newRequest(permits, false), nanos, timeout);
   }
 
   @Override
   public Optional<Permit> tryAcquire(int permits) {
     checkWeight(permits, limit());
-    Request request = newRequest(permits);
+    Request request = newRequest(permits, true);
     try {
-      return Optional.ofNullable(request.poll());
+      for (; ; ) {
+        HostPermit permit = request.poll();
+        if (permit != null) {
+          return Optional.of(permit);
+        }
+        if (request.busy) {
+          return Optional.empty();
+        }
+        Thread.onSpinWait(); // an older tryAcquire is finishing; it never waits for permits
+        Thread.yield();
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } finally {
@@ -664,7 +694,7 @@ public final class HostSemaphore implements Semaphore {
     RequestFuture<Permit> future = new RequestFuture<>();
     Request request;
     try {
-      request = newRequest(permits);
+      request = newRequest(permits, false);
     } catch (SemaphoreClosedException e) {
       future.completeExceptionally(e);
       return future;
@@ -743,7 +773,11 @@ public final class HostSemaphore implements Semaphore {
     }
   }
 
-  /** The free permits: the limit less the permits held, negative while a lowered limit is paid back. */
+  /**
+   * The free permits: the limit less the permits held, negative while a lowered limit is paid
+   * back. A snapshot, not an atomic one: a request that is gathering its permits one lock at a
+   * time is counted with the ones it has so far.
+   */
   @Override
   public int available() {
     try {
@@ -756,7 +790,7 @@ public final class HostSemaphore implements Semaphore {
   @Override
   public int queueLength() {
     try {
-      return uninterrupted(this::liveTickets).size();
+      return uninterrupted(this::waitingTickets).size();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -819,7 +853,7 @@ public final class HostSemaphore implements Semaphore {
   public CompletableFuture<Void> awaitIdle() {
     RequestFuture<Void> future = new RequestFuture<>();
     try {
-      future.request = new Request(0, uninterrupted(() -> takeTicket(0)));
+      future.request = new Request(0, uninterrupted(() -> takeTicket(0, false)), false);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -873,7 +907,7 @@ public final class HostSemaphore implements Semaphore {
       }
     }
     List<Holder> waiters = new ArrayList<>();
-    for (String record : liveTickets().values()) {
+    for (String record : waitingTickets().values()) {
       Holder.parse(record).ifPresent(waiters::add);
     }
     return new Status(name, limit(), holders, waiters);

@@ -1,0 +1,96 @@
+package dev.jeton.host;
+
+import dev.jeton.Permit;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jetbrains.lincheck.datastructures.IntGen;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.StressOptions;
+import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lincheck, in stress mode (real threads; model checking cannot follow file locks into the
+ * kernel): concurrent tryAcquire, release and queueLength on one machine-wide semaphore must give
+ * the results of some sequential order. Each thread releases only what it holds. {@code
+ * available()} is left out on purpose: a request gathering slots one by one is visible to it
+ * half-way (documented on the method).
+ */
+@Param(name = "permits", gen = IntGen.class, conf = "1:2")
+public class HostSemaphoreLincheckTest {
+  private static final int THREADS = 3;
+  private static final Path ROOT = createRoot();
+  private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+  private final HostSemaphore semaphore;
+
+  @SuppressWarnings("unchecked")
+  private final ArrayDeque<Permit>[] held = new ArrayDeque[THREADS + 1];
+
+  public HostSemaphoreLincheckTest() throws IOException {
+    semaphore =
+        HostSemaphore.builder("s" + INSTANCES.incrementAndGet()).directory(ROOT).limit(2).open();
+    for (int i = 0; i < held.length; i++) {
+      held[i] = new ArrayDeque<>();
+    }
+  }
+
+  private static Path createRoot() {
+    try {
+      Path root = Files.createTempDirectory("jeton-lincheck");
+      root.toFile().deleteOnExit();
+      return root;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Operation
+  public boolean tryAcquire(
+      @Param(gen = ThreadIdGen.class) int thread, @Param(name = "permits") int permits) {
+    Optional<Permit> permit = semaphore.tryAcquire(permits);
+    permit.ifPresent(held[thread]::push);
+    return permit.isPresent();
+  }
+
+  @Operation
+  public int release(@Param(gen = ThreadIdGen.class) int thread) {
+    Permit permit = held[thread].poll();
+    if (permit == null) {
+      return 0;
+    }
+    permit.release();
+    return permit.permits();
+  }
+
+  @Operation
+  public int queueLength() {
+    return semaphore.queueLength();
+  }
+
+  /** Runs after each scenario: gives back what the threads still hold, closing their files. */
+  @Validate
+  public void releaseEverything() {
+    for (ArrayDeque<Permit> permits : held) {
+      permits.forEach(Permit::release);
+      permits.clear();
+    }
+  }
+
+  @Test
+  void stress() {
+    new StressOptions()
+        .iterations(20)
+        .invocationsPerIteration(100)
+        .threads(THREADS)
+        .actorsPerThread(3)
+        .check(HostSemaphoreLincheckTest.class);
+  }
+}
