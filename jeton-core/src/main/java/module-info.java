@@ -1,10 +1,13 @@
 /**
  * Jeton core: the in-process {@link dev.jeton.Semaphore} and the primitives built on it.
  *
- * <p>Only {@code dev.jeton} is exported; implementations are package-private.
+ * <p>Only {@code dev.jeton} is exported as API; implementations are package-private, and
+ * {@code dev.jeton.internal} is exported only to Jeton's own modules.
  */
 module dev.jeton.core {
   requires static transitive org.jspecify;
 
   exports dev.jeton;
+  exports dev.jeton.internal to
+      dev.jeton.host;
 }

@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.Arguments;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -146,7 +147,7 @@ final class FifoSemaphore implements Semaphore {
   @Override
   public Permit acquire(int permits, Duration timeout)
       throws InterruptedException, TimeoutException {
-    long nanos = Tasks.toNanos(timeout);
+    long nanos = Arguments.toNanos(timeout);
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
@@ -183,7 +184,7 @@ final class FifoSemaphore implements Semaphore {
 
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
-    long nanos = Tasks.toNanos(timeout);
+    long nanos = Arguments.toNanos(timeout);
     if (tryTake(permits)) {
       return grantedNow(permits);
     }
@@ -239,7 +240,7 @@ final class FifoSemaphore implements Semaphore {
     long delta = (long) n << FREE_SHIFT;
     long s = state;
     for (; ; ) {
-      Tasks.checkWeight(n, limit(s));
+      Arguments.checkWeight(n, limit(s));
       if ((s & (QUEUED | CLOSED)) != 0 || free(s) < n) {
         return false;
       }
@@ -644,7 +645,7 @@ final class FifoSemaphore implements Semaphore {
   }
 
   static void checkLimit(int limit) {
-    Tasks.checkLimit(limit);
+    Arguments.checkLimit(limit);
     if (limit > MAX_LIMIT) {
       throw new IllegalArgumentException(
           "limit must not exceed " + MAX_LIMIT + ", was " + limit);

@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.Arguments;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -214,7 +215,7 @@ public interface Semaphore extends AutoCloseable {
   default <A extends @Nullable Object, R extends @Nullable Object>
       Function<A, CompletableFuture<R>> wrapAsync(
           int permits, Function<? super A, ? extends CompletionStage<R>> function) {
-    Tasks.checkWeight(permits, limit());
+    Arguments.checkWeight(permits, limit());
     return argument -> callAsync(permits, () -> function.apply(argument));
   }
 

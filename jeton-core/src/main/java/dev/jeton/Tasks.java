@@ -1,43 +1,14 @@
 package dev.jeton;
 
-import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
-/** Argument checks and the task helpers shared by every {@link Semaphore} implementation. */
+/** The task helpers shared by every {@link Semaphore} implementation. */
 final class Tasks {
   private Tasks() {}
-
-  static void checkLimit(int limit) {
-    if (limit < 0) {
-      throw new IllegalArgumentException("limit must be 0 or more, was " + limit);
-    }
-  }
-
-  static void checkWeight(int permits, int limit) {
-    if (permits < 1) {
-      throw new IllegalArgumentException("permits must be 1 or more, was " + permits);
-    }
-    if (permits > limit) {
-      throw new IllegalArgumentException(
-          "permits must not exceed the limit " + limit + ", was " + permits);
-    }
-  }
-
-  /** The timeout in nanoseconds, saturated at {@code Long.MAX_VALUE}. */
-  static long toNanos(Duration timeout) {
-    if (timeout.isNegative()) {
-      throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
-    }
-    try {
-      return timeout.toNanos();
-    } catch (ArithmeticException tooLong) {
-      return Long.MAX_VALUE;
-    }
-  }
 
   /**
    * Starts {@code task} once {@code acquiring} yields a permit and releases the permit when the

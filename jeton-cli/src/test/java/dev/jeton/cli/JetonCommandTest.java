@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jeton.contract.HoldLog;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -65,23 +66,8 @@ class JetonCommandTest {
         + weight + " >> " + log;
   }
 
-  /** The most weight inside at once, from the recorder's log. */
   private int peakWeight() throws IOException {
-    List<long[]> events = new ArrayList<>();
-    for (String line : Files.readAllLines(recorder())) {
-      String[] f = line.trim().split(" ");
-      int weight = Integer.parseInt(f[2]);
-      events.add(new long[] {Long.parseLong(f[1]), f[0].equals("start") ? weight : -weight});
-    }
-    // At equal times, count ends before starts: a handoff is not an overlap.
-    events.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
-    int inside = 0;
-    int peak = 0;
-    for (long[] e : events) {
-      inside += (int) e[1];
-      peak = Math.max(peak, inside);
-    }
-    return peak;
+    return HoldLog.peakWeight(recorder());
   }
 
   @Test

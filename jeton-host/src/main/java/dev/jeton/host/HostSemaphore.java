@@ -4,6 +4,7 @@ import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.SemaphoreClosedException;
 import dev.jeton.SemaphoreStats;
+import dev.jeton.internal.Arguments;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -278,27 +279,6 @@ public final class HostSemaphore implements Semaphore {
     return limit;
   }
 
-  private static void checkWeight(int permits, int limit) {
-    if (permits < 1) {
-      throw new IllegalArgumentException("permits must be 1 or more, was " + permits);
-    }
-    if (permits > limit) {
-      throw new IllegalArgumentException(
-          "permits must not exceed the limit " + limit + ", was " + permits);
-    }
-  }
-
-  private static long toNanos(Duration timeout) {
-    if (timeout.isNegative()) {
-      throw new IllegalArgumentException("timeout must not be negative, was " + timeout);
-    }
-    try {
-      return timeout.toNanos();
-    } catch (ArithmeticException tooLong) {
-      return Long.MAX_VALUE;
-    }
-  }
-
   // ---------------------------------------------------------------- the files
 
   private int readLimit() throws IOException {
@@ -343,11 +323,28 @@ public final class HostSemaphore implements Semaphore {
           Files.writeString(seqFile, Long.toString(seq), StandardCharsets.UTF_8);
           Path ticket =
               home.resolve("queue").resolve(String.format("%019d", seq) + (trying ? TRYING : ""));
+          // Another process may be probing the new file this instant (a probe holds a shared
+          // lock for a moment), so a failed first try is retried briefly.
           LockFiles.Held held = LockFiles.tryLock(ticket);
+          long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+          for (int attempt = 0; held == null && System.nanoTime() < deadline; attempt++) {
+            if (attempt < 100) {
+              Thread.yield();
+            } else {
+              java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            }
+            held = LockFiles.tryLock(ticket);
+          }
           if (held == null) {
             throw new IOException("could not lock the new ticket " + ticket);
           }
-          held.write(Holder.ofThisProcess(permits).withCommand(command).serialize());
+          try {
+            held.write(Holder.ofThisProcess(permits).withCommand(command).serialize());
+          } catch (IOException | RuntimeException e) {
+            closeQuietly(held); // e.g. an interrupt closed the channel: give the ticket up
+            Files.deleteIfExists(ticket);
+            throw e;
+          }
           return held;
         });
   }
@@ -423,6 +420,12 @@ public final class HostSemaphore implements Semaphore {
       boolean interrupted = Thread.interrupted(); // see uninterrupted()
       try {
         return pollNow();
+      } catch (IOException e) {
+        if (!interruptedDuring(e)) {
+          throw e;
+        }
+        interrupted = true; // the caller sees the interrupt; gathered slots are checked next poll
+        return null;
       } finally {
         if (interrupted) {
           Thread.currentThread().interrupt();
@@ -452,6 +455,7 @@ public final class HostSemaphore implements Semaphore {
                   + " permits");
         }
         dropSlotsAtOrAbove(limit);
+        slots.removeIf(slot -> !slot.isValid()); // lost to an interrupt during I/O
         String mine = ticket.path.getFileName().toString();
         for (String older : liveTickets().headMap(mine).keySet()) {
           if (trying && !older.endsWith(TRYING)) {
@@ -479,6 +483,9 @@ public final class HostSemaphore implements Semaphore {
         String record = Holder.ofThisProcess(need).withCommand(command).serialize();
         for (LockFiles.Held slot : slots) {
           slot.write(record);
+        }
+        if (slots.removeIf(slot -> !slot.isValid())) {
+          return null; // a lock was lost while writing; gather again rather than over-grant
         }
         finished = true;
         closeTicket();
@@ -589,13 +596,14 @@ public final class HostSemaphore implements Semaphore {
         Thread.sleep(Math.min(sleep, Math.max(1, left / 1_000_000)));
         sleep = Math.min(sleep * 2, MAX_POLL_MILLIS);
       }
-    } catch (java.nio.channels.ClosedByInterruptException e) {
-      // Interrupted during file I/O (interrupts are cleared around a poll, but may arrive in it).
-      Thread.interrupted();
-      InterruptedException interrupted = new InterruptedException();
-      interrupted.initCause(e);
-      throw interrupted;
     } catch (IOException e) {
+      // Interrupted during file I/O (interrupts are cleared around a poll, but may arrive in it):
+      // the channel closed itself, or a lock wait was cut short.
+      if (Thread.interrupted() || interruptedDuring(e)) {
+        InterruptedException interrupted = new InterruptedException();
+        interrupted.initCause(e);
+        throw interrupted;
+      }
       throw new UncheckedIOException(e);
     } finally {
       if (!granted) {
@@ -617,12 +625,28 @@ public final class HostSemaphore implements Semaphore {
   static <T extends @Nullable Object> T uninterrupted(Io<T> io) throws IOException {
     boolean interrupted = Thread.interrupted();
     try {
-      return io.run();
+      for (int attempt = 1; ; attempt++) {
+        try {
+          return io.run();
+        } catch (IOException e) {
+          if (!interruptedDuring(e) || attempt == 3) {
+            throw e;
+          }
+          interrupted = true; // an interrupt arrived during the I/O: keep it, and try again
+          Thread.interrupted();
+        }
+      }
     } finally {
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /** Whether {@code e} is file I/O cut short by an interrupt. */
+  static boolean interruptedDuring(IOException e) {
+    return e instanceof java.nio.channels.ClosedByInterruptException
+        || e instanceof java.nio.channels.FileLockInterruptionException;
   }
 
   private SemaphoreClosedException closedException() {
@@ -643,12 +667,12 @@ public final class HostSemaphore implements Semaphore {
   @Override
   public Permit acquire(int permits, Duration timeout)
       throws InterruptedException, TimeoutException {
-    return acquireTimed(permits, toNanos(timeout), timeout);
+    return acquireTimed(permits, Arguments.toNanos(timeout), timeout);
   }
 
   private Permit acquireTimed(int permits, long nanos, @Nullable Duration timeout)
       throws InterruptedException, TimeoutException {
-    checkWeight(permits, limit());
+    Arguments.checkWeight(permits, limit());
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
@@ -657,7 +681,7 @@ public final class HostSemaphore implements Semaphore {
 
   @Override
   public Optional<Permit> tryAcquire(int permits) {
-    checkWeight(permits, limit());
+    Arguments.checkWeight(permits, limit());
     Request request = newRequest(permits, true);
     try {
       for (; ; ) {
@@ -689,8 +713,8 @@ public final class HostSemaphore implements Semaphore {
   }
 
   private CompletableFuture<Permit> acquireAsyncUpTo(int permits, @Nullable Duration timeout) {
-    long nanos = timeout == null ? Long.MAX_VALUE : toNanos(timeout);
-    checkWeight(permits, limit());
+    long nanos = timeout == null ? Long.MAX_VALUE : Arguments.toNanos(timeout);
+    Arguments.checkWeight(permits, limit());
     RequestFuture<Permit> future = new RequestFuture<>();
     Request request;
     try {

@@ -57,6 +57,11 @@ final class LockFiles {
       return content;
     }
 
+    /** Whether the lock is still held: an interrupt during I/O closes the channel and drops it. */
+    boolean isValid() {
+      return channel.isOpen() && lock.isValid();
+    }
+
     /** Releases the lock; idempotent. */
     @Override
     public void close() throws IOException {
@@ -117,8 +122,8 @@ final class LockFiles {
   static Probe probe(Path path) throws IOException {
     for (; ; ) {
       Object mine = IN_USE.get(path);
-      if (mine instanceof Held) {
-        return new Probe(true, ((Held) mine).content());
+      if (mine instanceof Held) { // a lock lost to an interrupt is not held, whatever is left
+        return new Probe(((Held) mine).isValid(), ((Held) mine).content());
       }
       if (mine == null && IN_USE.putIfAbsent(path, LOOKING) == null) {
         break;

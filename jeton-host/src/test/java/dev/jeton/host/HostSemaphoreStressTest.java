@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.Permit;
+import dev.jeton.contract.HoldLog;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -70,7 +71,7 @@ class HostSemaphoreStressTest {
       assertEquals(0, process.exitValue(), output);
     }
     assertEquals(List.of(), List.copyOf(failures));
-    int peak = peakWeight(log);
+    int peak = HoldLog.peakWeight(log);
     assertTrue(peak > 0 && peak <= limit, "peak " + peak + " under limit " + limit);
     assertEquals(limit, semaphore.available(), "every permit back");
     assertEquals(0, semaphore.queueLength(), "no one queued");
@@ -97,22 +98,5 @@ class HostSemaphoreStressTest {
       assertEquals(0, process.exitValue(), new String(process.getInputStream().readAllBytes()));
     }
     assertEquals(List.of("0", "1", "2", "3"), Files.readAllLines(log));
-  }
-
-  private static int peakWeight(Path log) throws Exception {
-    List<long[]> events = new ArrayList<>();
-    for (String line : Files.readAllLines(log)) {
-      String[] f = line.split(" ");
-      int weight = Integer.parseInt(f[2]);
-      events.add(new long[] {Long.parseLong(f[1]), f[0].equals("start") ? weight : -weight});
-    }
-    events.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
-    int inside = 0;
-    int peak = 0;
-    for (long[] e : events) {
-      inside += (int) e[1];
-      peak = Math.max(peak, inside);
-    }
-    return peak;
   }
 }

@@ -148,6 +148,73 @@ class HostSemaphoreTest {
   }
 
   @Test
+  void takingATicket_whileSomeoneProbesItsFile_succeeds() throws Exception {
+    // Regression: a probe (status, a waiter scanning the queue) holds a shared lock on a ticket
+    // file for a moment; a ticket being created at that instant failed to lock and the request
+    // failed with "could not lock the new ticket".
+    HostSemaphore sem = open("probed", 1);
+    Path queue = directory.resolve("probed/queue");
+    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    Thread prober =
+        new Thread(
+            () -> {
+              long n = 1;
+              while (!stop.get()) {
+                try {
+                  for (long next = n; next < n + 3; next++) { // the next tickets to be created
+                    LockFiles.probe(queue.resolve(String.format("%019d", next)));
+                    LockFiles.probe(queue.resolve(String.format("%019d", next) + ".try"));
+                  }
+                  String seq = Files.readString(directory.resolve("probed/seq")).trim();
+                  n = Long.parseLong(seq) + 1;
+                } catch (IOException | NumberFormatException e) {
+                  // the seq file may not exist yet or be mid-write; probe again
+                }
+              }
+            });
+    prober.start();
+    try {
+      for (int i = 0; i < 300; i++) {
+        sem.tryAcquire(1).orElseThrow().release();
+      }
+    } finally {
+      stop.set(true);
+      prober.join();
+    }
+  }
+
+  @Test
+  void interrupts_atAnyMoment_neverLeakATicketOrAPermit() throws Exception {
+    // Regression: an interrupt arriving during file I/O closes the channel. It used to surface
+    // as UncheckedIOException, and a ticket half-taken at that moment stayed counted as queued.
+    HostSemaphore sem = open("interrupted", 1);
+    Permit held = sem.acquire(1);
+    java.util.SplittableRandom random = new java.util.SplittableRandom(7);
+    for (int round = 0; round < 150; round++) {
+      java.util.concurrent.CompletableFuture<Throwable> thrown = new java.util.concurrent.CompletableFuture<>();
+      Thread waiter =
+          new Thread(
+              () -> {
+                try {
+                  sem.acquire(1).release();
+                  thrown.complete(new AssertionError("acquired a held permit"));
+                } catch (Throwable e) {
+                  thrown.complete(e);
+                }
+              });
+      waiter.start();
+      java.util.concurrent.locks.LockSupport.parkNanos(random.nextInt(3_000_000));
+      waiter.interrupt();
+      Throwable e = thrown.get(30, TimeUnit.SECONDS);
+      assertTrue(e instanceof InterruptedException, "round " + round + ": " + e);
+      waiter.join();
+      assertEquals(0, sem.queueLength(), "round " + round + ": the ticket was left behind");
+    }
+    held.release();
+    assertEquals(1, sem.available());
+  }
+
+  @Test
   void killedHolder_freesItsPermitsAtOnce() throws Exception {
     HostSemaphore sem = open("crash", 1);
     Process child =
