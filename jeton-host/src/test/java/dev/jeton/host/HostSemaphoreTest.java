@@ -92,6 +92,47 @@ class HostSemaphoreTest {
   }
 
   @Test
+  void unwritableDirectory_isRefusedWithAMessage() throws Exception {
+    Path readOnly = Files.createDirectory(directory.resolve("read-only"));
+    boolean mounted = makeUnwritable(readOnly);
+    try {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> HostSemaphore.builder("a").directory(readOnly).limit(1).open());
+      assertTrue(e.getMessage().contains("not writable"), e.getMessage());
+    } finally {
+      if (mounted) {
+        new ProcessBuilder("umount", readOnly.toString()).inheritIO().start().waitFor();
+      }
+      readOnly.toFile().setWritable(true);
+    }
+  }
+
+  /**
+   * Makes {@code dir} unwritable for this process: by its mode, or, for root (whom modes do not
+   * stop), by mounting a read-only tmpfs on it. Returns whether it mounted.
+   */
+  private static boolean makeUnwritable(Path dir) throws Exception {
+    assertTrue(dir.toFile().setWritable(false, false));
+    if (!Files.isWritable(dir)) {
+      return false;
+    }
+    Process mount =
+        new ProcessBuilder("mount", "-t", "tmpfs", "-o", "ro", "tmpfs", dir.toString())
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(mount.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(
+        0,
+        mount.waitFor(),
+        "running as root, this test needs to mount a read-only tmpfs (or run it as another user): "
+            + out);
+    assertFalse(Files.isWritable(dir), "the read-only mount is not writable");
+    return true;
+  }
+
+  @Test
   void setLimit_isStoredForEveryHandle() throws Exception {
     HostSemaphore first = open("jobs", 1);
     HostSemaphore second = HostSemaphore.builder("jobs").directory(directory).open();
