@@ -66,6 +66,19 @@ public final class Jeton {
     return dir != null ? dir : HostSemaphore.defaultDirectory();
   }
 
+  /**
+   * A builder for semaphore {@code name} in the chosen directory. Only a directory given with
+   * {@code --dir} must exist already; the default one is created on first use.
+   */
+  HostSemaphore.Builder semaphore(String name) {
+    HostSemaphore.Builder builder = HostSemaphore.builder(name);
+    Path dir = directory;
+    if (dir != null) {
+      builder.directory(dir);
+    }
+    return builder;
+  }
+
   public static void main(String[] args) {
     System.exit(run(args));
   }

@@ -31,11 +31,7 @@ final class LimitCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
-    HostSemaphore.Builder builder = HostSemaphore.builder(name).limitIfNew(limit);
-    if (jeton.directory != null) {
-      builder.directory(jeton.directory);
-    }
-    HostSemaphore semaphore = builder.open();
+    HostSemaphore semaphore = jeton.semaphore(name).limitIfNew(limit).open();
     semaphore.setLimit(limit);
     spec.commandLine().getOut().println("the limit of '" + name + "' is now " + limit);
     return 0;

@@ -96,10 +96,7 @@ final class RunCommand implements Callable<Integer> {
 
   private HostSemaphore open() throws IOException {
     HostSemaphore.Builder builder =
-        HostSemaphore.builder(name).command(String.join(" ", command)).limitIfNew(1);
-    if (jeton.directory != null) {
-      builder.directory(jeton.directory);
-    }
+        jeton.semaphore(name).command(String.join(" ", command)).limitIfNew(1);
     Integer given = limit;
     if (given != null) {
       builder.limit(given);

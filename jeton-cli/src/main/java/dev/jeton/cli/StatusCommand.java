@@ -36,11 +36,7 @@ final class StatusCommand implements Callable<Integer> {
     String one = name;
     List<String> names = one != null ? List.of(one) : HostSemaphore.list(jeton.directory());
     for (String n : names) {
-      HostSemaphore.Builder builder = HostSemaphore.builder(n);
-      if (jeton.directory != null) {
-        builder.directory(jeton.directory);
-      }
-      all.add(builder.open().status());
+      all.add(jeton.semaphore(n).open().status());
     }
     PrintWriter out = spec.commandLine().getOut();
     out.print(json ? toJson(all) : toText(all));

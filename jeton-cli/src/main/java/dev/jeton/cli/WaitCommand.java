@@ -31,11 +31,7 @@ final class WaitCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException, InterruptedException {
-    HostSemaphore.Builder builder = HostSemaphore.builder(name);
-    if (jeton.directory != null) {
-      builder.directory(jeton.directory);
-    }
-    HostSemaphore semaphore = builder.open();
+    HostSemaphore semaphore = jeton.semaphore(name).open();
     long start = System.nanoTime();
     Duration limit = timeout;
     while (semaphore.status().held() > 0) {

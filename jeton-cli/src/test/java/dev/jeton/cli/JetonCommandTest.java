@@ -15,6 +15,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** End to end: real {@code jeton} processes, real commands, real signals. */
 class JetonCommandTest {
@@ -141,15 +143,17 @@ class JetonCommandTest {
     assertEquals(0, exitOf(jeton("run", "--name", "k", "--timeout", "10s", "--", "true")));
   }
 
-  @Test
-  void run_forwardsSigtermToTheCommandAndReleasesAfterItExits() throws Exception {
-    Path marker = directory.resolve("got-term");
+  @ParameterizedTest
+  @ValueSource(strings = {"INT", "TERM", "HUP"})
+  void run_forwardsTheSignalToTheCommandAndReleasesAfterItExits(String signal) throws Exception {
+    Path marker = directory.resolve("got-" + signal);
     Process run = jeton("run", "--name", "sig", "--", "sh", "-c",
-        "trap 'echo yes > " + marker + "; exit 7' TERM; while true; do sleep 0.05; done");
+        "trap 'echo yes > " + marker + "; exit 7' " + signal + "; while true; do sleep 0.05; done");
     awaitStatus("sig", "\"held\": 1");
-    run.destroy(); // SIGTERM to jeton
+    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(run.pid())).start();
+    assertEquals(0, exitOf(kill));
     assertEquals(7, exitOf(run), "jeton exits with the command's code");
-    assertTrue(Files.exists(marker), "the command got SIGTERM");
+    assertTrue(Files.exists(marker), "the command got SIG" + signal);
     assertEquals(0, exitOf(jeton("run", "--name", "sig", "--no-wait", "--", "true")), "released");
   }
 
