@@ -9,5 +9,6 @@ module dev.jeton.core {
 
   exports dev.jeton;
   exports dev.jeton.internal to
-      dev.jeton.host;
+      dev.jeton.host,
+      dev.jeton.redis;
 }

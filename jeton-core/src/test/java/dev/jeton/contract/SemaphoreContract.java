@@ -480,7 +480,9 @@ public abstract class SemaphoreContract {
   void callAsync_cancelledWhileTheTaskRunsKeepsThePermitsUntilItFinishes() throws Exception {
     Semaphore sem = newSemaphore(1);
     CompletableFuture<String> work = new CompletableFuture<>();
-    CompletableFuture<String> result = sem.callAsync(1, () -> work);
+    AtomicBoolean started = new AtomicBoolean();
+    CompletableFuture<String> result = sem.callAsync(1, () -> startedWork(started, work));
+    awaitTrue(started::get, "the task to start"); // a remote grant arrives a little later
     assertTrue(result.cancel(false));
     assertFalse(work.isDone(), "the task's own stage is not cancelled");
     assertEquals(0, sem.available(), "the task still runs, so its permit is still held");
@@ -492,8 +494,10 @@ public abstract class SemaphoreContract {
   void callAsync_timedOutWhileTheTaskRunsKeepsThePermitsUntilItFinishes() throws Exception {
     Semaphore sem = newSemaphore(1);
     CompletableFuture<String> work = new CompletableFuture<>();
-    CompletableFuture<String> result =
-        sem.callAsync(1, () -> work).orTimeout(20, TimeUnit.MILLISECONDS);
+    AtomicBoolean started = new AtomicBoolean();
+    CompletableFuture<String> result = sem.callAsync(1, () -> startedWork(started, work));
+    awaitTrue(started::get, "the task to start");
+    result.orTimeout(20, TimeUnit.MILLISECONDS);
     ExecutionException e = assertThrows(ExecutionException.class, () -> result.get(10, TimeUnit.SECONDS));
     assertInstanceOf(TimeoutException.class, e.getCause());
     assertEquals(0, sem.available());
@@ -584,6 +588,12 @@ public abstract class SemaphoreContract {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  private static CompletableFuture<String> startedWork(
+      AtomicBoolean started, CompletableFuture<String> work) {
+    started.set(true);
+    return work;
+  }
 
   /** Something a test thread runs; may throw anything. */
   protected interface Body {

@@ -1,10 +1,10 @@
 package dev.jeton.host;
 
+import dev.jeton.internal.ThisProcess;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.Properties;
@@ -26,19 +26,12 @@ public record Holder(long pid, String host, String user, String command, Instant
   /** A record describing this process, holding or asking for {@code permits} from now on. */
   static Holder ofThisProcess(int permits) {
     return new Holder(
-        ProcessHandle.current().pid(),
-        hostName(),
+        ThisProcess.pid(),
+        ThisProcess.hostName(),
         System.getProperty("user.name", "?"),
-        COMMAND,
+        ThisProcess.command(),
         Instant.now(),
         permits);
-  }
-
-  private static final String COMMAND = findCommand();
-
-  private static String findCommand() {
-    ProcessHandle.Info info = ProcessHandle.current().info();
-    return info.commandLine().orElseGet(() -> info.command().orElse("java"));
   }
 
   /** The same record with another command line (the command {@code jeton run} runs, say). */
@@ -78,35 +71,6 @@ public record Holder(long pid, String host, String user, String command, Instant
               Integer.parseInt(p.getProperty("permits", ""))));
     } catch (IOException | RuntimeException notARecord) {
       return Optional.empty();
-    }
-  }
-
-  private static final String HOST = findHostName();
-
-  private static String hostName() {
-    return HOST;
-  }
-
-  /** The host name without a network look-up, which can stall where DNS is slow. */
-  private static String findHostName() {
-    try {
-      String kernel =
-          java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/hostname"))
-              .trim();
-      if (!kernel.isEmpty()) {
-        return kernel;
-      }
-    } catch (IOException | RuntimeException notLinux) {
-      // fall through
-    }
-    String env = System.getenv("HOSTNAME");
-    if (env != null && !env.isBlank()) {
-      return env;
-    }
-    try {
-      return InetAddress.getLocalHost().getHostName();
-    } catch (IOException e) {
-      return "localhost";
     }
   }
 }

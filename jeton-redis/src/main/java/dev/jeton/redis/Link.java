@@ -1,0 +1,240 @@
+package dev.jeton.redis;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The connections of one {@link RedisSemaphore} handle: one for commands, whose order Redis keeps
+ * (a withdrawal sent before a read is seen by it), and one for wake-up messages. Runs the
+ * semaphore's script by digest, and sends the script itself when Redis does not know it (after
+ * a restart or {@code SCRIPT FLUSH}).
+ */
+final class Link implements AutoCloseable {
+  static final String SCRIPT = loadScript();
+  static final String DIGEST = sha1(SCRIPT);
+
+  /** How long a command may take on a client Jeton creates itself. */
+  private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
+
+  private final @Nullable AbstractRedisClient ownedClient;
+  private final StatefulConnection<String, String> connection;
+  private final RedisClusterAsyncCommands<String, String> commands;
+  private final StatefulRedisPubSubConnection<String, String> pubsub;
+  private final Map<String, Consumer<String>> listeners = new ConcurrentHashMap<>();
+
+  private Link(
+      @Nullable AbstractRedisClient ownedClient,
+      StatefulConnection<String, String> connection,
+      RedisClusterAsyncCommands<String, String> commands,
+      StatefulRedisPubSubConnection<String, String> pubsub) {
+    this.ownedClient = ownedClient;
+    this.connection = connection;
+    this.commands = commands;
+    this.pubsub = pubsub;
+    pubsub.addListener(
+        new RedisPubSubAdapter<String, String>() {
+          @Override
+          public void message(String channel, String message) {
+            Consumer<String> listener = listeners.get(channel);
+            if (listener != null) {
+              listener.accept(message);
+            }
+          }
+        });
+  }
+
+  /**
+   * Connects to {@code uri}: {@code redis://} or {@code rediss://} (one server), {@code
+   * redis-sentinel://} (through Sentinel), or {@code redis-cluster://host:port[,host:port...]}
+   * (Redis Cluster; {@code rediss-cluster://} for TLS). The client is Jeton's, closed with the
+   * link.
+   */
+  static Link connect(String uri) {
+    List<RedisURI> seeds = clusterSeeds(uri);
+    if (seeds != null) {
+      RedisClusterClient client = RedisClusterClient.create(seeds);
+      // Node connections open lazily, so commands may not be rejected while one is missing:
+      // on a cluster, an unreachable node shows as a command timeout instead.
+      client.setOptions(
+          ClusterClientOptions.builder()
+              .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
+              .build());
+      return open(client, true);
+    }
+    RedisURI parsed;
+    try {
+      parsed = RedisURI.create(uri);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("not a Redis URI: '" + uri + "': " + e.getMessage(), e);
+    }
+    RedisClient client = RedisClient.create(parsed);
+    // While disconnected, commands fail at once with the reason, rather than wait for a
+    // reconnection: an acquire keeps retrying within its timeout, and fails with that cause.
+    client.setOptions(
+        ClientOptions.builder()
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
+            .build());
+    return open(client, true);
+  }
+
+  /** The seeds of a {@code redis-cluster://} URI, or null if it is another kind. */
+  static @Nullable List<RedisURI> clusterSeeds(String uri) {
+    String scheme;
+    if (uri.startsWith("redis-cluster://")) {
+      scheme = "redis://";
+    } else if (uri.startsWith("rediss-cluster://")) {
+      scheme = "rediss://";
+    } else {
+      return null;
+    }
+    String rest = uri.substring(uri.indexOf("://") + 3);
+    String userInfo = "";
+    int at = rest.lastIndexOf('@');
+    if (at >= 0) {
+      userInfo = rest.substring(0, at + 1);
+      rest = rest.substring(at + 1);
+    }
+    String path = "";
+    int slash = rest.indexOf('/');
+    if (slash >= 0) {
+      path = rest.substring(slash);
+      rest = rest.substring(0, slash);
+    }
+    List<RedisURI> seeds = new ArrayList<>();
+    for (String hostPort : rest.split(",", -1)) {
+      if (hostPort.isBlank()) {
+        throw new IllegalArgumentException("not a Redis URI: '" + uri + "': empty host");
+      }
+      seeds.add(RedisURI.create(scheme + userInfo + hostPort + path));
+    }
+    return seeds;
+  }
+
+  /** Opens connections through {@code client}; closes the client with the link if owned. */
+  static Link open(AbstractRedisClient client, boolean owned) {
+    try {
+      if (client instanceof RedisClusterClient) {
+        RedisClusterClient cluster = (RedisClusterClient) client;
+        StatefulRedisClusterConnection<String, String> connection =
+            cluster.connect(StringCodec.UTF8);
+        return new Link(
+            owned ? client : null,
+            connection,
+            connection.async(),
+            cluster.connectPubSub(StringCodec.UTF8));
+      }
+      RedisClient standalone = (RedisClient) client;
+      StatefulRedisConnection<String, String> connection = standalone.connect(StringCodec.UTF8);
+      return new Link(
+          owned ? client : null,
+          connection,
+          connection.async(),
+          standalone.connectPubSub(StringCodec.UTF8));
+    } catch (RuntimeException e) {
+      if (owned) {
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+      }
+      throw e;
+    }
+  }
+
+  /** Runs the script; its reply as Lettuce renders a nested array (Long, String, List). */
+  CompletableFuture<List<Object>> run(String[] keys, String[] args) {
+    CompletableFuture<List<Object>> reply = new CompletableFuture<>();
+    commands
+        .<List<Object>>evalsha(DIGEST, ScriptOutputType.MULTI, keys, args)
+        .whenComplete(
+            (result, failure) -> {
+              if (failure instanceof RedisNoScriptException) {
+                commands
+                    .<List<Object>>eval(SCRIPT, ScriptOutputType.MULTI, keys, args)
+                    .whenComplete(
+                        (again, failedAgain) -> settle(reply, again, failedAgain));
+              } else {
+                settle(reply, result, failure);
+              }
+            });
+    return reply;
+  }
+
+  /** Waits for {@code replicas} replicas to acknowledge what this connection wrote. */
+  CompletableFuture<Long> waitForReplicas(int replicas, Duration timeout) {
+    return commands.waitForReplication(replicas, timeout.toMillis()).toCompletableFuture();
+  }
+
+  private static <T> void settle(
+      CompletableFuture<T> future, @Nullable T result, @Nullable Throwable failure) {
+    if (failure != null) {
+      future.completeExceptionally(failure);
+    } else {
+      future.complete(result);
+    }
+  }
+
+  /** Calls {@code listener} with each message on {@code channel}. */
+  CompletableFuture<Void> subscribe(String channel, Consumer<String> listener) {
+    listeners.put(channel, listener);
+    return pubsub.async().subscribe(channel).toCompletableFuture();
+  }
+
+  @Override
+  public void close() {
+    pubsub.closeAsync();
+    connection.closeAsync();
+    AbstractRedisClient client = ownedClient;
+    if (client != null) {
+      client.shutdownAsync(0, 2, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
+  private static String loadScript() {
+    try (InputStream in = Link.class.getResourceAsStream("semaphore.lua")) {
+      if (in == null) {
+        throw new IllegalStateException("semaphore.lua is missing from the jeton-redis jar");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static String sha1(String text) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-1 is not available", e);
+    }
+  }
+}

@@ -1,0 +1,161 @@
+package dev.jeton.redis;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A lease held by this process. Its state goes once from held to released or lost. While held,
+ * a watch fires at the local deadline (the lease time counted from when the request that set the
+ * expiry was sent, so never after the expiry in Redis unless clocks run at different rates); a
+ * renewal moves the deadline and the watch, and a watch that fires first loses the lease.
+ */
+final class RedisLease implements Lease {
+  private static final int HELD = 0;
+  private static final int RELEASED = 1;
+  private static final int LOST = 2;
+
+  private final RedisSemaphore semaphore;
+  private final String id;
+  private final int permits;
+  private final List<FencingToken> tokens;
+  private final AtomicInteger state = new AtomicInteger(HELD);
+  private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
+  private volatile long expiresAtMillis;
+  private volatile long deadlineNanos;
+  private @Nullable ScheduledFuture<?> watch; // guarded by this
+
+  RedisLease(
+      RedisSemaphore semaphore,
+      String id,
+      int permits,
+      List<FencingToken> tokens,
+      long expiresAtMillis,
+      long deadlineNanos) {
+    this.semaphore = semaphore;
+    this.id = id;
+    this.permits = permits;
+    this.tokens = List.copyOf(tokens);
+    this.expiresAtMillis = expiresAtMillis;
+    this.deadlineNanos = deadlineNanos;
+  }
+
+  /** Starts watching the deadline. */
+  void watch() {
+    rewatch();
+  }
+
+  /** A renewal succeeded: the lease now expires at {@code expiry}, and locally at {@code deadline}. */
+  void renewed(long expiry, long deadline) {
+    if (deadline > deadlineNanos) {
+      expiresAtMillis = expiry;
+      deadlineNanos = deadline;
+      rewatch();
+    }
+  }
+
+  private synchronized void rewatch() {
+    ScheduledFuture<?> old = watch;
+    if (old != null) {
+      old.cancel(false);
+    }
+    if (state.get() == HELD) {
+      watch = RedisSemaphore.schedule(this::deadlinePassed, deadlineNanos - System.nanoTime());
+    }
+  }
+
+  private void deadlinePassed() {
+    if (System.nanoTime() - deadlineNanos < 0) {
+      rewatch(); // renewed since this watch was set
+      return;
+    }
+    Throwable failure = semaphore.lastRenewFailure();
+    lose(
+        "it could not be renewed within the lease time"
+            + (failure == null ? "" : " (last renewal failed: " + failure + ")"));
+  }
+
+  /** Marks the lease lost and tells whoever listens; gives the permits back if Redis has them. */
+  void lose(String reason) {
+    if (!state.compareAndSet(HELD, LOST)) {
+      return;
+    }
+    stopWatch();
+    semaphore.forget(this);
+    semaphore.sendRelease(id); // in case Redis still has it: free it for the others now
+    LeaseLoss loss = new LeaseLoss(id, reason, Instant.now());
+    try {
+      semaphore.completionExecutor().execute(() -> lost.complete(loss));
+    } catch (RuntimeException rejected) {
+      lost.complete(loss);
+    }
+  }
+
+  private synchronized void stopWatch() {
+    ScheduledFuture<?> old = watch;
+    if (old != null) {
+      old.cancel(false);
+    }
+  }
+
+  @Override
+  public String id() {
+    return id;
+  }
+
+  @Override
+  public String semaphore() {
+    return semaphore.name();
+  }
+
+  @Override
+  public List<FencingToken> fencingTokens() {
+    return tokens;
+  }
+
+  @Override
+  public Instant expiresAt() {
+    return Instant.ofEpochMilli(expiresAtMillis);
+  }
+
+  @Override
+  public boolean isHeld() {
+    return state.get() == HELD && System.nanoTime() - deadlineNanos < 0;
+  }
+
+  @Override
+  public CompletionStage<LeaseLoss> lost() {
+    return lost.minimalCompletionStage();
+  }
+
+  @Override
+  public int permits() {
+    return permits;
+  }
+
+  @Override
+  public void release() {
+    releaseAsync(); // a release Redis never sees lets the lease expire: nothing is lost
+  }
+
+  @Override
+  public CompletableFuture<Boolean> releaseAsync() {
+    if (!state.compareAndSet(HELD, RELEASED)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    stopWatch();
+    CompletableFuture<Boolean> released = semaphore.sendRelease(id);
+    semaphore.forget(this);
+    return released;
+  }
+
+  @Override
+  public String toString() {
+    return "Lease[id=" + id + ", permits=" + permits + ", semaphore=" + semaphore.name()
+        + ", tokens=" + FencingToken.format(tokens) + "]";
+  }
+}

@@ -1,0 +1,1028 @@
+package dev.jeton.redis;
+
+import dev.jeton.Permit;
+import dev.jeton.Semaphore;
+import dev.jeton.SemaphoreClosedException;
+import dev.jeton.SemaphoreStats;
+import dev.jeton.internal.Arguments;
+import dev.jeton.internal.ThisProcess;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A semaphore shared by every process of a fleet through Redis. Its permits are {@link Lease
+ * leases}: they expire on the Redis server's clock unless renewed, are renewed in the background
+ * while held, and carry fencing tokens.
+ *
+ * <pre>{@code
+ * try (RedisSemaphore deploys =
+ *     RedisSemaphore.builder("deploys").uri("redis://localhost:6379").limitIfNew(2).open()) {
+ *   try (Lease lease = deploys.acquire(1)) {
+ *     lease.lost().thenRun(() -> System.err.println("lease lost: stop"));
+ *     deploy(lease.fencingTokens());
+ *   }
+ * }
+ * }</pre>
+ *
+ * <h2>How it works</h2>
+ *
+ * <p>The state lives in Redis under keys that share the hash tag {@code {<prefix>:<name>}}, and
+ * every change is one call of one Lua script (its algorithm and invariants are in {@code
+ * semaphore.lua}, beside this class): who holds which slots until when, the FIFO queue of
+ * waiters, each slot's last fencing token, and recently finished request ids.
+ *
+ * <p>Each request gets a random id, chosen here. A request is sent as "grant it if it is first
+ * in line and fits, else queue it" and may be sent any number of times: a request id already
+ * holding gets its lease back, a queued one keeps its place (and its entry's expiry is pushed
+ * back), a finished one is refused by its tombstone. So a retry, or Lettuce re-sending a command
+ * after a reconnect, never takes a second lease. Whoever frees permits (a release, an expiry, a
+ * cancelled head, a larger limit) grants the requests at the head of the queue in the same
+ * script and publishes their ids; the waiting process then asks again and finds its lease. A
+ * lost message costs at most one {@linkplain RedisSemaphoreOptions#pollInterval() poll
+ * interval}: every waiting process asks again that often, which also keeps its queue entries
+ * alive. A waiter that stops asking (its process died) drops out after the {@linkplain
+ * RedisSemaphoreOptions#waiterExpiry() waiter expiry}; a holder that stops renewing loses its
+ * lease after the lease time.
+ *
+ * <p>On this side, each request is a future with a state: pending, granted or withdrawn, changed
+ * once by compare-and-set, so that a grant and a cancel racing each other agree on the winner. A
+ * withdrawal sends a cancel, which gives the permits back if Redis had granted them meanwhile.
+ * Commands of one handle travel on one connection, so Redis sees them in the order they were
+ * sent: once {@code cancel()} returns, a later {@link #queueLength()} no longer counts it.
+ *
+ * <h2>Handles</h2>
+ *
+ * <p>Each {@code RedisSemaphore} is one handle with its own two connections (commands, wake-ups).
+ * {@link #close()} closes the handle: its queued requests fail, held leases stay held (and
+ * renewed) until released, and the connections close when the last one is.
+ */
+public final class RedisSemaphore implements Semaphore {
+  private static final Pattern KEY_PART = Pattern.compile("[A-Za-z0-9._-]{1,200}");
+
+  private static final ScheduledThreadPoolExecutor TIMER = newTimer();
+
+  private final String name;
+  private final RedisSemaphoreOptions options;
+  private final Link link;
+  private final boolean ownsLink;
+  private final String[] keys;
+  private final String channel;
+  private final String owner;
+  private final Executor completionExecutor;
+  private final Map<String, Request<?>> waiting = new ConcurrentHashMap<>();
+  private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
+  private final Map<String, Boolean> unsentWithdrawals = new ConcurrentHashMap<>();
+  private final ScheduledFuture<?> poller;
+  private final ScheduledFuture<?> renewer;
+  private volatile int knownLimit;
+  private volatile boolean closed;
+  private volatile @Nullable Throwable lastRenewFailure;
+
+  private RedisSemaphore(Builder builder, Link link, int limit) {
+    this.name = builder.name;
+    this.options = builder.options;
+    this.link = link;
+    this.ownsLink = builder.client == null;
+    String base = "{" + options.keyPrefix() + ":" + name + "}:";
+    this.keys =
+        new String[] {
+          base + "meta", base + "holders", base + "lexp", base + "queue", base + "waiters",
+          base + "wexp", base + "slots", base + "free", base + "tokens", base + "done",
+          base + "dexp"
+        };
+    this.channel = base + "wake";
+    this.owner =
+        ThisProcess.hostName() + "\t" + ThisProcess.pid() + "\t" + oneLine(builder.owner);
+    this.completionExecutor = builder.completionExecutor;
+    this.knownLimit = limit;
+    long poll = options.pollInterval().toNanos();
+    long renew = options.renewInterval().toNanos();
+    this.poller = TIMER.scheduleWithFixedDelay(this::pollAll, poll, poll, TimeUnit.NANOSECONDS);
+    this.renewer = TIMER.scheduleWithFixedDelay(this::renewAll, renew, renew, TimeUnit.NANOSECONDS);
+  }
+
+  /** Starts building a handle on the semaphore {@code name}. */
+  public static Builder builder(String name) {
+    return new Builder(name);
+  }
+
+  /** Builds a {@link RedisSemaphore} handle: where Redis is, the limit, and the options. */
+  public static final class Builder {
+    private final String name;
+    private @Nullable String uri;
+    private @Nullable AbstractRedisClient client;
+    private RedisSemaphoreOptions options = RedisSemaphoreOptions.defaults();
+    private int limit = -1;
+    private int limitIfNew = -1;
+    private String owner = ThisProcess.command();
+    private Executor completionExecutor = ForkJoinPool.commonPool();
+
+    private Builder(String name) {
+      this.name = checkKeyPart("name", name);
+    }
+
+    /**
+     * Where Redis is: {@code redis://[user:password@]host:port[/db]} or {@code rediss://} (one
+     * server), {@code redis-sentinel://host:port[,host:port]/db#primary} (through Sentinel), or
+     * {@code redis-cluster://host:port[,host:port...]} (Redis Cluster; {@code rediss-cluster://}
+     * with TLS). The handle creates its own Lettuce client and closes it with itself.
+     */
+    public Builder uri(String redisUri) {
+      this.uri = Objects.requireNonNull(redisUri, "uri");
+      this.client = null;
+      return this;
+    }
+
+    /** Connects through {@code redisClient}, which the caller keeps and closes. */
+    public Builder client(RedisClient redisClient) {
+      this.client = Objects.requireNonNull(redisClient, "client");
+      this.uri = null;
+      return this;
+    }
+
+    /** Connects to Redis Cluster through {@code clusterClient}, which the caller keeps. */
+    public Builder client(RedisClusterClient clusterClient) {
+      this.client = Objects.requireNonNull(clusterClient, "client");
+      this.uri = null;
+      return this;
+    }
+
+    public Builder options(RedisSemaphoreOptions redisOptions) {
+      this.options = Objects.requireNonNull(redisOptions, "options");
+      return this;
+    }
+
+    /**
+     * The limit the semaphore must have: it is created with it if new; if it exists with another
+     * limit, {@link #open()} fails (change a limit with {@link RedisSemaphore#setLimit(int)}).
+     */
+    public Builder limit(int permits) {
+      this.limit = checkLimit(permits);
+      this.limitIfNew = -1;
+      return this;
+    }
+
+    /** The limit to create the semaphore with if it does not exist; an existing one keeps its. */
+    public Builder limitIfNew(int permits) {
+      this.limitIfNew = checkLimit(permits);
+      this.limit = -1;
+      return this;
+    }
+
+    /** Who this handle's holders and waiters say they are (default: the command line). */
+    public Builder owner(String description) {
+      this.owner = Objects.requireNonNull(description, "owner");
+      return this;
+    }
+
+    /**
+     * Where asynchronous requests and loss notices complete (default: the common fork-join
+     * pool), so that a callback that blocks never holds up Lettuce's I/O threads.
+     */
+    public Builder completionExecutor(Executor executor) {
+      this.completionExecutor = Objects.requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /**
+     * Connects and opens the handle. With neither {@link #limit} nor {@link #limitIfNew}, the
+     * semaphore must exist.
+     *
+     * @throws IllegalStateException if the semaphore exists with another limit than {@link
+     *     #limit}, or does not exist and no limit was given
+     * @throws IllegalArgumentException if no Redis URI or client was given, or the URI is bad
+     * @throws io.lettuce.core.RedisException if Redis cannot be reached
+     */
+    public RedisSemaphore open() {
+      Link link;
+      String redisUri = uri;
+      AbstractRedisClient redisClient = client;
+      if (redisClient != null) {
+        link = Link.open(redisClient, false);
+      } else if (redisUri != null) {
+        link = Link.connect(redisUri);
+      } else {
+        throw new IllegalArgumentException("where is Redis? call uri(...) or client(...)");
+      }
+      RedisSemaphore semaphore = new RedisSemaphore(this, link, Math.max(limit, limitIfNew));
+      try {
+        semaphore.start(limit);
+        return semaphore;
+      } catch (RuntimeException e) {
+        semaphore.shutDown();
+        throw e;
+      }
+    }
+  }
+
+  private void start(int requiredLimit) {
+    join(link.subscribe(channel, this::onWake));
+    Reply reply = join(call("counts"));
+    if (reply.limit < 0) {
+      throw new IllegalStateException(
+          "semaphore '" + name + "' does not exist in Redis: give a limit to create it");
+    }
+    if (requiredLimit >= 0 && reply.limit != requiredLimit) {
+      throw new IllegalStateException(
+          "semaphore '" + name + "' has limit " + reply.limit + " in Redis, not " + requiredLimit
+              + ": open it with limitIfNew, or change its limit with setLimit");
+    }
+  }
+
+  static String checkKeyPart(String what, String value) {
+    if (!KEY_PART.matcher(value).matches()) {
+      throw new IllegalArgumentException(
+          what + " must be 1 to 200 letters, digits, '.', '_' or '-' (it is part of Redis keys),"
+              + " was '" + value + "'");
+    }
+    return value;
+  }
+
+  private static int checkLimit(int limit) {
+    Arguments.checkLimit(limit);
+    if (limit > (1 << 30) - 1) {
+      throw new IllegalArgumentException("limit must not exceed 2^30-1, was " + limit);
+    }
+    return limit;
+  }
+
+  private static String oneLine(String text) {
+    String line = text.replaceAll("[\\t\\r\\n]+", " ");
+    return line.length() > 500 ? line.substring(0, 500) + "..." : line;
+  }
+
+  private static ScheduledThreadPoolExecutor newTimer() {
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(
+            1,
+            task -> {
+              Thread t = new Thread(task, "jeton-redis-timer");
+              t.setDaemon(true);
+              return t;
+            });
+    timer.setRemoveOnCancelPolicy(true);
+    return timer;
+  }
+
+  // ---------------------------------------------------------------- talking to Redis
+
+  /** A script reply: the semaphore's counts, the server's time, and the operation's items. */
+  private static final class Reply {
+    final int limit;
+    final int used;
+    final int queued;
+    final long serverMillis;
+    final List<Object> items;
+
+    Reply(List<Object> raw) {
+      this.limit = ((Long) raw.get(0)).intValue();
+      this.used = ((Long) raw.get(1)).intValue();
+      this.queued = ((Long) raw.get(2)).intValue();
+      this.serverMillis = Long.parseLong((String) raw.get(3));
+      this.items = raw.subList(4, raw.size());
+    }
+
+    @SuppressWarnings("unchecked")
+    List<Object> item(int index) {
+      return (List<Object>) items.get(index);
+    }
+  }
+
+  private CompletableFuture<Reply> call(String op, String... args) {
+    return callOn(channel, op, args);
+  }
+
+  private CompletableFuture<Reply> callOn(String wakeChannel, String op, String... args) {
+    String[] argv = new String[4 + args.length];
+    argv[0] = op;
+    argv[1] = Integer.toString(knownLimit);
+    argv[2] = wakeChannel;
+    argv[3] = Long.toString(options.replayWindow().toMillis());
+    System.arraycopy(args, 0, argv, 4, args.length);
+    return link.run(keys, argv)
+        .thenApply(
+            raw -> {
+              Reply reply = new Reply(raw);
+              if (reply.limit >= 0) {
+                knownLimit = reply.limit;
+              }
+              return reply;
+            });
+  }
+
+  /** Waits for a reply without being interruptible, and rethrows its failure unwrapped. */
+  private static <T> T join(CompletableFuture<T> future) {
+    try {
+      return future.join();
+    } catch (CompletionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException) {
+        throw (RuntimeException) cause;
+      }
+      if (cause instanceof Error) {
+        throw (Error) cause;
+      }
+      throw e;
+    }
+  }
+
+  private void onWake(String message) {
+    List<Request<?>> ours = new ArrayList<>();
+    for (String id : message.split(" ")) {
+      Request<?> request = waiting.get(id);
+      if (request != null) {
+        ours.add(request);
+      }
+    }
+    if (!ours.isEmpty()) {
+      poll(ours);
+    }
+  }
+
+  /** The fallback poll, and the retry of withdrawals that could not be sent. */
+  private void pollAll() {
+    if (!unsentWithdrawals.isEmpty()) {
+      List<String> ids = new ArrayList<>(unsentWithdrawals.keySet());
+      ids.forEach(unsentWithdrawals::remove);
+      sendWithdrawals(ids);
+    }
+    if (!waiting.isEmpty()) {
+      poll(new ArrayList<>(waiting.values()));
+    }
+  }
+
+  /** Sends (again) every request in {@code requests}, and settles each with its reply. */
+  private void poll(Collection<Request<?>> requests) {
+    List<Request<?>> batch = new ArrayList<>();
+    for (Request<?> request : requests) {
+      if (request.isPending()) {
+        batch.add(request);
+      }
+      if (batch.size() == 200) {
+        send(batch, false);
+        batch = new ArrayList<>();
+      }
+    }
+    if (!batch.isEmpty()) {
+      send(batch, false);
+    }
+  }
+
+  private CompletableFuture<Reply> send(List<Request<?>> batch, boolean trying) {
+    String[] args = new String[2 + 4 * batch.size()];
+    args[0] = trying ? "try" : "queue";
+    args[1] = Long.toString(options.waiterExpiry().toMillis());
+    String lease = Long.toString(options.leaseTime().toMillis());
+    int i = 2;
+    for (Request<?> request : batch) {
+      args[i++] = request.id;
+      args[i++] = Integer.toString(request.weight);
+      args[i++] = lease;
+      args[i++] = owner;
+    }
+    long sentNanos = System.nanoTime();
+    CompletableFuture<Reply> reply = call("acquire", args);
+    if (trying) {
+      return reply; // the caller reads the one reply itself
+    }
+    reply.whenComplete(
+        (r, failure) -> {
+          if (failure != null) {
+            batch.forEach(request -> request.attemptFailed(failure));
+            return;
+          }
+          for (int k = 0; k < r.items.size(); k++) {
+            settle(batch.get(k), r.item(k), r, sentNanos);
+          }
+        });
+    return reply;
+  }
+
+  private void settle(Request<?> request, List<Object> item, Reply reply, long sentNanos) {
+    String id = (String) item.get(0);
+    String status = (String) item.get(1);
+    if (!id.equals(request.id) || !request.isPending()) {
+      return; // withdrawn meanwhile: its cancel, sent after this request, gives back any grant
+    }
+    switch (status) {
+      case "granted":
+        RedisLease lease = newLease(request, item, reply, sentNanos);
+        if (options.replicaAcks() > 0) {
+          link.waitForReplicas(options.replicaAcks(), options.replicaTimeout())
+              .whenComplete(
+                  (acks, failure) -> {
+                    if (failure == null && acks >= options.replicaAcks()) {
+                      grant(request, lease);
+                    } else {
+                      // Not on enough replicas: a failover could forget it. Give it back and ask
+                      // again under a new id.
+                      sendRelease(lease.id());
+                      request.attemptFailed(
+                          failure != null
+                              ? failure
+                              : new IllegalStateException(
+                                  "grant reached " + acks + " replicas, not "
+                                      + options.replicaAcks()));
+                      resubmit(request);
+                    }
+                  });
+        } else {
+          grant(request, lease);
+        }
+        break;
+      case "queued":
+        request.queued(((Long) item.get(2)).intValue());
+        break;
+      case "busy":
+        request.fail(new IllegalStateException("a queued request got 'busy'"));
+        break;
+      case "idle":
+        request.grant(null);
+        break;
+      case "toobig":
+        request.fail(
+            new IllegalArgumentException(
+                "permits must not exceed the limit " + reply.limit + ", was " + request.weight));
+        break;
+      case "expired":
+      case "abandoned":
+        // Our queue entry expired (we could not poll in time), or a grant expired before we saw
+        // it: the request is still wanted, so it queues again, under a new id.
+        resubmit(request);
+        break;
+      default:
+        request.fail(
+            new IllegalStateException(
+                "request " + id + " of semaphore '" + name + "' was " + status
+                    + " in Redis by another client"));
+    }
+  }
+
+  private void grant(Request<?> request, RedisLease lease) {
+    held.put(lease.id(), lease);
+    if (request.grant(lease)) {
+      lease.watch();
+    } else {
+      held.remove(lease.id()); // withdrawn meanwhile: its cancel gives the permits back
+    }
+  }
+
+  private RedisLease newLease(Request<?> request, List<Object> item, Reply reply, long sentNanos) {
+    long expiry = Long.parseLong((String) item.get(2));
+    List<FencingToken> tokens = FencingToken.parse((String) item.get(3));
+    long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - reply.serverMillis);
+    return new RedisLease(this, request.id, request.weight, tokens, expiry, deadline);
+  }
+
+  private void resubmit(Request<?> request) {
+    String old = request.id;
+    String fresh = newId();
+    request.id = fresh;
+    waiting.put(fresh, request);
+    waiting.remove(old, request);
+    if (request.isPending()) {
+      poll(List.of(request));
+    } else {
+      waiting.remove(fresh, request);
+    }
+  }
+
+  private void sendWithdrawals(List<String> ids) {
+    call("cancel", ids.toArray(new String[0]))
+        .whenComplete(
+            (reply, failure) -> {
+              if (failure != null) {
+                ids.forEach(id -> unsentWithdrawals.put(id, Boolean.TRUE));
+              }
+            });
+  }
+
+  CompletableFuture<Boolean> sendRelease(String leaseId) {
+    return call("release", leaseId)
+        .thenApply(reply -> "released".equals(reply.item(0).get(1)));
+  }
+
+  private void renewAll() {
+    if (held.isEmpty()) {
+      return;
+    }
+    List<RedisLease> leases = new ArrayList<>(held.values());
+    String[] args = new String[1 + leases.size()];
+    args[0] = Long.toString(options.leaseTime().toMillis());
+    for (int i = 0; i < leases.size(); i++) {
+      args[i + 1] = leases.get(i).id();
+    }
+    long sentNanos = System.nanoTime();
+    call("renew", args)
+        .thenCompose(
+            reply ->
+                options.replicaAcks() == 0
+                    ? CompletableFuture.completedFuture(reply)
+                    : link.waitForReplicas(options.replicaAcks(), options.replicaTimeout())
+                        .thenApply(
+                            acks -> {
+                              if (acks < options.replicaAcks()) {
+                                throw new IllegalStateException(
+                                    "renewal reached " + acks + " replicas, not "
+                                        + options.replicaAcks());
+                              }
+                              return reply;
+                            }))
+        .whenComplete(
+            (reply, failure) -> {
+              if (failure != null) {
+                lastRenewFailure = failure; // leases not renewed in time are lost by their watch
+                return;
+              }
+              lastRenewFailure = null;
+              for (int i = 0; i < leases.size(); i++) {
+                List<Object> item = reply.item(i);
+                String status = (String) item.get(1);
+                RedisLease lease = leases.get(i);
+                if ("renewed".equals(status)) {
+                  long expiry = Long.parseLong((String) item.get(2));
+                  lease.renewed(
+                      expiry,
+                      sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - reply.serverMillis));
+                } else {
+                  lease.lose("it is no longer held in Redis (" + status + ")");
+                }
+              }
+            });
+  }
+
+  @Nullable Throwable lastRenewFailure() {
+    return lastRenewFailure;
+  }
+
+  void forget(RedisLease lease) {
+    held.remove(lease.id(), lease);
+    finishIfClosed();
+  }
+
+  Executor completionExecutor() {
+    return completionExecutor;
+  }
+
+  static ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+    return TIMER.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+  }
+
+  private static String newId() {
+    return java.util.UUID.randomUUID().toString();
+  }
+
+  // ---------------------------------------------------------------- requests
+
+  private static final int PENDING = 0;
+  private static final int GRANTED = 1;
+  private static final int WITHDRAWN = 2;
+
+  /**
+   * A request in progress: a future whose state goes once from pending to granted or withdrawn.
+   * Withdrawing (cancel, a failure, a timeout) sends a cancel before the future completes, so
+   * that what the caller does next already sees the request gone.
+   */
+  private final class Request<T extends @Nullable Object> extends CompletableFuture<T> {
+    final int weight; // 0: awaitIdle
+    final boolean blocking;
+    final @Nullable Duration timeout;
+    volatile String id = newId();
+    final AtomicInteger state = new AtomicInteger(PENDING);
+    volatile boolean answered;
+    volatile boolean timeoutDue;
+    volatile @Nullable Throwable lastFailure;
+    volatile @Nullable ScheduledFuture<?> timer;
+
+    Request(int weight, boolean blocking, @Nullable Duration timeout) {
+      this.weight = weight;
+      this.blocking = blocking;
+      this.timeout = timeout;
+    }
+
+    boolean isPending() {
+      return state.get() == PENDING;
+    }
+
+    @SuppressWarnings("unchecked") // T is Lease, or Void for awaitIdle (granted with null)
+    boolean grant(@Nullable Lease lease) {
+      if (!state.compareAndSet(PENDING, GRANTED)) {
+        return false;
+      }
+      waiting.remove(id, this);
+      stopTimer();
+      deliver(() -> super.complete((T) lease));
+      return true;
+    }
+
+    void queued(int position) {
+      answered = true;
+      if (timeoutDue) {
+        timedOut();
+      }
+    }
+
+    void attemptFailed(Throwable failure) {
+      lastFailure = failure;
+      answered = true;
+      if (timeoutDue) {
+        timedOut();
+      }
+    }
+
+    void timerFired() {
+      if (answered) {
+        timedOut();
+      } else {
+        timeoutDue = true; // decide when the first answer (or failure) comes
+      }
+    }
+
+    private void timedOut() {
+      TimeoutException e =
+          new TimeoutException(
+              "timed out after " + timeout + " waiting for " + weight + " permits of semaphore '"
+                  + name + "'");
+      Throwable cause = lastFailure;
+      if (cause != null) {
+        e.initCause(cause);
+      }
+      fail(e);
+    }
+
+    /** Fails the request from inside (timeout, close, too big, Redis). */
+    void fail(Throwable failure) {
+      if (withdraw()) {
+        deliver(() -> super.completeExceptionally(failure));
+      }
+    }
+
+    private boolean withdraw() {
+      if (!state.compareAndSet(PENDING, WITHDRAWN)) {
+        return false;
+      }
+      waiting.remove(id, this);
+      stopTimer();
+      sendWithdrawals(List.of(id));
+      finishIfClosed();
+      return true;
+    }
+
+    private void stopTimer() {
+      ScheduledFuture<?> t = timer;
+      if (t != null) {
+        t.cancel(false);
+      }
+    }
+
+    private void deliver(Runnable completion) {
+      if (blocking) {
+        completion.run(); // a thread waits in get(): no callbacks to keep off Lettuce's threads
+        return;
+      }
+      try {
+        completionExecutor.execute(completion);
+      } catch (RuntimeException rejected) {
+        completion.run(); // never drop a completion
+      }
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      if (withdraw()) {
+        return super.cancel(mayInterruptIfRunning);
+      }
+      return isCancelled();
+    }
+
+    @Override
+    public boolean completeExceptionally(Throwable failure) {
+      return withdraw() && super.completeExceptionally(failure);
+    }
+
+    @Override
+    public boolean complete(T value) {
+      return withdraw() && super.complete(value);
+    }
+  }
+
+  private <T extends @Nullable Object> Request<T> submit(
+      int weight, boolean blocking, @Nullable Duration timeout) {
+    Request<T> request = new Request<>(weight, blocking, timeout);
+    if (closed && weight != 0) {
+      request.fail(closedException());
+      return request;
+    }
+    waiting.put(request.id, request);
+    if (closed && weight != 0) { // closed while we queued it
+      request.fail(closedException());
+      return request;
+    }
+    if (timeout != null) {
+      request.timer = schedule(request::timerFired, Arguments.toNanos(timeout));
+    }
+    send(List.of(request), false);
+    return request;
+  }
+
+  private SemaphoreClosedException closedException() {
+    return new SemaphoreClosedException("semaphore '" + name + "' is closed (this handle)");
+  }
+
+  /** Checks a weight against the limit, asking Redis when the limit known here is too low. */
+  private void checkWeight(int permits) {
+    if (permits >= 1 && permits > knownLimit) {
+      join(call("counts"));
+    }
+    Arguments.checkWeight(permits, knownLimit);
+  }
+
+  // ---------------------------------------------------------------- Semaphore
+
+  @Override
+  public Lease acquire(int permits) throws InterruptedException {
+    try {
+      return acquireBlocking(permits, null);
+    } catch (TimeoutException impossible) {
+      throw new AssertionError(impossible);
+    }
+  }
+
+  @Override
+  public Lease acquire(int permits, Duration timeout)
+      throws InterruptedException, TimeoutException {
+    Arguments.toNanos(timeout);
+    return acquireBlocking(permits, timeout);
+  }
+
+  private Lease acquireBlocking(int permits, @Nullable Duration timeout)
+      throws InterruptedException, TimeoutException {
+    if (Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    if (closed) {
+      throw closedException();
+    }
+    checkWeight(permits);
+    Request<Lease> request = submit(permits, true, timeout);
+    try {
+      return request.get();
+    } catch (InterruptedException e) {
+      if (!request.cancel(false)) {
+        try {
+          request.join().release(); // granted as we were interrupted: give it back
+        } catch (CompletionException | CancellationException failed) {
+          // it failed instead: nothing to give back
+        }
+      }
+      throw e;
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof TimeoutException) {
+        TimeoutException timedOut = new TimeoutException(String.valueOf(cause.getMessage()));
+        timedOut.initCause(cause);
+        throw timedOut;
+      }
+      throw rethrow(cause);
+    }
+  }
+
+  private static RuntimeException rethrow(@Nullable Throwable cause) {
+    if (cause instanceof SemaphoreClosedException) {
+      SemaphoreClosedException closed = new SemaphoreClosedException(String.valueOf(cause.getMessage()));
+      closed.initCause(cause);
+      return closed;
+    }
+    if (cause instanceof IllegalArgumentException) {
+      return new IllegalArgumentException(String.valueOf(cause.getMessage()), cause);
+    }
+    if (cause instanceof RuntimeException) {
+      return (RuntimeException) cause;
+    }
+    if (cause instanceof Error) {
+      throw (Error) cause;
+    }
+    return new CompletionException(cause);
+  }
+
+  @Override
+  public Optional<Permit> tryAcquire(int permits) {
+    return tryAcquireLease(permits).map(lease -> lease);
+  }
+
+  /** {@link #tryAcquire(int)}, typed as a lease. */
+  public Optional<Lease> tryAcquireLease(int permits) {
+    if (closed) {
+      throw closedException();
+    }
+    checkWeight(permits);
+    Request<Lease> request = new Request<>(permits, true, null);
+    Reply reply = join(send(List.of(request), true));
+    List<Object> item = reply.item(0);
+    switch ((String) item.get(1)) {
+      case "granted":
+        RedisLease lease = newLease(request, item, reply, System.nanoTime());
+        held.put(lease.id(), lease);
+        lease.watch();
+        return Optional.of(lease);
+      case "toobig":
+        throw new IllegalArgumentException(
+            "permits must not exceed the limit " + reply.limit + ", was " + permits);
+      default:
+        return Optional.empty();
+    }
+  }
+
+  @Override
+  public CompletableFuture<Permit> acquireAsync(int permits) {
+    return widen(acquireLeaseAsync(permits, null));
+  }
+
+  @Override
+  public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
+    Arguments.toNanos(timeout);
+    return widen(acquireLeaseAsync(permits, timeout));
+  }
+
+  /** {@link #acquireAsync(int, Duration)}, typed as a lease; a null timeout waits as long as it takes. */
+  public CompletableFuture<Lease> acquireLeaseAsync(int permits, @Nullable Duration timeout) {
+    if (timeout != null) {
+      Arguments.toNanos(timeout);
+    }
+    if (closed) {
+      return CompletableFuture.failedFuture(closedException());
+    }
+    checkWeight(permits);
+    return submit(permits, false, timeout);
+  }
+
+  @SuppressWarnings("unchecked") // a future of leases is a future of permits; nothing else is put in
+  private static CompletableFuture<Permit> widen(CompletableFuture<Lease> future) {
+    return (CompletableFuture<Permit>) (CompletableFuture<?>) future;
+  }
+
+  @Override
+  public int limit() {
+    return join(call("counts")).limit;
+  }
+
+  @Override
+  public int available() {
+    Reply reply = join(call("counts"));
+    return reply.limit - reply.used;
+  }
+
+  @Override
+  public int queueLength() {
+    return join(call("counts")).queued;
+  }
+
+  @Override
+  public void setLimit(int limit) {
+    checkLimit(limit);
+    join(callCreating("limit", limit, Integer.toString(limit)));
+  }
+
+  private CompletableFuture<Reply> callCreating(String op, int createLimit, String... args) {
+    int previous = knownLimit;
+    knownLimit = createLimit; // creates the semaphore with the new limit if it is gone
+    CompletableFuture<Reply> reply = call(op, args);
+    reply.whenComplete(
+        (r, failure) -> {
+          if (failure != null) {
+            knownLimit = previous;
+          }
+        });
+    return reply;
+  }
+
+  @Override
+  public CompletableFuture<Void> awaitIdle() {
+    return submit(0, false, null);
+  }
+
+  /**
+   * Closes this handle: its queued requests fail with {@link SemaphoreClosedException} and it
+   * takes no new ones; {@link #awaitIdle()} waiters keep waiting. Leases held stay held, and
+   * renewed, until released; the connections close after the last one.
+   */
+  @Override
+  public void close() {
+    closed = true;
+    for (Request<?> request : List.copyOf(waiting.values())) {
+      if (request.weight != 0) {
+        request.fail(closedException());
+      }
+    }
+    finishIfClosed();
+  }
+
+  private void finishIfClosed() {
+    if (closed && held.isEmpty() && waiting.isEmpty()) {
+      shutDown();
+    }
+  }
+
+  private void shutDown() {
+    poller.cancel(false);
+    renewer.cancel(false);
+    if (ownsLink) {
+      // Let the withdrawals and releases already sent reach Redis first.
+      schedule(link::close, TimeUnit.MILLISECONDS.toNanos(200));
+    }
+  }
+
+  /** Statistics are not kept for the Redis semaphore. */
+  @Override
+  public Optional<SemaphoreStats> stats() {
+    return Optional.empty();
+  }
+
+  // ---------------------------------------------------------------- Redis-specific
+
+  /** The semaphore's name. */
+  public String name() {
+    return name;
+  }
+
+  /** The options this handle was opened with. */
+  public RedisSemaphoreOptions options() {
+    return options;
+  }
+
+  /** Who holds permits now and who waits, oldest first, as Redis sees it. */
+  public Status status() {
+    Reply reply = join(call("status"));
+    List<LeaseInfo> holders = new ArrayList<>();
+    for (Object entry : (List<?>) reply.items.get(0)) {
+      holders.add(LeaseInfo.of((List<?>) entry));
+    }
+    List<LeaseInfo> waiters = new ArrayList<>();
+    for (Object entry : (List<?>) reply.items.get(1)) {
+      waiters.add(LeaseInfo.of((List<?>) entry));
+    }
+    return new Status(name, reply.limit, reply.used, holders, waiters);
+  }
+
+  /**
+   * A snapshot of a Redis semaphore.
+   *
+   * @param name its name
+   * @param limit its limit
+   * @param held the permits held in all
+   * @param holders who holds them, soonest expiry first
+   * @param waiters who waits, in queue order
+   */
+  public record Status(
+      String name, int limit, int held, List<LeaseInfo> holders, List<LeaseInfo> waiters) {}
+
+  @Override
+  public String toString() {
+    return "RedisSemaphore[name=" + name + ", prefix=" + options.keyPrefix()
+        + (closed ? ", closed]" : "]");
+  }
+
+  /** For tests: the request ids this handle waits on. */
+  Collection<String> waitingIds() {
+    return List.copyOf(waiting.keySet());
+  }
+
+  /** For tests: the leases this handle holds. */
+  Collection<RedisLease> heldLeases() {
+    return List.copyOf(held.values());
+  }
+
+  /** For tests: runs the script as the handle does. */
+  CompletionStage<List<Object>> rawCall(String op, String... args) {
+    return call(op, args).thenApply(reply -> reply.items);
+  }
+
+  /** For tests: runs the script, announcing changes on another channel. */
+  CompletionStage<List<Object>> rawCallOnChannel(String op, String wakeChannel, String... args) {
+    return callOn(wakeChannel, op, args).thenApply(reply -> reply.items);
+  }
+}

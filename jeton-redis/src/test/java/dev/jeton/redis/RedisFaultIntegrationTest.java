@@ -1,0 +1,232 @@
+package dev.jeton.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jeton.redis.testing.ChildJvm;
+import dev.jeton.redis.testing.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Faults against real redis-server processes and real client processes: a holder killed or
+ * paused, Redis restarted empty, the wake-up connection killed, requests replayed.
+ */
+class RedisFaultIntegrationTest {
+  private static final Duration LEASE = Duration.ofMillis(1500);
+  private static final Duration POLL = Duration.ofMillis(100);
+  private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+  private RedisServer server;
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+
+  @BeforeEach
+  void startRedis() {
+    server = RedisServer.start();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    for (AutoCloseable c : toClose) {
+      c.close();
+    }
+    server.close();
+  }
+
+  private RedisSemaphore open(String name, int limit) {
+    return open(name, limit, RedisSemaphoreOptions.defaults().withLeaseTime(LEASE).withPollInterval(POLL));
+  }
+
+  private RedisSemaphore open(String name, int limit, RedisSemaphoreOptions options) {
+    RedisSemaphore semaphore =
+        RedisSemaphore.builder(name).uri(server.uri()).limitIfNew(limit).options(options).open();
+    toClose.add(semaphore);
+    return semaphore;
+  }
+
+  private ChildJvm holder(String name, int limit, int permits) {
+    ChildJvm child =
+        ChildJvm.start(
+            LeaseHolder.class,
+            server.uri(),
+            name,
+            Integer.toString(limit),
+            Long.toString(LEASE.toMillis()),
+            Integer.toString(permits));
+    toClose.add(child);
+    return child;
+  }
+
+  @Test
+  void killedHolder_permitsReturnAfterTheLeaseAndWaitersGetThemInFifoOrder() throws Exception {
+    RedisSemaphore sem = open("killed", 2);
+    ChildJvm child = holder("killed", 2, 2);
+    child.await("GRANTED", PATIENCE);
+    List<String> order = new CopyOnWriteArrayList<>();
+    List<CompletableFuture<Lease>> waiters = new ArrayList<>();
+    for (String who : List.of("first", "second", "third")) {
+      CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1, null);
+      waiter.thenRun(() -> order.add(who));
+      waiters.add(waiter);
+      int queued = waiters.size();
+      awaitTrue(() -> sem.queueLength() == queued, who + " to queue");
+    }
+
+    child.signal("KILL");
+    Lease first = waiters.get(0).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    Lease second = waiters.get(1).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    assertFalse(waiters.get(2).isDone(), "only two permits came back");
+    first.release();
+    waiters.get(2).get(PATIENCE.toSeconds(), TimeUnit.SECONDS).release();
+    second.release();
+    awaitTrue(() -> order.size() == 3, "all three to be granted");
+    assertEquals(List.of("first", "second", "third"), order);
+  }
+
+  @Test
+  void pausedHolder_losesItsLeaseToAWaiterLearnsItAndIsFencedOff() throws Exception {
+    RedisSemaphore sem = open("paused", 1);
+    ChildJvm child = holder("paused", 1, 1);
+    String granted = child.await("GRANTED", PATIENCE);
+    List<FencingToken> stale = FencingToken.parse(granted.split(" ")[2]);
+    FencingGuard resource = new FencingGuard();
+    assertTrue(resource.admit(FencingToken.parse(child.await("WRITE", PATIENCE).substring(6))));
+
+    CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1, null);
+    child.signal("STOP");
+    Lease taken = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS); // after the lease time
+    assertEquals(stale.get(0).slot(), taken.fencingTokens().get(0).slot(), "the same slot");
+    assertTrue(taken.fencingTokens().get(0).token() > stale.get(0).token(), "a newer token");
+    assertTrue(resource.admit(taken.fencingTokens()), "the new holder writes");
+
+    child.drain();
+    child.signal("CONT");
+    String lost = child.await("LOST", PATIENCE);
+    assertTrue(lost.contains("renew") || lost.contains("no longer held"), lost);
+    for (String line : child.drain()) {
+      if (line.startsWith("WRITE")) {
+        assertFalse(
+            resource.admit(FencingToken.parse(line.substring(6))),
+            "a write from the paused holder after resuming must be rejected: " + line);
+      }
+    }
+    assertFalse(resource.admit(stale), "the stale holder's tokens are rejected");
+    assertTrue(taken.isHeld());
+    child.tell("release");
+    assertEquals("RELEASED false", child.await("RELEASED", PATIENCE), "its release was a no-op");
+    taken.release();
+  }
+
+  @Test
+  void redisRestart_holdersLearnTheirLeasesAreLostAndWaitersRecover() throws Exception {
+    RedisSemaphore sem = open("restart", 1);
+    Lease held = sem.acquire(1);
+    CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1, null);
+    awaitTrue(() -> sem.queueLength() == 1, "the waiter to queue");
+
+    server.restart(); // no persistence: every key is gone
+
+    Lease.LeaseLoss loss =
+        held.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    assertTrue(loss.reason().contains("no longer held") || loss.reason().contains("renew"),
+        loss.reason());
+    assertFalse(held.isHeld());
+    Lease recovered = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    assertTrue(recovered.isHeld());
+    assertEquals(1, sem.limit(), "the semaphore is recreated with the limit this handle knew");
+    recovered.release();
+    sem.acquire(1, PATIENCE).release();
+    assertEquals(1, sem.available());
+  }
+
+  @Test
+  void pubsubKilled_waitersStillWakeByPolling() throws Exception {
+    RedisSemaphore sem = open("pubsub", 1);
+    Lease held = sem.acquire(1);
+    CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1, null);
+    awaitTrue(() -> sem.queueLength() == 1, "the waiter to queue");
+
+    server.command("CLIENT", "KILL", "TYPE", "pubsub");
+    // Release the lease by a script call that announces it on another channel: no wake-up
+    // message reaches the waiter, whether or not its connection is back by then.
+    RedisSemaphore other =
+        open("pubsub", 1, RedisSemaphoreOptions.defaults().withLeaseTime(LEASE).withPollInterval(POLL));
+    List<Object> reply =
+        other.rawCallOnChannel("release", "nowhere", held.id()).toCompletableFuture().get();
+    assertEquals("released", ((List<?>) reply.get(0)).get(1));
+
+    waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).release();
+    assertEquals(1, sem.available());
+
+    // And once Lettuce has resubscribed, wake-ups arrive again.
+    Lease again = sem.acquire(1);
+    CompletableFuture<Lease> next = sem.acquireLeaseAsync(1, null);
+    again.release();
+    next.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).release();
+  }
+
+  @Test
+  void replayedAcquire_neverYieldsTwoLeases() throws Exception {
+    RedisSemaphore sem = open("replay", 2);
+    String lease = Long.toString(LEASE.toMillis());
+    String[] request = {"queue", "10000", "the-request", "1", lease, "h\t1\ttest"};
+    List<Object> first = sem.rawCall("acquire", request).toCompletableFuture().get();
+    List<Object> second = sem.rawCall("acquire", request).toCompletableFuture().get();
+    assertEquals("granted", ((List<?>) first.get(0)).get(1));
+    assertEquals(first, second, "the replay returns the same lease");
+    assertEquals(1, sem.available(), "one permit held, not two");
+
+    sem.rawCall("release", "the-request").toCompletableFuture().get();
+    List<Object> late = sem.rawCall("acquire", request).toCompletableFuture().get();
+    assertEquals("released", ((List<?>) late.get(0)).get(1), "a replay after release is refused");
+    assertEquals(2, sem.available());
+
+    String[] cancelled = {"queue", "10000", "cancelled-request", "1", lease, "h\t1\ttest"};
+    sem.rawCall("cancel", "cancelled-request").toCompletableFuture().get();
+    List<Object> afterCancel = sem.rawCall("acquire", cancelled).toCompletableFuture().get();
+    assertEquals("cancelled", ((List<?>) afterCancel.get(0)).get(1));
+    assertEquals(2, sem.available());
+  }
+
+  @Test
+  void lostReply_retriedUnderTheSameIdTakesOneLease() throws Exception {
+    RedisSemaphore sem = open("lost-reply", 1);
+    // A reply lost on the way back: Redis ran the acquire, the client never heard. The client's
+    // next poll of the same request id must find the lease it already has, not take another.
+    Lease held = sem.acquire(1);
+    CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1, null);
+    awaitTrue(() -> sem.queueLength() == 1, "the waiter to queue");
+    String id = sem.waitingIds().iterator().next();
+    held.release(); // grants the waiter in Redis
+    Lease granted = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    String lease = Long.toString(LEASE.toMillis());
+    List<Object> replay =
+        sem.rawCall("acquire", "queue", "10000", id, "1", lease, "h\t1\ttest")
+            .toCompletableFuture()
+            .get();
+    assertEquals("granted", ((List<?>) replay.get(0)).get(1));
+    assertEquals(granted.id(), ((List<?>) replay.get(0)).get(0));
+    assertEquals(0, sem.available(), "still one lease");
+    granted.release();
+    assertEquals(1, sem.available());
+  }
+
+  private static void awaitTrue(java.util.function.BooleanSupplier condition, String what)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + PATIENCE.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.sleep(5);
+    }
+  }
+}

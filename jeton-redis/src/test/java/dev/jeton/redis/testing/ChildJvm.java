@@ -1,0 +1,117 @@
+package dev.jeton.redis.testing;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A child JVM running a test class's main, on this JVM's class path: a separate client process
+ * that a test can kill, pause and talk to line by line.
+ */
+public final class ChildJvm implements AutoCloseable {
+  private final Process process;
+  private final PrintWriter in;
+  private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+  private final List<String> seen = new ArrayList<>();
+
+  private ChildJvm(Process process) {
+    this.process = process;
+    this.in = new PrintWriter(process.getOutputStream(), true, StandardCharsets.UTF_8);
+    Thread reader =
+        new Thread(
+            () -> {
+              try (BufferedReader out =
+                  new BufferedReader(
+                      new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = out.readLine()) != null; ) {
+                  lines.add(line);
+                }
+              } catch (IOException ignored) {
+                // the child is gone
+              }
+            },
+            "child-output-" + process.pid());
+    reader.setDaemon(true);
+    reader.start();
+  }
+
+  /** Starts {@code mainClass} with {@code args}; its stderr is merged into its stdout. */
+  public static ChildJvm start(Class<?> mainClass, String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Xss1m");
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(mainClass.getName());
+    command.addAll(List.of(args));
+    try {
+      return new ChildJvm(new ProcessBuilder(command).redirectErrorStream(true).start());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The next line starting with {@code prefix}, skipping others; fails after {@code timeout}. */
+  public String await(String prefix, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      if (line == null) {
+        throw new AssertionError(
+            "child " + process.pid() + " printed no '" + prefix + "' line within " + timeout
+                + "; it printed: " + seen + (process.isAlive() ? "" : " and exited"));
+      }
+      seen.add(line);
+      if (line.startsWith(prefix)) {
+        return line;
+      }
+    }
+  }
+
+  /** Lines printed so far and not yet awaited. */
+  public List<String> drain() {
+    List<String> rest = new ArrayList<>();
+    lines.drainTo(rest);
+    seen.addAll(rest);
+    return rest;
+  }
+
+  /** Sends a line to the child's stdin. */
+  public void tell(String line) {
+    in.println(line);
+  }
+
+  public long pid() {
+    return process.pid();
+  }
+
+  /** Sends a signal by name (KILL, STOP, CONT, TERM). */
+  public void signal(String name) throws IOException, InterruptedException {
+    int status = new ProcessBuilder("kill", "-" + name, Long.toString(pid())).start().waitFor();
+    if (status != 0) {
+      throw new IOException("kill -" + name + " " + pid() + " exited with " + status);
+    }
+  }
+
+  /** Waits for the child to exit; its exit code. */
+  public int waitFor(Duration timeout) throws InterruptedException {
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      throw new AssertionError("child " + pid() + " did not exit within " + timeout);
+    }
+    return process.exitValue();
+  }
+
+  @Override
+  public void close() {
+    process.destroyForcibly();
+  }
+}
