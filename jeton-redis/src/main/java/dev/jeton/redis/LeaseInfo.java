@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
  * @param permits how many permits it holds or asks for (0: an {@code awaitIdle} waiter)
  * @param host the host it runs on
  * @param pid its process id
+ * @param user the user it runs as
  * @param owner what it says it is (by default its command line)
  * @param since when it was granted its lease, or queued, by the Redis server's clock
  * @param expiresAt for a holder, when its lease expires unless renewed; null for a waiter
@@ -21,14 +22,15 @@ public record LeaseInfo(
     int permits,
     String host,
     long pid,
+    String user,
     String owner,
     Instant since,
     @Nullable Instant expiresAt,
     List<FencingToken> fencingTokens) {
 
-  /** Reads {id, weight, since ms, "host\tpid\towner", expiry ms or '', tokens or ''}. */
+  /** Reads {id, weight, since ms, "host\tpid\tuser\towner", expiry ms or '', tokens or ''}. */
   static LeaseInfo of(List<?> entry) {
-    String[] who = ((String) entry.get(3)).split("\t", 3);
+    String[] who = ((String) entry.get(3)).split("\t", 4);
     long pid;
     try {
       pid = who.length > 1 ? Long.parseLong(who[1]) : -1;
@@ -42,6 +44,7 @@ public record LeaseInfo(
         who[0],
         pid,
         who.length > 2 ? who[2] : "?",
+        who.length > 3 ? who[3] : "?",
         Instant.ofEpochMilli(Long.parseLong((String) entry.get(2))),
         expiry.isEmpty() ? null : Instant.ofEpochMilli(Long.parseLong(expiry)),
         FencingToken.parse((String) entry.get(5)));

@@ -2,6 +2,8 @@ package dev.jeton.redis;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
@@ -201,6 +203,20 @@ final class Link implements AutoCloseable {
     }
   }
 
+  /** Every key matching {@code pattern}, on every primary of a cluster. */
+  List<String> keys(String pattern) {
+    List<String> found = new ArrayList<>();
+    ScanArgs args = ScanArgs.Builder.matches(pattern).limit(1000);
+    KeyScanCursor<String> cursor = commands.scan(args).toCompletableFuture().join();
+    while (true) {
+      found.addAll(cursor.getKeys());
+      if (cursor.isFinished()) {
+        return found;
+      }
+      cursor = commands.scan(cursor, args).toCompletableFuture().join();
+    }
+  }
+
   /** Calls {@code listener} with each message on {@code channel}. */
   CompletableFuture<Void> subscribe(String channel, Consumer<String> listener) {
     listeners.put(channel, listener);
@@ -209,11 +225,12 @@ final class Link implements AutoCloseable {
 
   @Override
   public void close() {
-    pubsub.closeAsync();
-    connection.closeAsync();
     AbstractRedisClient client = ownedClient;
     if (client != null) {
-      client.shutdownAsync(0, 2, java.util.concurrent.TimeUnit.SECONDS);
+      client.shutdownAsync(0, 2, java.util.concurrent.TimeUnit.SECONDS); // closes both, too
+    } else {
+      pubsub.closeAsync();
+      connection.closeAsync();
     }
   }
 

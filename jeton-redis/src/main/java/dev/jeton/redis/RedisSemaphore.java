@@ -96,10 +96,13 @@ public final class RedisSemaphore implements Semaphore {
   private final Map<String, Request<?>> waiting = new ConcurrentHashMap<>();
   private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
   private final Map<String, Boolean> unsentWithdrawals = new ConcurrentHashMap<>();
+  private final java.util.Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
   private final ScheduledFuture<?> poller;
   private final ScheduledFuture<?> renewer;
   private volatile int knownLimit;
   private volatile boolean closed;
+  private final java.util.concurrent.atomic.AtomicBoolean shutDown =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private volatile @Nullable Throwable lastRenewFailure;
 
   private RedisSemaphore(Builder builder, Link link, int limit) {
@@ -116,7 +119,12 @@ public final class RedisSemaphore implements Semaphore {
         };
     this.channel = base + "wake";
     this.owner =
-        ThisProcess.hostName() + "\t" + ThisProcess.pid() + "\t" + oneLine(builder.owner);
+        String.join(
+            "\t",
+            ThisProcess.hostName(),
+            Long.toString(ThisProcess.pid()),
+            oneLine(System.getProperty("user.name", "?")),
+            oneLine(builder.owner));
     this.completionExecutor = builder.completionExecutor;
     this.knownLimit = limit;
     long poll = options.pollInterval().toNanos();
@@ -212,9 +220,9 @@ public final class RedisSemaphore implements Semaphore {
      * Connects and opens the handle. With neither {@link #limit} nor {@link #limitIfNew}, the
      * semaphore must exist.
      *
-     * @throws IllegalStateException if the semaphore exists with another limit than {@link
-     *     #limit}, or does not exist and no limit was given
-     * @throws IllegalArgumentException if no Redis URI or client was given, or the URI is bad
+     * @throws IllegalArgumentException if the semaphore exists with another limit than {@link
+     *     #limit}, or does not exist and no limit was given; if no Redis URI or client was
+     *     given, or the URI is bad
      * @throws io.lettuce.core.RedisException if Redis cannot be reached
      */
     public RedisSemaphore open() {
@@ -243,21 +251,26 @@ public final class RedisSemaphore implements Semaphore {
     join(link.subscribe(channel, this::onWake));
     Reply reply = join(call("counts"));
     if (reply.limit < 0) {
-      throw new IllegalStateException(
-          "semaphore '" + name + "' does not exist in Redis: give a limit to create it");
+      throw new IllegalArgumentException(
+          "there is no semaphore '" + name + "' in Redis: give a limit to create it");
     }
     if (requiredLimit >= 0 && reply.limit != requiredLimit) {
-      throw new IllegalStateException(
-          "semaphore '" + name + "' has limit " + reply.limit + " in Redis, not " + requiredLimit
-              + ": open it with limitIfNew, or change its limit with setLimit");
+      throw new IllegalArgumentException(
+          "semaphore '" + name + "' exists with limit " + reply.limit + ", not " + requiredLimit
+              + ": change the limit explicitly (setLimit, or jeton limit)");
     }
   }
 
+  /**
+   * Checks a name or key prefix: letters, digits, '.', '_' and '-', so that it cannot break the
+   * key layout ('{', '}' and ':' would) and is also a valid machine-wide name ('.' and '..' are
+   * not).
+   */
   static String checkKeyPart(String what, String value) {
-    if (!KEY_PART.matcher(value).matches()) {
+    if (!KEY_PART.matcher(value).matches() || value.contains("..") || value.equals(".")) {
       throw new IllegalArgumentException(
           what + " must be 1 to 200 letters, digits, '.', '_' or '-' (it is part of Redis keys),"
-              + " was '" + value + "'");
+              + " and neither contain '..' nor be '.', was '" + value + "'");
     }
     return value;
   }
@@ -323,7 +336,10 @@ public final class RedisSemaphore implements Semaphore {
     argv[2] = wakeChannel;
     argv[3] = Long.toString(options.replayWindow().toMillis());
     System.arraycopy(args, 0, argv, 4, args.length);
-    return link.run(keys, argv)
+    CompletableFuture<List<Object>> sent = link.run(keys, argv);
+    inFlight.add(sent);
+    sent.whenComplete((r, failure) -> inFlight.remove(sent));
+    return sent
         .thenApply(
             raw -> {
               Reply reply = new Reply(raw);
@@ -483,11 +499,15 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   private void grant(Request<?> request, RedisLease lease) {
-    held.put(lease.id(), lease);
+    // Registered before the caller can see it (and release it); a second reply for the same
+    // grant (a poll crossing the first reply) finds it registered and the request settled.
+    if (held.putIfAbsent(lease.id(), lease) != null) {
+      return;
+    }
     if (request.grant(lease)) {
       lease.watch();
     } else {
-      held.remove(lease.id()); // withdrawn meanwhile: its cancel gives the permits back
+      held.remove(lease.id(), lease); // withdrawn meanwhile: its cancel gives the permits back
     }
   }
 
@@ -498,12 +518,17 @@ public final class RedisSemaphore implements Semaphore {
     return new RedisLease(this, request.id, request.weight, tokens, expiry, deadline);
   }
 
+  /**
+   * Sends the request again under a new id, and withdraws the old one: a poll still in flight
+   * for it may yet be granted, and the withdrawal, sent after it, gives that grant back.
+   */
   private void resubmit(Request<?> request) {
     String old = request.id;
     String fresh = newId();
     request.id = fresh;
     waiting.put(fresh, request);
     waiting.remove(old, request);
+    sendWithdrawals(List.of(old));
     if (request.isPending()) {
       poll(List.of(request));
     } else {
@@ -803,8 +828,12 @@ public final class RedisSemaphore implements Semaphore {
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof TimeoutException) {
+        // Thrown again from this thread, with the reason it timed out (if any) as its cause.
         TimeoutException timedOut = new TimeoutException(String.valueOf(cause.getMessage()));
-        timedOut.initCause(cause);
+        Throwable why = cause.getCause();
+        if (why != null) {
+          timedOut.initCause(why);
+        }
         throw timedOut;
       }
       throw rethrow(cause);
@@ -948,11 +977,16 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   private void shutDown() {
+    if (!shutDown.compareAndSet(false, true)) {
+      return;
+    }
     poller.cancel(false);
     renewer.cancel(false);
     if (ownsLink) {
       // Let the withdrawals and releases already sent reach Redis first.
-      schedule(link::close, TimeUnit.MILLISECONDS.toNanos(200));
+      CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
+          .orTimeout(5, TimeUnit.SECONDS)
+          .whenComplete((done, failure) -> link.close());
     }
   }
 
@@ -972,6 +1006,22 @@ public final class RedisSemaphore implements Semaphore {
   /** The options this handle was opened with. */
   public RedisSemaphoreOptions options() {
     return options;
+  }
+
+  /**
+   * The names of the semaphores in the Redis at {@code redisUri} under the options' key prefix,
+   * sorted.
+   */
+  public static List<String> list(String redisUri, RedisSemaphoreOptions options) {
+    String prefix = "{" + options.keyPrefix() + ":";
+    try (Link link = Link.connect(redisUri)) {
+      List<String> names = new ArrayList<>();
+      for (String key : link.keys(prefix + "*}:meta")) {
+        names.add(key.substring(prefix.length(), key.length() - "}:meta".length()));
+      }
+      java.util.Collections.sort(names);
+      return names;
+    }
   }
 
   /** Who holds permits now and who waits, oldest first, as Redis sees it. */

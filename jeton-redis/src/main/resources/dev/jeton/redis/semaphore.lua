@@ -70,6 +70,10 @@ end
 local function tombstone(id, outcome)
   redis.call('HSET', DONE, id, outcome)
   redis.call('ZADD', DEXP, now + tombstoneMs, id)
+end
+
+-- A waiting request's state changed in a call its owner did not make: tell the owner.
+local function announce(id)
   changed[#changed + 1] = id
 end
 
@@ -138,7 +142,6 @@ local function grant(id, weight, leaseMs, owner)
     cjson.encode({w = weight, s = slots, t = tokens, e = int(expiry), l = leaseMs, o = owner,
                   a = int(now)}))
   redis.call('ZADD', LEXP, expiry, id)
-  changed[#changed + 1] = id
 end
 
 local function sweep()
@@ -166,6 +169,7 @@ local function grantHead(lim)
     if waiter.w > lim then
       removeWaiter(head)
       tombstone(head, 'toobig')
+      announce(head)
     else
       local weight = waiter.w
       if weight == 0 then
@@ -180,6 +184,7 @@ local function grantHead(lim)
       else
         grant(head, waiter.w, waiter.l, waiter.o)
       end
+      announce(head)
     end
   end
 end
@@ -322,6 +327,7 @@ elseif op == 'limit' then
       if cjson.decode(redis.call('HGET', WAITERS, id)).w > new then
         removeWaiter(id)
         tombstone(id, 'toobig')
+        announce(id)
       end
     end
   end

@@ -88,7 +88,8 @@ class RedisFaultIntegrationTest {
     waiters.get(2).get(PATIENCE.toSeconds(), TimeUnit.SECONDS).release();
     second.release();
     awaitTrue(() -> order.size() == 3, "all three to be granted");
-    assertEquals(List.of("first", "second", "third"), order);
+    // The first two are granted by one script, so their callbacks may run in either order.
+    assertEquals("third", order.get(2), "the third waiter is served last: " + order);
   }
 
   @Test

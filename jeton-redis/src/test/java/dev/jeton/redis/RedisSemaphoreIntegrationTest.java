@@ -1,0 +1,267 @@
+package dev.jeton.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jeton.internal.ThisProcess;
+import dev.jeton.redis.testing.RedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** What the Redis semaphore adds to the contract, against a real redis-server. */
+class RedisSemaphoreIntegrationTest {
+  private RedisServer server;
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+
+  @BeforeEach
+  void startRedis() {
+    server = RedisServer.start();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    for (AutoCloseable c : toClose) {
+      c.close();
+    }
+    server.close();
+  }
+
+  private RedisSemaphore.Builder builder(String name) {
+    return RedisSemaphore.builder(name).uri(server.uri());
+  }
+
+  private RedisSemaphore open(RedisSemaphore.Builder builder) {
+    RedisSemaphore semaphore = builder.open();
+    toClose.add(semaphore);
+    return semaphore;
+  }
+
+  private long evalCalls() {
+    long calls = 0;
+    for (String line : server.command("INFO", "commandstats").split("\n")) {
+      if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+        calls += Long.parseLong(line.replaceAll("^[a-z_]+:calls=(\\d+),.*", "$1").trim());
+      }
+    }
+    return calls;
+  }
+
+  @Test
+  void uncontendedAcquireAndReleaseAreOneRoundTripEach() throws Exception {
+    RedisSemaphore sem = open(builder("trips").limit(2));
+    sem.acquire(1).release(); // the script is known to Redis from here on
+    long before = evalCalls();
+    Lease lease = sem.acquire(1);
+    assertEquals(before + 1, evalCalls(), "one script call to acquire");
+    assertTrue(lease.releaseAsync().get(10, TimeUnit.SECONDS));
+    assertEquals(before + 2, evalCalls(), "one script call to release");
+  }
+
+  @Test
+  void open_checksTheLimitAndTheName() {
+    open(builder("lim").limit(3));
+    IllegalArgumentException other =
+        assertThrows(IllegalArgumentException.class, () -> builder("lim").limit(4).open());
+    assertTrue(other.getMessage().contains("exists with limit 3, not 4"), other.getMessage());
+    assertEquals(3, open(builder("lim").limitIfNew(9)).limit(), "limitIfNew keeps the stored one");
+    assertEquals(3, open(builder("lim")).limit(), "no limit: opens the existing one");
+    IllegalArgumentException missing =
+        assertThrows(IllegalArgumentException.class, () -> builder("nobody").open());
+    assertTrue(missing.getMessage().contains("give a limit"), missing.getMessage());
+    for (String bad : List.of("", "a b", "a{b}", "a:b", "..", ".", "x".repeat(201), "é")) {
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> RedisSemaphore.builder(bad));
+      assertTrue(e.getMessage().contains("'" + bad + "'"), e.getMessage());
+    }
+    assertThrows(IllegalArgumentException.class, () -> builder("x").limit(-1));
+    assertThrows(IllegalArgumentException.class, () -> builder("x").limit(1 << 30));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> RedisSemaphoreOptions.defaults().withKeyPrefix("a}b"));
+    IllegalArgumentException noUri =
+        assertThrows(IllegalArgumentException.class, () -> RedisSemaphore.builder("x").open());
+    assertTrue(noUri.getMessage().contains("uri"), noUri.getMessage());
+    IllegalArgumentException badUri =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> RedisSemaphore.builder("x").uri("http://nowhere").limit(1).open());
+    assertTrue(badUri.getMessage().contains("http://nowhere"), badUri.getMessage());
+  }
+
+  @Test
+  void options_checkTheirSettingsTogether() {
+    RedisSemaphoreOptions d = RedisSemaphoreOptions.defaults();
+    assertEquals(Duration.ofSeconds(30), d.leaseTime());
+    assertEquals(Duration.ofSeconds(10), d.withLeaseTime(Duration.ofSeconds(30)).renewInterval());
+    assertThrows(IllegalArgumentException.class, () -> d.withRenewInterval(Duration.ofSeconds(30)));
+    assertThrows(IllegalArgumentException.class, () -> d.withWaiterExpiry(Duration.ofSeconds(1)));
+    assertThrows(IllegalArgumentException.class, () -> d.withLeaseTime(Duration.ZERO));
+    assertThrows(IllegalArgumentException.class, () -> d.withReplicaAcks(-1, Duration.ofSeconds(1)));
+    assertEquals(Duration.ofSeconds(5), d.withPollInterval(Duration.ofMillis(500)).waiterExpiry());
+  }
+
+  @Test
+  void status_showsWhoHoldsAndWhoWaitsInOrder() throws Exception {
+    RedisSemaphore sem = open(builder("who").limit(3).owner("the test"));
+    Lease held = sem.acquire(2);
+    CompletableFuture<Lease> first = sem.acquireLeaseAsync(2, null);
+    CompletableFuture<Lease> second = sem.acquireLeaseAsync(1, null);
+    RedisSemaphore.Status status = sem.status();
+    assertEquals(3, status.limit());
+    assertEquals(2, status.held());
+    LeaseInfo holder = status.holders().get(0);
+    assertEquals(held.id(), holder.id());
+    assertEquals(2, holder.permits());
+    assertEquals(ThisProcess.pid(), holder.pid());
+    assertEquals(ThisProcess.hostName(), holder.host());
+    assertEquals(System.getProperty("user.name"), holder.user());
+    assertEquals("the test", holder.owner());
+    assertEquals(held.fencingTokens(), holder.fencingTokens());
+    assertNotNull(holder.expiresAt());
+    assertEquals(List.of(2, 1), status.waiters().stream().map(LeaseInfo::permits).toList());
+    assertNull(status.waiters().get(0).expiresAt());
+    held.release();
+    first.get(10, TimeUnit.SECONDS).release();
+    second.get(10, TimeUnit.SECONDS).release();
+    assertEquals(List.of("who"), RedisSemaphore.list(server.uri(), RedisSemaphoreOptions.defaults()));
+  }
+
+  @Test
+  void leases_areRenewedWhileHeldAndTokensGrowPerSlot() throws Exception {
+    RedisSemaphoreOptions quick =
+        RedisSemaphoreOptions.defaults().withLeaseTime(Duration.ofMillis(600));
+    RedisSemaphore sem = open(builder("renew").limit(2).options(quick));
+    Lease lease = sem.acquire(2);
+    Thread.sleep(2_000); // more than three lease times
+    assertTrue(lease.isHeld());
+    assertFalse(lease.lost().toCompletableFuture().isDone());
+    assertEquals(0, sem.available(), "Redis still has it");
+    List<FencingToken> before = lease.fencingTokens();
+    assertTrue(lease.releaseAsync().get(10, TimeUnit.SECONDS), "released while held");
+    assertFalse(lease.releaseAsync().get(10, TimeUnit.SECONDS), "a second release says no");
+    Lease again = sem.acquire(2);
+    for (int i = 0; i < 2; i++) {
+      assertEquals(before.get(i).slot(), again.fencingTokens().get(i).slot());
+      assertTrue(again.fencingTokens().get(i).token() > before.get(i).token());
+    }
+    again.release();
+  }
+
+  @Test
+  void scriptFlushed_isReloadedTransparently() throws Exception {
+    RedisSemaphore sem = open(builder("flush").limit(1));
+    sem.acquire(1).release();
+    assertEquals("OK", server.command("SCRIPT", "FLUSH"));
+    Lease lease = sem.acquire(1, Duration.ofSeconds(10));
+    assertEquals(0, sem.available());
+    lease.release();
+    assertEquals(1, sem.available());
+  }
+
+  @Test
+  void redisUnreachable_acquireFailsWithinItsTimeoutWithTheCause() throws Exception {
+    RedisSemaphore sem = open(builder("down").limit(1));
+    server.kill();
+    TimeoutException e =
+        assertThrows(TimeoutException.class, () -> sem.acquire(1, Duration.ofMillis(500)));
+    Throwable cause = e.getCause();
+    assertNotNull(cause, "the timeout says why");
+    while (cause.getCause() != null && !(cause instanceof RedisException)) {
+      cause = cause.getCause();
+    }
+    assertInstanceOf(RedisException.class, cause, "the cause is Redis's: " + e.getCause());
+    assertThrows(RedisException.class, () -> sem.tryAcquire(1));
+    assertThrows(
+        RedisException.class,
+        () -> RedisSemaphore.builder("down").uri(server.uri()).limit(1).open(),
+        "opening fails at once with the connection error");
+    server.restart();
+    Lease lease = sem.acquire(1, Duration.ofSeconds(20)); // and it recovers
+    lease.release();
+  }
+
+  @Test
+  void setLimit_isSharedThroughRedis() throws Exception {
+    RedisSemaphore a = open(builder("shared").limit(1));
+    RedisSemaphore b = open(builder("shared"));
+    Lease held = a.acquire(1);
+    CompletableFuture<Lease> waiting = b.acquireLeaseAsync(1, null);
+    a.setLimit(2);
+    waiting.get(10, TimeUnit.SECONDS).release();
+    assertEquals(2, b.limit());
+    assertTrue(b.tryAcquire(2).isEmpty(), "one permit is still held through a");
+    // release() returns once the release is sent; another handle (another connection) may ask
+    // before it arrives, so wait for Redis to confirm it.
+    assertTrue(held.releaseAsync().get(10, TimeUnit.SECONDS));
+    b.tryAcquire(2).orElseThrow().release();
+  }
+
+  @Test
+  void sharedClient_isLeftOpenWhenTheHandleCloses() throws Exception {
+    RedisClient client = RedisClient.create(server.uri());
+    try {
+      RedisSemaphore one = RedisSemaphore.builder("c").client(client).limit(1).open();
+      one.acquire(1).releaseAsync().get(10, TimeUnit.SECONDS);
+      one.close();
+      RedisSemaphore two = RedisSemaphore.builder("c").client(client).open();
+      assertEquals(1, two.available());
+      two.close();
+    } finally {
+      client.shutdown();
+    }
+  }
+
+  @Test
+  void replicaAcks_waitForReplicasAndGiveBackGrantsTheyMiss() throws Exception {
+    try (RedisServer replica = RedisServer.start()) {
+      replica.command("REPLICAOF", "127.0.0.1", Integer.toString(server.port()));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (!server.command("INFO", "replication").contains("connected_slaves:1")
+          || !replica.command("INFO", "replication").contains("master_link_status:up")) {
+        assertTrue(System.nanoTime() < deadline, "the replica to connect");
+        Thread.sleep(20);
+      }
+      RedisSemaphore one =
+          open(builder("acked").limit(1).options(
+              RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))));
+      Lease lease = one.acquire(1, Duration.ofSeconds(10));
+      assertTrue(replica.command("HLEN", "{jeton:acked}:holders").equals("1"),
+          "the replica has the lease once it is granted");
+      lease.releaseAsync().get(10, TimeUnit.SECONDS);
+
+      RedisSemaphore two =
+          open(builder("acked").options(
+              RedisSemaphoreOptions.defaults().withReplicaAcks(2, Duration.ofMillis(100))));
+      TimeoutException e =
+          assertThrows(TimeoutException.class, () -> two.acquire(1, Duration.ofSeconds(1)));
+      assertTrue(String.valueOf(e.getCause()).contains("reached 1 replicas, not 2"),
+          String.valueOf(e.getCause()));
+      awaitTrue(() -> two.available() == 1, "grants that missed replicas to be given back");
+    }
+  }
+
+  private static void awaitTrue(java.util.function.BooleanSupplier condition, String what)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      Thread.sleep(5);
+    }
+  }
+}

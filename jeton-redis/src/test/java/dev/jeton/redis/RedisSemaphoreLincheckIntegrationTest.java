@@ -1,0 +1,176 @@
+package dev.jeton.redis;
+
+import dev.jeton.Permit;
+import dev.jeton.Semaphore;
+import dev.jeton.redis.testing.RedisServer;
+import java.util.ArrayDeque;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.jetbrains.lincheck.datastructures.IntGen;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.StressOptions;
+import org.jetbrains.lincheck.datastructures.ThreadIdGen;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lincheck, in stress mode (real threads; model checking cannot follow a network round trip):
+ * concurrent tryAcquire, release, available and queueLength through one handle must give the
+ * results of some sequential order of the in-process semaphore, {@link Spec}. Each thread releases
+ * only what it holds, and waits for Redis to confirm, so that the next operation sees it.
+ */
+@Param(name = "permits", gen = IntGen.class, conf = "1:2")
+public class RedisSemaphoreLincheckIntegrationTest {
+  private static final int THREADS = 3;
+  private static final int LIMIT = 2;
+  private static final java.util.concurrent.atomic.AtomicInteger INSTANCES =
+      new java.util.concurrent.atomic.AtomicInteger();
+  private static RedisServer server;
+  private static io.lettuce.core.RedisClient client;
+  private static @org.jspecify.annotations.Nullable RedisSemaphore previous;
+  private static volatile boolean previousIsClean;
+
+  private final RedisSemaphore semaphore;
+
+  @SuppressWarnings("unchecked")
+  private final ArrayDeque<Permit>[] held = new ArrayDeque[THREADS + 2]; // ids from 0 to THREADS + 1
+
+  /**
+   * A scenario reuses the previous scenario's semaphore only if that one ended with everything
+   * given back (its validation passed); otherwise it gets a new one (a new name), so that nothing
+   * a failed scenario left behind leaks into the next.
+   */
+  public RedisSemaphoreLincheckIntegrationTest() {
+    RedisSemaphore old = previous;
+    if (old != null && previousIsClean) {
+      semaphore = old;
+    } else {
+      if (old != null) {
+        old.heldLeases().forEach(Lease::release);
+        old.close();
+      }
+      semaphore =
+          RedisSemaphore.builder("lincheck-" + INSTANCES.incrementAndGet())
+              .client(client)
+              .limit(LIMIT)
+              .open();
+      previous = semaphore;
+    }
+    previousIsClean = false;
+    for (int i = 0; i < held.length; i++) {
+      held[i] = new ArrayDeque<>();
+    }
+  }
+
+  @BeforeAll
+  static void startRedis() {
+    server = RedisServer.start();
+    client = io.lettuce.core.RedisClient.create(server.uri());
+  }
+
+  @AfterAll
+  static void stopRedis() {
+    RedisSemaphore old = previous;
+    if (old != null) {
+      old.close();
+    }
+    client.shutdown();
+    server.close();
+  }
+
+  @Operation
+  public boolean tryAcquire(
+      @Param(gen = ThreadIdGen.class) int thread, @Param(name = "permits") int permits) {
+    Optional<Permit> permit = semaphore.tryAcquire(permits);
+    permit.ifPresent(held[thread]::push);
+    return permit.isPresent();
+  }
+
+  @Operation
+  public int release(@Param(gen = ThreadIdGen.class) int thread) throws Exception {
+    Permit permit = held[thread].poll();
+    if (permit == null) {
+      return 0;
+    }
+    ((Lease) permit).releaseAsync().get(10, TimeUnit.SECONDS);
+    return permit.permits();
+  }
+
+  @Operation
+  public int available() {
+    return semaphore.available();
+  }
+
+  @Operation
+  public int queueLength() {
+    return semaphore.queueLength();
+  }
+
+  /** Runs after each scenario: gives back what the threads still hold, and checks it is all back. */
+  @Validate
+  public void releaseEverything() throws Exception {
+    for (ArrayDeque<Permit> permits : held) {
+      for (Permit p : permits) {
+        ((Lease) p).releaseAsync().get(10, TimeUnit.SECONDS);
+      }
+      permits.clear();
+    }
+    if (semaphore.available() != LIMIT || semaphore.queueLength() != 0) {
+      throw new IllegalStateException("a scenario left permits out or requests queued");
+    }
+    previousIsClean = true;
+  }
+
+  /** The sequential specification: the same operations on the in-process semaphore. */
+  public static final class Spec {
+    private final Semaphore model = Semaphore.create(LIMIT);
+
+    @SuppressWarnings("unchecked")
+    private final ArrayDeque<Permit>[] held = new ArrayDeque[THREADS + 2]; // ids from 0 to THREADS + 1
+
+    public Spec() {
+      for (int i = 0; i < held.length; i++) {
+        held[i] = new ArrayDeque<>();
+      }
+    }
+
+    public boolean tryAcquire(int thread, int permits) {
+      Optional<Permit> permit = model.tryAcquire(permits);
+      permit.ifPresent(held[thread]::push);
+      return permit.isPresent();
+    }
+
+    public int release(int thread) {
+      Permit permit = held[thread].poll();
+      if (permit == null) {
+        return 0;
+      }
+      permit.release();
+      return permit.permits();
+    }
+
+    public int available() {
+      return model.available();
+    }
+
+    public int queueLength() {
+      return model.queueLength();
+    }
+  }
+
+  @Test
+  void stress() {
+    // Fewer invocations than the in-process tests: Lincheck instruments Lettuce and Netty as
+    // well, which makes every round trip cost about 5 ms of CPU here.
+    new StressOptions()
+        .iterations(10)
+        .invocationsPerIteration(30)
+        .threads(THREADS)
+        .actorsPerThread(3)
+        .sequentialSpecification(Spec.class)
+        .check(RedisSemaphoreLincheckIntegrationTest.class);
+  }
+}

@@ -1,0 +1,133 @@
+package dev.jeton.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jeton.Permit;
+import dev.jeton.redis.testing.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Many threads over several handles of one Redis semaphore, with random weights, timeouts,
+ * cancellations and tryAcquire: the permits held at once (counted here, by the holders) never
+ * exceed the limit, every request ends, and at the end nothing is held or queued.
+ */
+class RedisSemaphoreStressIntegrationTest {
+  private static final int LIMIT = 4;
+  private static final int THREADS = 12;
+  private static final int HANDLES = 3;
+  private static final int ROUNDS = 60;
+
+  @Test
+  void randomTrafficNeverExceedsTheLimitAndLeavesNothingBehind() throws Exception {
+    try (RedisServer server = RedisServer.start()) {
+      RedisSemaphoreOptions options =
+          RedisSemaphoreOptions.defaults().withPollInterval(Duration.ofMillis(200));
+      List<RedisSemaphore> handles = new ArrayList<>();
+      for (int i = 0; i < HANDLES; i++) {
+        handles.add(
+            RedisSemaphore.builder("stress").uri(server.uri()).limitIfNew(LIMIT).options(options)
+                .open());
+      }
+      AtomicInteger inside = new AtomicInteger();
+      AtomicInteger peak = new AtomicInteger();
+      AtomicInteger granted = new AtomicInteger();
+      AtomicInteger gaveUp = new AtomicInteger();
+      List<Thread> threads = new ArrayList<>();
+      List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+      for (int t = 0; t < THREADS; t++) {
+        RedisSemaphore sem = handles.get(t % HANDLES);
+        Thread thread =
+            new Thread(
+                () -> {
+                  ThreadLocalRandom random = ThreadLocalRandom.current();
+                  try {
+                    for (int r = 0; r < ROUNDS; r++) {
+                      int weight = 1 + random.nextInt(2);
+                      Optional<Permit> permit = attempt(sem, weight, random);
+                      if (permit.isEmpty()) {
+                        gaveUp.incrementAndGet();
+                        continue;
+                      }
+                      granted.incrementAndGet();
+                      int now = inside.addAndGet(weight);
+                      peak.accumulateAndGet(now, Math::max);
+                      Thread.sleep(random.nextInt(3));
+                      inside.addAndGet(-weight);
+                      ((Lease) permit.get()).releaseAsync().get(10, TimeUnit.SECONDS);
+                    }
+                  } catch (Throwable e) {
+                    failures.add(e);
+                  }
+                });
+        threads.add(thread);
+        thread.start();
+      }
+      for (Thread thread : threads) {
+        thread.join(120_000);
+        assertTrue(!thread.isAlive(), "every thread finishes");
+      }
+      assertEquals(List.of(), failures);
+      assertTrue(peak.get() <= LIMIT, "peak " + peak + " within the limit " + LIMIT);
+      assertTrue(granted.get() > THREADS * ROUNDS / 4, "most requests got through: " + granted);
+      assertEquals(THREADS * ROUNDS, granted.get() + gaveUp.get());
+      RedisSemaphore check = handles.get(0);
+      awaitTrue(() -> check.available() == LIMIT && check.queueLength() == 0);
+      for (RedisSemaphore h : handles) {
+        assertEquals(List.of(), List.copyOf(h.waitingIds()), "nothing left waiting");
+        assertEquals(List.of(), List.copyOf(h.heldLeases()), "nothing left held");
+        h.close();
+      }
+    }
+  }
+
+  /** One request of a random kind; empty if it gave up (timeout, cancel, busy). */
+  private static Optional<Permit> attempt(
+      RedisSemaphore sem, int weight, ThreadLocalRandom random) throws Exception {
+    switch (random.nextInt(4)) {
+      case 0:
+        return Optional.of(sem.acquire(weight));
+      case 1:
+        try {
+          return Optional.of(sem.acquire(weight, Duration.ofMillis(random.nextInt(20))));
+        } catch (TimeoutException e) {
+          return Optional.empty();
+        }
+      case 2:
+        CompletableFuture<Permit> future = sem.acquireAsync(weight);
+        Thread.sleep(random.nextInt(5));
+        if (future.cancel(false)) {
+          return Optional.empty();
+        }
+        try {
+          return Optional.of(future.get(30, TimeUnit.SECONDS)); // the grant won the race
+        } catch (CancellationException | ExecutionException e) {
+          throw new AssertionError("cancel lost but the future did not hold a permit", e);
+        }
+      default:
+        return sem.tryAcquire(weight);
+    }
+  }
+
+  private static void awaitTrue(java.util.function.BooleanSupplier condition)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("the semaphore did not come back to free and empty");
+      }
+      Thread.sleep(10);
+    }
+  }
+}
