@@ -1,6 +1,5 @@
 package dev.jeton.cli;
 
-import dev.jeton.host.HostSemaphore;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -19,8 +18,8 @@ import picocli.CommandLine.ScopeType;
     mixinStandardHelpOptions = true,
     versionProvider = Jeton.Version.class,
     description = {
-      "Limits how many commands run at once across the processes of this machine: a counting,"
-          + " weighted, first-come-first-served flock(1).",
+      "Limits how many commands run at once across the processes of this machine, or of a"
+          + " fleet with --redis: a counting, weighted, first-come-first-served flock(1).",
       ""
     },
     subcommands = {
@@ -37,13 +36,15 @@ import picocli.CommandLine.ScopeType;
       "  jeton run --name backup --no-wait -- ./backup.sh   # exit 75 at once if busy",
       "  jeton status --json",
       "  jeton limit --name deploy 4",
+      "  jeton run --redis redis://redis.internal:6379 --name migrate -- ./migrate.sh",
       "  source <(jeton generate-completion)              # bash/zsh completion",
       "",
       "Exit codes: the command's own; 128+N if it died of signal N; 75 (or -E) when --timeout"
           + " or --no-wait found no permit; 126 if the command is not executable; 127 if it"
           + " was not found; 2 for bad input; 1 for other errors.",
       "State lives in $XDG_RUNTIME_DIR/jeton, else in jeton-$USER under the temporary"
-          + " directory, unless --dir says otherwise."
+          + " directory, unless --dir says otherwise; with --redis (or JETON_REDIS_URL), in"
+          + " Redis."
     })
 public final class Jeton {
   static final int EXIT_ERROR = 1;
@@ -60,23 +61,34 @@ public final class Jeton {
           + " per-user directory under the temporary directory).")
   @Nullable Path directory;
 
-  /** The directory given, or the default. */
-  Path directory() {
-    Path dir = directory;
-    return dir != null ? dir : HostSemaphore.defaultDirectory();
-  }
+  @Option(
+      names = "--redis",
+      scope = ScopeType.INHERIT,
+      paramLabel = "URI",
+      defaultValue = "${env:JETON_REDIS_URL}",
+      description = "Use the fleet-wide semaphores in this Redis instead of this machine's:"
+          + " redis://[user:password@]host:port[/db], rediss://..., redis-sentinel://host:port"
+          + "/db#primary, or redis-cluster://host:port[,host:port...] (default: $JETON_REDIS_URL).")
+  @Nullable String redis;
+
+  @Option(
+      names = "--key-prefix",
+      scope = ScopeType.INHERIT,
+      paramLabel = "PREFIX",
+      defaultValue = RedisDefaults.KEY_PREFIX,
+      description = "With --redis: the first part of the semaphores' keys (default: ${DEFAULT-VALUE}).")
+  String keyPrefix = RedisDefaults.KEY_PREFIX;
 
   /**
-   * A builder for semaphore {@code name} in the chosen directory. Only a directory given with
-   * {@code --dir} must exist already; the default one is created on first use.
+   * Where the semaphores are: in Redis with {@code --redis} (or JETON_REDIS_URL), else in the
+   * directory given with {@code --dir}, else in the default directory.
    */
-  HostSemaphore.Builder semaphore(String name) {
-    HostSemaphore.Builder builder = HostSemaphore.builder(name);
-    Path dir = directory;
-    if (dir != null) {
-      builder.directory(dir);
+  Backend backend(java.time.@Nullable Duration leaseTime) {
+    String uri = redis;
+    if (uri == null || uri.isBlank()) {
+      return new HostBackend(directory);
     }
-    return builder;
+    return RedisDefaults.backend(uri, keyPrefix, leaseTime);
   }
 
   public static void main(String[] args) {
@@ -99,6 +111,10 @@ public final class Jeton {
     }
     if (e instanceof IOException || e instanceof UncheckedIOException) {
       err.println("jeton: " + e.getMessage());
+      return EXIT_ERROR;
+    }
+    if (RedisDefaults.isRedisFailure(e)) {
+      err.println("jeton: Redis: " + RedisDefaults.describe(e));
       return EXIT_ERROR;
     }
     throw new IllegalStateException(e);

@@ -1,6 +1,5 @@
 package dev.jeton.cli;
 
-import dev.jeton.host.HostSemaphore;
 import java.io.IOException;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -18,7 +17,8 @@ import picocli.CommandLine.Model.CommandSpec;
       "Changes the stored limit of semaphore NAME, creating it if needed. Raising it lets"
           + " waiters in at once; lowering it takes effect as holders release."
     },
-    footer = {"", "Examples:", "  jeton limit --name deploy 4"})
+    footer = {"", "Examples:", "  jeton limit --name deploy 4",
+        "  jeton limit --redis redis://redis:6379 --name migrate 2"})
 final class LimitCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
   @Spec CommandSpec spec;
@@ -31,9 +31,13 @@ final class LimitCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
-    HostSemaphore semaphore = jeton.semaphore(name).limitIfNew(limit).open();
-    semaphore.setLimit(limit);
-    spec.commandLine().getOut().println("the limit of '" + name + "' is now " + limit);
-    return 0;
+    if (limit < 1) {
+      throw new IllegalArgumentException("the limit must be 1 or more, was " + limit);
+    }
+    try (Backend backend = jeton.backend(null)) {
+      backend.open(name, null, limit, "jeton limit").setLimit(limit);
+      spec.commandLine().getOut().println("the limit of '" + name + "' is now " + limit);
+      return 0;
+    }
   }
 }

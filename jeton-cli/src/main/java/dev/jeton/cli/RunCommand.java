@@ -1,8 +1,7 @@
 package dev.jeton.cli;
 
 import dev.jeton.Permit;
-import dev.jeton.host.Holder;
-import dev.jeton.host.HostSemaphore;
+import dev.jeton.Semaphore;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -32,15 +31,20 @@ import picocli.CommandLine.Model.CommandSpec;
     description = {
       "Waits for WEIGHT permits of semaphore NAME, runs CMD, and releases the permits when CMD"
           + " exits. Exits with CMD's exit code.",
-      "CMD gets stdin, stdout and stderr, and JETON_NAME, JETON_WEIGHT and JETON_DIR in its"
-          + " environment. SIGINT, SIGTERM and SIGHUP are forwarded to it."
+      "CMD gets stdin, stdout and stderr, and JETON_NAME, JETON_WEIGHT and JETON_DIR (or, with"
+          + " --redis, JETON_LEASE_ID, JETON_FENCING_TOKENS and JETON_KEY_PREFIX) in its"
+          + " environment. SIGINT, SIGTERM and SIGHUP are forwarded to it.",
+      "With --redis the permits are a lease, renewed while CMD runs; if it is lost (Redis"
+          + " restarted, or this process could not renew it in time), jeton says so on stderr"
+          + " and, with --on-lost kill, terminates CMD."
     },
     footer = {
       "",
       "Examples:",
       "  jeton run --name deploy --permits 2 -- ./deploy.sh",
       "  jeton run --name gpu --weight 2 --timeout 5m -- make train",
-      "  jeton run --name nightly --no-wait -E 0 -- ./report.sh   # skip quietly if busy"
+      "  jeton run --name nightly --no-wait -E 0 -- ./report.sh   # skip quietly if busy",
+      "  jeton run --redis redis://redis:6379 --name migrate --on-lost kill -- ./migrate.sh"
     })
 final class RunCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
@@ -78,34 +82,79 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = {"-q", "--quiet"}, description = "Say nothing while waiting or on giving up.")
   boolean quiet;
 
+  @Option(names = "--lease", converter = Durations.class, paramLabel = "DURATION",
+      description = "With --redis: how long the lease lasts without a renewal; it is renewed"
+          + " every third of it while CMD runs (default: 30s).")
+  @Nullable Duration lease;
+
+  /** What to do when the lease is lost while CMD runs. */
+  enum OnLost {
+    warn,
+    kill
+  }
+
+  @Option(names = "--on-lost", defaultValue = "warn", paramLabel = "ACTION",
+      description = "With --redis, when the lease is lost while CMD runs: warn (say so on"
+          + " stderr; the default) or kill (also send CMD SIGTERM, then SIGKILL after 10s).")
+  OnLost onLost = OnLost.warn;
+
   @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command and its arguments.")
   List<String> command = List.of();
+
+  /** Guards the hand-over from waiting to running, against signals arriving meanwhile. */
+  private final Object lock = new Object();
+  private @Nullable Process child; // guarded by lock
+  private @Nullable String signalled; // guarded by lock: a signal that came before CMD started
+  private @Nullable CompletableFuture<Permit> acquiring; // guarded by lock
+
+  private void onSignal(String signal) {
+    synchronized (lock) {
+      Process running = child;
+      if (running != null) {
+        Signals.send(signal, running);
+        return;
+      }
+      signalled = signal;
+      CompletableFuture<Permit> request = acquiring;
+      if (request != null) {
+        request.cancel(false); // withdraws the request; the wait below then gives up
+      }
+    }
+  }
+
+  private int signalledExit() {
+    synchronized (lock) {
+      String signal = java.util.Objects.requireNonNull(signalled);
+      return 128 + Signals.HANDLED.getOrDefault(signal, 0);
+    }
+  }
 
   @Override
   public Integer call() throws Exception {
     PrintWriter err = spec.commandLine().getErr();
-    HostSemaphore semaphore = open();
-    Optional<Permit> permit = acquire(semaphore, err);
-    if (permit.isEmpty()) {
-      return busyExitCode;
+    Signals.install(this::onSignal);
+    try (Backend backend = jeton.backend(lease)) {
+      Semaphore semaphore = backend.open(name, limit, 1, String.join(" ", command));
+      Optional<Permit> permit = acquire(backend, semaphore, err);
+      if (permit.isEmpty()) {
+        synchronized (lock) {
+          if (signalled != null) {
+            return signalledExit();
+          }
+        }
+        return busyExitCode;
+      }
+      try {
+        return runCommand(backend, semaphore, permit.get(), err);
+      } finally {
+        backend.release(permit.get());
+      }
     }
-    try (Permit held = permit.get()) {
-      return runCommand(semaphore, err);
-    }
-  }
-
-  private HostSemaphore open() throws IOException {
-    HostSemaphore.Builder builder =
-        jeton.semaphore(name).command(String.join(" ", command)).limitIfNew(1);
-    Integer given = limit;
-    if (given != null) {
-      builder.limit(given);
-    }
-    return builder.open();
   }
 
   /** Waits for the permits as asked; empty if they could not be had. */
-  private Optional<Permit> acquire(HostSemaphore semaphore, PrintWriter err) throws Exception {
+  private Optional<Permit> acquire(Backend backend, Semaphore semaphore, PrintWriter err)
+      throws Exception {
     Waiting w = waiting;
     if (w != null && w.noWait) {
       Optional<Permit> permit = semaphore.tryAcquire(weight);
@@ -117,6 +166,12 @@ final class RunCommand implements Callable<Integer> {
     Duration timeout = w != null ? w.timeout : null;
     CompletableFuture<Permit> future =
         timeout != null ? semaphore.acquireAsync(weight, timeout) : semaphore.acquireAsync(weight);
+    synchronized (lock) {
+      acquiring = future;
+      if (signalled != null) {
+        future.cancel(false);
+      }
+    }
     Progress progress = new Progress(err, !quiet && Progress.stderrIsATerminal());
     long start = System.nanoTime();
     try {
@@ -124,9 +179,11 @@ final class RunCommand implements Callable<Integer> {
         try {
           return Optional.of(future.get(250, TimeUnit.MILLISECONDS));
         } catch (TimeoutException stillWaiting) {
-          progress.show(semaphore, weight, System.nanoTime() - start);
+          progress.show(backend, semaphore, weight, System.nanoTime() - start);
         }
       }
+    } catch (java.util.concurrent.CancellationException signalledWhileWaiting) {
+      return Optional.empty();
     } catch (ExecutionException e) {
       if (e.getCause() instanceof TimeoutException) {
         progress.clear();
@@ -141,15 +198,22 @@ final class RunCommand implements Callable<Integer> {
     }
   }
 
-  private int runCommand(HostSemaphore semaphore, PrintWriter err) throws InterruptedException {
+  private int runCommand(Backend backend, Semaphore semaphore, Permit permit, PrintWriter err)
+      throws InterruptedException {
     ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
     Map<String, String> env = builder.environment();
     env.put("JETON_NAME", name);
     env.put("JETON_WEIGHT", Integer.toString(weight));
-    env.put("JETON_DIR", semaphore.directory().toString());
+    env.putAll(backend.environment(semaphore, permit));
     Process process;
     try {
-      process = builder.start();
+      synchronized (lock) {
+        if (signalled != null) {
+          return signalledExit(); // signalled after the grant, before the command started
+        }
+        process = builder.start();
+        child = process;
+      }
     } catch (IOException e) {
       String message = String.valueOf(e.getMessage());
       boolean notExecutable = message.contains("error=13") || message.contains("Permission denied");
@@ -157,13 +221,40 @@ final class RunCommand implements Callable<Integer> {
           + (notExecutable ? "not executable" : "not found"));
       return notExecutable ? Jeton.EXIT_CANNOT_EXECUTE : Jeton.EXIT_NOT_FOUND;
     }
-    Signals.forwardTo(process);
+    backend.whenLost(permit, reason -> leaseLost(process, reason, err));
     for (; ; ) {
       try {
         return process.waitFor(); // 128+N when the command died of signal N
       } catch (InterruptedException e) {
         // keep waiting: the permit must be held until the command has really exited
       }
+    }
+  }
+
+  /** The lease was lost while the command runs: say so, and stop it if asked to. */
+  private void leaseLost(Process process, String reason, PrintWriter err) {
+    if (!process.isAlive()) {
+      return;
+    }
+    err.println("jeton: lost the lease on semaphore '" + name + "': " + reason
+        + (onLost == OnLost.kill ? "; terminating the command" : ""));
+    err.flush();
+    if (onLost == OnLost.kill) {
+      process.destroy(); // SIGTERM
+      Thread killer =
+          new Thread(
+              () -> {
+                try {
+                  if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                  }
+                } catch (InterruptedException e) {
+                  process.destroyForcibly();
+                }
+              },
+              "jeton-on-lost-kill");
+      killer.setDaemon(true);
+      killer.start();
     }
   }
 
@@ -187,23 +278,26 @@ final class RunCommand implements Callable<Integer> {
       }
     }
 
-    void show(HostSemaphore semaphore, int weight, long waitedNanos) {
+    void show(Backend backend, Semaphore semaphore, int weight, long waitedNanos) {
       if (!enabled) {
         return;
       }
       long pid = ProcessHandle.current().pid();
       int ahead = 0;
+      String semaphoreName;
       try {
-        for (Holder waiter : semaphore.status().waiters()) {
+        Backend.View view = backend.status(semaphore);
+        semaphoreName = view.name();
+        for (Backend.Entry waiter : view.waiters()) {
           if (waiter.pid() == pid) {
             break;
           }
           ahead++;
         }
-      } catch (IOException e) {
+      } catch (IOException | RuntimeException e) {
         return; // the display is best effort
       }
-      err.print("\rjeton: waiting for " + weight + " of '" + semaphore.name() + "': "
+      err.print("\rjeton: waiting for " + weight + " of '" + semaphoreName + "': "
           + ahead + " ahead, " + TimeUnit.NANOSECONDS.toSeconds(waitedNanos) + "s   ");
       err.flush();
       shown = true;

@@ -1,30 +1,35 @@
 package dev.jeton.cli;
 
 import java.io.IOException;
-import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
 import sun.misc.Signal;
 
 /**
- * Forwards SIGINT, SIGTERM and SIGHUP received by {@code jeton run} to the command it runs, so
- * that {@code jeton run} does not die first and leave the command running unsupervised; it keeps
- * the permits until the command exits.
+ * SIGINT, SIGTERM and SIGHUP received by {@code jeton run}: while it waits for permits, they make
+ * it give up its request and exit 128+N; once the command runs, they are forwarded to it, so that
+ * {@code jeton run} does not die first and leave the command running unsupervised (it keeps the
+ * permits until the command exits).
  */
 final class Signals {
-  private static final List<String> FORWARDED = List.of("INT", "TERM", "HUP");
+  /** The signals handled, with their numbers (for the 128+N exit code). */
+  static final Map<String, Integer> HANDLED = Map.of("INT", 2, "TERM", 15, "HUP", 1);
 
   private Signals() {}
 
-  static void forwardTo(Process process) {
-    for (String name : FORWARDED) {
+  /** Calls {@code handler} with the signal's name whenever one of {@link #HANDLED} arrives. */
+  static void install(Consumer<String> handler) {
+    for (String name : HANDLED.keySet()) {
       try {
-        Signal.handle(new Signal(name), signal -> send(name, process));
+        Signal.handle(new Signal(name), signal -> handler.accept(name));
       } catch (IllegalArgumentException unavailable) {
-        // not a signal on this platform, or reserved by the JVM: nothing to forward
+        // not a signal on this platform, or reserved by the JVM: nothing to handle
       }
     }
   }
 
-  private static void send(String signal, Process process) {
+  /** Sends {@code signal} to {@code process}, if it still runs. */
+  static void send(String signal, Process process) {
     if (!process.isAlive()) {
       return;
     }

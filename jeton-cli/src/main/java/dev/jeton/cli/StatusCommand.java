@@ -1,9 +1,8 @@
 package dev.jeton.cli;
 
-import dev.jeton.host.Holder;
-import dev.jeton.host.HostSemaphore;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -19,7 +18,8 @@ import picocli.CommandLine.Model.CommandSpec;
     name = "status",
     mixinStandardHelpOptions = true,
     description = "Shows the limit, who holds permits and who waits, for one semaphore or all.",
-    footer = {"", "Examples:", "  jeton status", "  jeton status --name deploy --json"})
+    footer = {"", "Examples:", "  jeton status", "  jeton status --name deploy --json",
+        "  jeton status --redis redis://redis:6379"})
 final class StatusCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
   @Spec CommandSpec spec;
@@ -32,45 +32,49 @@ final class StatusCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException {
-    List<HostSemaphore.Status> all = new ArrayList<>();
-    String one = name;
-    List<String> names = one != null ? List.of(one) : HostSemaphore.list(jeton.directory());
-    for (String n : names) {
-      all.add(jeton.semaphore(n).open().status());
+    List<Backend.View> all = new ArrayList<>();
+    try (Backend backend = jeton.backend(null)) {
+      String one = name;
+      List<String> names = one != null ? List.of(one) : backend.names();
+      for (String n : names) {
+        all.add(backend.status(backend.open(n, null, 0, "jeton status")));
+      }
+      PrintWriter out = spec.commandLine().getOut();
+      out.print(json ? toJson(all) : toText(all, backend.where()));
+      out.flush();
     }
-    PrintWriter out = spec.commandLine().getOut();
-    out.print(json ? toJson(all) : toText(all));
-    out.flush();
     return 0;
   }
 
-  private String toText(List<HostSemaphore.Status> all) {
+  private static String toText(List<Backend.View> all, String where) {
     if (all.isEmpty()) {
-      return "no semaphores in " + jeton.directory() + "\n";
+      return "no semaphores " + where + "\n";
     }
     StringBuilder text = new StringBuilder();
-    for (HostSemaphore.Status s : all) {
+    for (Backend.View s : all) {
       text.append(s.name()).append(": limit ").append(s.limit()).append(", held ")
           .append(s.held()).append(", waiting ").append(s.waiters().size()).append('\n');
-      for (Holder h : s.holders()) {
+      for (Backend.Entry h : s.holders()) {
         text.append("  holds ").append(describe(h)).append('\n');
       }
-      for (Holder h : s.waiters()) {
+      for (Backend.Entry h : s.waiters()) {
         text.append("  waits ").append(describe(h)).append('\n');
       }
     }
     return text.toString();
   }
 
-  private static String describe(Holder h) {
+  private static String describe(Backend.Entry h) {
+    Instant expiry = h.expiresAt();
     return h.permits() + " pid " + h.pid() + " " + h.user() + "@" + h.host() + " since "
-        + h.since() + ": " + h.command();
+        + h.since() + (expiry == null ? "" : " until " + expiry + " tokens " + h.fencingTokens())
+        + ": " + h.command();
   }
 
-  static String toJson(List<HostSemaphore.Status> all) {
+  static String toJson(List<Backend.View> all) {
     StringBuilder json = new StringBuilder("[");
     for (int i = 0; i < all.size(); i++) {
-      HostSemaphore.Status s = all.get(i);
+      Backend.View s = all.get(i);
       json.append(i == 0 ? "\n  " : ",\n  ")
           .append("{\"name\": ").append(quote(s.name()))
           .append(", \"limit\": ").append(s.limit())
@@ -82,18 +86,30 @@ final class StatusCommand implements Callable<Integer> {
     return json.append(all.isEmpty() ? "]\n" : "\n]\n").toString();
   }
 
-  private static String holders(List<Holder> holders) {
+  private static String holders(List<Backend.Entry> holders) {
     StringBuilder json = new StringBuilder("[");
     for (int i = 0; i < holders.size(); i++) {
-      Holder h = holders.get(i);
+      Backend.Entry h = holders.get(i);
       json.append(i == 0 ? "" : ", ")
           .append("{\"pid\": ").append(h.pid())
           .append(", \"permits\": ").append(h.permits())
           .append(", \"user\": ").append(quote(h.user()))
           .append(", \"host\": ").append(quote(h.host()))
           .append(", \"since\": ").append(quote(h.since().toString()))
-          .append(", \"command\": ").append(quote(h.command()))
-          .append('}');
+          .append(", \"command\": ").append(quote(h.command()));
+      String lease = h.lease();
+      Instant expiry = h.expiresAt();
+      String tokens = h.fencingTokens();
+      if (lease != null) {
+        json.append(", \"lease\": ").append(quote(lease));
+      }
+      if (expiry != null) {
+        json.append(", \"expiresAt\": ").append(quote(expiry.toString()));
+      }
+      if (tokens != null) {
+        json.append(", \"fencingTokens\": ").append(quote(tokens));
+      }
+      json.append('}');
     }
     return json.append(']').toString();
   }

@@ -1,6 +1,6 @@
 package dev.jeton.cli;
 
-import dev.jeton.host.HostSemaphore;
+import dev.jeton.Semaphore;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -16,7 +16,8 @@ import picocli.CommandLine.Model.CommandSpec;
     name = "wait",
     mixinStandardHelpOptions = true,
     description = "Waits until no one holds semaphore NAME, without queueing or taking permits.",
-    footer = {"", "Examples:", "  jeton wait --name deploy", "  jeton wait --name deploy --timeout 10m"})
+    footer = {"", "Examples:", "  jeton wait --name deploy", "  jeton wait --name deploy --timeout 10m",
+        "  jeton wait --redis redis://redis:6379 --name migrate"})
 final class WaitCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
   @Spec CommandSpec spec;
@@ -31,17 +32,19 @@ final class WaitCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException, InterruptedException {
-    HostSemaphore semaphore = jeton.semaphore(name).open();
-    long start = System.nanoTime();
-    Duration limit = timeout;
-    while (semaphore.status().held() > 0) {
-      if (limit != null && System.nanoTime() - start >= limit.toNanos()) {
-        spec.commandLine().getErr().println(
-            "jeton: semaphore '" + name + "' still held after " + limit);
-        return Jeton.EXIT_BUSY;
+    try (Backend backend = jeton.backend(null)) {
+      Semaphore semaphore = backend.open(name, null, 0, "jeton wait");
+      long start = System.nanoTime();
+      Duration limit = timeout;
+      while (backend.status(semaphore).held() > 0) {
+        if (limit != null && System.nanoTime() - start >= limit.toNanos()) {
+          spec.commandLine().getErr().println(
+              "jeton: semaphore '" + name + "' still held after " + limit);
+          return Jeton.EXIT_BUSY;
+        }
+        Thread.sleep(50);
       }
-      Thread.sleep(50);
+      return 0;
     }
-    return 0;
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jeton.Semaphore;
 import dev.jeton.contract.HoldLog;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -11,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -18,10 +20,27 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** End to end: real {@code jeton} processes, real commands, real signals. */
-class JetonCommandTest {
+/**
+ * End to end: real {@code jeton} processes, real commands, real signals. Run once per backend:
+ * this machine's semaphores ({@link JetonCommandTest}) and Redis's ({@link
+ * JetonRedisCommandIntegrationTest}).
+ */
+abstract class AbstractJetonCommandTest {
   @TempDir Path directory;
-  private final List<Process> started = new ArrayList<>();
+  final List<Process> started = new ArrayList<>();
+  private Backend probe;
+  private final Map<String, Semaphore> probed = new java.util.HashMap<>();
+
+  /** The options that choose the backend, given before the subcommand. */
+  abstract List<String> backendArgs();
+
+  /** Options of {@code run} that make a dead holder's permits come back soon. */
+  abstract List<String> quickRecoveryArgs();
+
+  /** Extra environment of every {@code jeton} process. */
+  Map<String, String> environment() {
+    return Map.of();
+  }
 
   @AfterEach
   void killLeftovers() {
@@ -31,27 +50,29 @@ class JetonCommandTest {
     }
   }
 
-  /** Starts {@code jeton --dir <temp> args...} as its own JVM. */
-  private Process jeton(String... args) throws IOException {
+  /** Starts {@code jeton <backend args> args...} as its own JVM. */
+  Process jeton(String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-XX:TieredStopAtLevel=1"); // as the ./jeton launcher runs it
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(Jeton.class.getName());
-    command.add("--dir");
-    command.add(directory.toString());
+    command.addAll(backendArgs());
     command.addAll(List.of(args));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    builder.environment().putAll(environment());
+    Process p = builder.start();
     started.add(p);
     return p;
   }
 
-  private static int exitOf(Process p) throws InterruptedException {
+  static int exitOf(Process p) throws InterruptedException {
     assertTrue(p.waitFor(60, TimeUnit.SECONDS), "jeton finished");
     return p.exitValue();
   }
 
-  private static String outputOf(Process p) throws IOException, InterruptedException {
+  static String outputOf(Process p) throws IOException, InterruptedException {
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     p.waitFor(60, TimeUnit.SECONDS);
     return out;
@@ -134,27 +155,49 @@ class JetonCommandTest {
 
   @Test
   void run_killedWithSigkill_freesItsPermitForTheNextWaiter() throws Exception {
-    Process holder = jeton("run", "--name", "k", "--", "sleep", "60");
+    List<String> args = new ArrayList<>(List.of("run", "--name", "k"));
+    args.addAll(quickRecoveryArgs());
+    args.addAll(List.of("--", "sleep", "60"));
+    Process holder = jeton(args.toArray(new String[0]));
     awaitStatus("k", "\"held\": 1");
     List<ProcessHandle> orphans = holder.descendants().toList();
     holder.destroyForcibly(); // SIGKILL to jeton itself
     exitOf(holder);
     orphans.forEach(ProcessHandle::destroyForcibly);
-    assertEquals(0, exitOf(jeton("run", "--name", "k", "--timeout", "10s", "--", "true")));
+    assertEquals(0, exitOf(jeton("run", "--name", "k", "--timeout", "20s", "--", "true")));
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"INT", "TERM", "HUP"})
   void run_forwardsTheSignalToTheCommandAndReleasesAfterItExits(String signal) throws Exception {
     Path marker = directory.resolve("got-" + signal);
+    Path ready = directory.resolve("ready-" + signal);
     Process run = jeton("run", "--name", "sig", "--", "sh", "-c",
-        "trap 'echo yes > " + marker + "; exit 7' " + signal + "; while true; do sleep 0.05; done");
-    awaitStatus("sig", "\"held\": 1");
+        "trap 'echo yes > " + marker + "; exit 7' " + signal + "; touch " + ready
+            + "; while true; do sleep 0.05; done");
+    awaitFile(ready);
     Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(run.pid())).start();
     assertEquals(0, exitOf(kill));
     assertEquals(7, exitOf(run), "jeton exits with the command's code");
     assertTrue(Files.exists(marker), "the command got SIG" + signal);
     assertEquals(0, exitOf(jeton("run", "--name", "sig", "--no-wait", "--", "true")), "released");
+  }
+
+  @Test
+  void run_signalledWhileWaiting_givesUpItsRequestAndExits128PlusTheSignal() throws Exception {
+    Path ready = directory.resolve("holding");
+    Process holder = jeton("run", "--name", "wq", "--", "sh", "-c", "touch " + ready + "; sleep 30");
+    awaitFile(ready);
+    Path ran = directory.resolve("ran");
+    Process waiter = jeton("run", "--name", "wq", "--", "touch", ran.toString());
+    awaitStatus("wq", "\"waiters\": [{");
+    assertEquals(0, exitOf(new ProcessBuilder("kill", "-INT", Long.toString(waiter.pid())).start()));
+    assertEquals(128 + 2, exitOf(waiter));
+    assertFalse(Files.exists(ran), "the command never ran");
+    String json = StatusCommand.toJson(List.of(probeStatus("wq")));
+    assertTrue(json.contains("\"waiters\": []"), "the request was withdrawn before exit: " + json);
+    holder.descendants().forEach(ProcessHandle::destroy);
+    exitOf(holder);
   }
 
   @Test
@@ -218,8 +261,12 @@ class JetonCommandTest {
         Files.isExecutable(Path.of("/usr/bin/script")),
         "this test needs script(1) for a terminal: apt-get install bsdutils");
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    StringBuilder backend = new StringBuilder();
+    for (String arg : backendArgs()) {
+      backend.append(" '").append(arg).append("'");
+    }
     String line = "'" + java + "' -cp '" + System.getProperty("java.class.path") + "' "
-        + Jeton.class.getName() + " --dir '" + directory + "' run --name p --timeout 2s -- true";
+        + Jeton.class.getName() + backend + " run --name p --timeout 2s -- true";
     Process inTerminal = new ProcessBuilder("script", "-q", "-e", "-c", line, "/dev/null")
         .redirectErrorStream(true).start();
     started.add(inTerminal);
@@ -231,16 +278,69 @@ class JetonCommandTest {
     assertFalse(quiet.contains("ahead"), "no progress line into a pipe: " + quiet);
   }
 
-  private void awaitStatus(String name, String expected) throws Exception {
+  /**
+   * Waits until the semaphore's status, as {@code jeton status --json} prints it, contains
+   * {@code expected}. Reads it in this JVM, through the backend the command uses: starting a
+   * {@code jeton status} process per look would cost a JVM start each time.
+   */
+  void awaitStatus(String name, String expected) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     String last = "";
     while (System.nanoTime() < deadline) {
-      last = outputOf(jeton("status", "--name", name, "--json"));
-      if (last.contains(expected)) {
-        return;
+      try {
+        last = StatusCommand.toJson(List.of(probeStatus(name)));
+        if (last.contains(expected)) {
+          return;
+        }
+      } catch (IllegalArgumentException notCreatedYet) {
+        last = String.valueOf(notCreatedYet.getMessage());
       }
-      Thread.sleep(50);
+      Thread.sleep(20);
     }
     throw new AssertionError("status of " + name + " never showed " + expected + ": " + last);
   }
+
+  /** The status of {@code name}, read in this JVM. */
+  Backend.View probeStatus(String name) throws Exception {
+    Semaphore semaphore = probed.get(name);
+    if (semaphore == null) {
+      semaphore = probe().open(name, null, 0, "test probe");
+      probed.put(name, semaphore);
+    }
+    return probe().status(semaphore);
+  }
+
+  /** Waits until {@code file} exists: the command run under permits has started. */
+  static void awaitFile(Path file) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!Files.exists(file)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(file + " never appeared: the command did not start");
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  /** The backend the command uses, opened in this JVM. */
+  abstract Backend newProbe();
+
+  private Backend probe() {
+    Backend b = probe;
+    if (b == null) {
+      b = newProbe();
+      probe = b;
+    }
+    return b;
+  }
+
+  @AfterEach
+  void closeProbe() {
+    Backend b = probe;
+    if (b != null) {
+      b.close();
+    }
+    probe = null;
+    probed.clear();
+  }
+
 }

@@ -958,6 +958,10 @@ public final class RedisSemaphore implements Semaphore {
    * Closes this handle: its queued requests fail with {@link SemaphoreClosedException} and it
    * takes no new ones; {@link #awaitIdle()} waiters keep waiting. Leases held stay held, and
    * renewed, until released; the connections close after the last one.
+   *
+   * <p>Waits (up to 5 seconds) until Redis has answered the withdrawals and releases this handle
+   * has sent, so that a process may exit right after; it does not wait when called on one of
+   * Lettuce's I/O threads, which must stay free to read those answers.
    */
   @Override
   public void close() {
@@ -968,6 +972,17 @@ public final class RedisSemaphore implements Semaphore {
       }
     }
     finishIfClosed();
+    String thread = Thread.currentThread().getName();
+    if (!thread.startsWith("lettuce-") && !thread.startsWith("nio")) {
+      try {
+        CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
+            .get(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException | TimeoutException e) {
+        // Redis did not answer: what was not withdrawn or released expires on its own
+      }
+    }
   }
 
   private void finishIfClosed() {

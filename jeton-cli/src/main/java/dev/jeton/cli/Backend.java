@@ -1,0 +1,83 @@
+package dev.jeton.cli;
+
+import dev.jeton.Permit;
+import dev.jeton.Semaphore;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where the {@code jeton} commands find semaphores: machine-wide in a directory of lock files
+ * ({@link HostBackend}), or fleet-wide in Redis ({@link RedisBackend}). The commands are the
+ * same for both.
+ */
+interface Backend extends AutoCloseable {
+
+  /**
+   * Opens semaphore {@code name}: checks it has {@code limit}, or creates it with {@code limit}
+   * (or with {@code limitIfNew} when {@code limit} is null, or fails if that is 0 too).
+   *
+   * @param command what holders and waiters of this process say they run
+   */
+  Semaphore open(String name, @Nullable Integer limit, int limitIfNew, String command)
+      throws IOException;
+
+  /** The names of every semaphore here. */
+  List<String> names() throws IOException;
+
+  /** A snapshot of an open semaphore. */
+  View status(Semaphore semaphore) throws IOException;
+
+  /** What {@code jeton status} says when there is nothing: "no semaphores in ...". */
+  String where();
+
+  /** The variables the command run under {@code permit} gets, besides the name and weight. */
+  Map<String, String> environment(Semaphore semaphore, Permit permit);
+
+  /** Gives the permit back, and waits until it is back (so that this process may exit). */
+  void release(Permit permit);
+
+  /** Calls {@code onLost} with a reason if the permit is lost while held (leases only). */
+  void whenLost(Permit permit, Consumer<String> onLost);
+
+  @Override
+  void close();
+
+  /**
+   * A snapshot of one semaphore, whichever backend.
+   *
+   * @param name its name
+   * @param limit its limit
+   * @param held the permits held in all
+   * @param holders who holds them
+   * @param waiters who waits, first in line first
+   */
+  record View(String name, int limit, int held, List<Entry> holders, List<Entry> waiters) {}
+
+  /**
+   * A holder or waiter.
+   *
+   * @param pid its process id
+   * @param permits the permits it holds or asks for
+   * @param user the user it runs as
+   * @param host the host it runs on
+   * @param since when it started holding or waiting
+   * @param command what it runs
+   * @param lease its lease id (Redis only)
+   * @param expiresAt when its lease expires unless renewed (Redis holders only)
+   * @param fencingTokens its fencing tokens, {@code slot:token,...} (Redis holders only)
+   */
+  record Entry(
+      long pid,
+      int permits,
+      String user,
+      String host,
+      Instant since,
+      String command,
+      @Nullable String lease,
+      @Nullable Instant expiresAt,
+      @Nullable String fencingTokens) {}
+}

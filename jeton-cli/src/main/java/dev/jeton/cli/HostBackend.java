@@ -1,0 +1,84 @@
+package dev.jeton.cli;
+
+import dev.jeton.Permit;
+import dev.jeton.Semaphore;
+import dev.jeton.host.Holder;
+import dev.jeton.host.HostSemaphore;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/** Semaphores of this machine, in a directory of lock files. */
+final class HostBackend implements Backend {
+  private final @Nullable Path directory; // null: the default one, created on first use
+
+  HostBackend(@Nullable Path directory) {
+    this.directory = directory;
+  }
+
+  private Path directory() {
+    Path dir = directory;
+    return dir != null ? dir : HostSemaphore.defaultDirectory();
+  }
+
+  @Override
+  public Semaphore open(String name, @Nullable Integer limit, int limitIfNew, String command)
+      throws IOException {
+    HostSemaphore.Builder builder = HostSemaphore.builder(name).command(command);
+    Path dir = directory;
+    if (dir != null) {
+      builder.directory(dir); // only a directory given with --dir must exist already
+    }
+    if (limitIfNew > 0) {
+      builder.limitIfNew(limitIfNew);
+    }
+    if (limit != null) {
+      builder.limit(limit);
+    }
+    return builder.open();
+  }
+
+  @Override
+  public List<String> names() throws IOException {
+    return HostSemaphore.list(directory());
+  }
+
+  @Override
+  public View status(Semaphore semaphore) throws IOException {
+    HostSemaphore.Status s = ((HostSemaphore) semaphore).status();
+    return new View(s.name(), s.limit(), s.held(), entries(s.holders()), entries(s.waiters()));
+  }
+
+  private static List<Entry> entries(List<Holder> holders) {
+    return holders.stream()
+        .map(h -> new Entry(h.pid(), h.permits(), h.user(), h.host(), h.since(), h.command(),
+            null, null, null))
+        .toList();
+  }
+
+  @Override
+  public String where() {
+    return "in " + directory();
+  }
+
+  @Override
+  public Map<String, String> environment(Semaphore semaphore, Permit permit) {
+    return Map.of("JETON_DIR", ((HostSemaphore) semaphore).directory().toString());
+  }
+
+  @Override
+  public void release(Permit permit) {
+    permit.release();
+  }
+
+  @Override
+  public void whenLost(Permit permit, Consumer<String> onLost) {
+    // A file lock is held until this process exits: it cannot be lost while the command runs.
+  }
+
+  @Override
+  public void close() {}
+}

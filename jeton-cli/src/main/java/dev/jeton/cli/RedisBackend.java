@@ -1,0 +1,107 @@
+package dev.jeton.cli;
+
+import dev.jeton.Permit;
+import dev.jeton.Semaphore;
+import dev.jeton.redis.FencingToken;
+import dev.jeton.redis.Lease;
+import dev.jeton.redis.LeaseInfo;
+import dev.jeton.redis.RedisSemaphore;
+import dev.jeton.redis.RedisSemaphoreOptions;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/** Semaphores of a fleet, in Redis. */
+final class RedisBackend implements Backend {
+  private final String uri;
+  private final RedisSemaphoreOptions options;
+  private final List<RedisSemaphore> opened = new ArrayList<>();
+
+  RedisBackend(String uri, RedisSemaphoreOptions options) {
+    this.uri = uri;
+    this.options = options;
+  }
+
+  @Override
+  public Semaphore open(String name, @Nullable Integer limit, int limitIfNew, String command) {
+    RedisSemaphore.Builder builder =
+        RedisSemaphore.builder(name).uri(uri).options(options).owner(command);
+    if (limit != null) {
+      builder.limit(limit);
+    } else if (limitIfNew > 0) {
+      builder.limitIfNew(limitIfNew);
+    }
+    RedisSemaphore semaphore = builder.open();
+    opened.add(semaphore);
+    return semaphore;
+  }
+
+  @Override
+  public List<String> names() {
+    return RedisSemaphore.list(uri, options);
+  }
+
+  @Override
+  public View status(Semaphore semaphore) {
+    RedisSemaphore.Status s = ((RedisSemaphore) semaphore).status();
+    return new View(s.name(), s.limit(), s.held(), entries(s.holders()), entries(s.waiters()));
+  }
+
+  private static List<Entry> entries(List<LeaseInfo> leases) {
+    List<Entry> entries = new ArrayList<>();
+    for (LeaseInfo l : leases) {
+      entries.add(
+          new Entry(l.pid(), l.permits(), l.user(), l.host(), l.since(), l.owner(), l.id(),
+              l.expiresAt(),
+              l.expiresAt() == null ? null : FencingToken.format(l.fencingTokens())));
+    }
+    return entries;
+  }
+
+  @Override
+  public String where() {
+    return "in Redis at " + withoutPassword(uri);
+  }
+
+  /** The URI with any user and password left out, to be shown. */
+  static String withoutPassword(String uri) {
+    return uri.replaceFirst("//[^/@]*@", "//");
+  }
+
+  @Override
+  public Map<String, String> environment(Semaphore semaphore, Permit permit) {
+    Lease lease = (Lease) permit;
+    Map<String, String> env = new HashMap<>();
+    env.put("JETON_LEASE_ID", lease.id());
+    env.put("JETON_FENCING_TOKENS", FencingToken.format(lease.fencingTokens()));
+    env.put("JETON_KEY_PREFIX", options.keyPrefix());
+    return env;
+  }
+
+  @Override
+  public void release(Permit permit) {
+    try {
+      ((Lease) permit).releaseAsync().get(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // the lease expires on its own
+    } catch (ExecutionException | TimeoutException e) {
+      // Redis is unreachable: the lease expires on its own after the lease time.
+    }
+  }
+
+  @Override
+  public void whenLost(Permit permit, Consumer<String> onLost) {
+    ((Lease) permit).lost().thenAccept(loss -> onLost.accept(loss.reason()));
+  }
+
+  @Override
+  public void close() {
+    opened.forEach(RedisSemaphore::close);
+  }
+}

@@ -1,0 +1,147 @@
+package dev.jeton.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jeton.redis.testing.RedisServer;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The {@code jeton} command on fleet-wide semaphores, against a real redis-server: every test of
+ * the machine-wide command, and the Redis-only behaviour (leases in the environment, a lease lost
+ * while the command runs, JETON_REDIS_URL, Redis unreachable).
+ */
+class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
+  private static RedisServer server;
+  private static int tests;
+  private String prefix = "";
+  private boolean fromEnvironment;
+
+  @BeforeAll
+  static void startRedis() {
+    server = RedisServer.start();
+  }
+
+  @AfterAll
+  static void stopRedis() {
+    server.close();
+  }
+
+  @BeforeEach
+  void newPrefix() {
+    prefix = "t" + tests++; // each test sees only its own semaphores
+  }
+
+  @Override
+  List<String> backendArgs() {
+    return fromEnvironment
+        ? List.of("--key-prefix", prefix)
+        : List.of("--redis", server.uri(), "--key-prefix", prefix);
+  }
+
+  @Override
+  Map<String, String> environment() {
+    return fromEnvironment ? Map.of("JETON_REDIS_URL", server.uri()) : Map.of();
+  }
+
+  @Override
+  List<String> quickRecoveryArgs() {
+    return List.of("--lease", "2s"); // a dead holder's lease expires after this
+  }
+
+  @Override
+  Backend newProbe() {
+    return RedisDefaults.backend(server.uri(), prefix, null);
+  }
+
+  @Test
+  void run_givesTheCommandItsLeaseAndFencingTokens() throws Exception {
+    Process p = jeton("run", "--name", "env", "--permits", "3", "--weight", "2", "--",
+        "sh", "-c", "echo $JETON_NAME $JETON_WEIGHT $JETON_KEY_PREFIX $JETON_FENCING_TOKENS"
+            + " $JETON_LEASE_ID");
+    String[] words = outputOf(p).trim().split(" ");
+    assertEquals(0, p.exitValue(), String.join(" ", words));
+    assertEquals(List.of("env", "2", prefix), List.of(words).subList(0, 3));
+    assertTrue(words[3].matches("0:\\d+,1:\\d+"), "two slots with their tokens: " + words[3]);
+    assertTrue(words[4].length() >= 16, "a lease id: " + words[4]);
+  }
+
+  @Test
+  void run_findsRedisInJetonRedisUrl() throws Exception {
+    fromEnvironment = true;
+    Process holder = jeton("run", "--name", "envurl", "--", "sleep", "30");
+    awaitStatus("envurl", "\"held\": 1");
+    String json = outputOf(jeton("status", "--name", "envurl", "--json"));
+    assertTrue(json.contains("\"fencingTokens\": \"0:"), json);
+    assertTrue(json.contains("\"expiresAt\": "), json);
+    holder.descendants().forEach(ProcessHandle::destroy);
+    assertEquals(143, exitOf(holder));
+  }
+
+  @Test
+  void run_whenTheLeaseIsLost_saysSoAndWithOnLostKillTerminatesTheCommand() throws Exception {
+    java.nio.file.Path warnedRuns = directory.resolve("warned-runs");
+    java.nio.file.Path killedRuns = directory.resolve("killed-runs");
+    Process warned = jeton("run", "--name", "warn", "--lease", "1s", "--",
+        "sh", "-c", "touch " + warnedRuns + "; sleep 60");
+    Process killed = jeton("run", "--name", "kill", "--lease", "1s", "--on-lost", "kill", "--",
+        "sh", "-c", "touch " + killedRuns + "; exec sleep 60");
+    awaitFile(warnedRuns);
+    awaitFile(killedRuns);
+
+    server.restart(); // empty: every lease is gone
+
+    assertEquals(128 + 15, exitOf(killed), "the command was sent SIGTERM");
+    String said = outputOf(killed);
+    assertTrue(said.contains("lost the lease on semaphore 'kill'"), said);
+    assertTrue(said.contains("terminating the command"), said);
+    assertTrue(warned.isAlive(), () -> "without --on-lost kill the command keeps running: "
+        + (warned.isAlive() ? "" : outputOfQuietly(warned)));
+    warned.descendants().forEach(ProcessHandle::destroy);
+    assertEquals(143, exitOf(warned));
+    assertTrue(outputOf(warned).contains("lost the lease on semaphore 'warn'"));
+  }
+
+  @Test
+  void unreachableRedis_givesAMessageAndExit1() throws Exception {
+    List<String> unreachable = List.of("--redis", "redis://127.0.0.1:1");
+    for (String sub : List.of("run", "status", "wait", "limit")) {
+      List<String> args = new java.util.ArrayList<>(unreachable);
+      args.add(sub);
+      switch (sub) {
+        case "run" -> args.addAll(List.of("--", "true"));
+        case "limit" -> args.addAll(List.of("--name", "x", "2"));
+        default -> { }
+      }
+      Process p = new ProcessBuilder(launcher(args)).redirectErrorStream(true).start();
+      started.add(p);
+      String out = outputOf(p);
+      assertEquals(1, p.exitValue(), sub + ": " + out);
+      assertTrue(out.startsWith("jeton: Redis: "), sub + ": " + out);
+      assertTrue(out.contains("127.0.0.1"), "names where it tried: " + out);
+    }
+  }
+
+  private static String outputOfQuietly(Process p) {
+    try {
+      return outputOf(p);
+    } catch (Exception e) {
+      return e.toString();
+    }
+  }
+
+  private static List<String> launcher(List<String> args) {
+    List<String> command = new java.util.ArrayList<>();
+    command.add(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(Jeton.class.getName());
+    command.addAll(args);
+    return command;
+  }
+}
