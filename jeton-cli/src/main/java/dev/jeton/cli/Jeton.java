@@ -76,7 +76,8 @@ public final class Jeton {
       scope = ScopeType.INHERIT,
       paramLabel = "PREFIX",
       defaultValue = RedisDefaults.KEY_PREFIX,
-      description = "With --redis: the first part of the semaphores' keys (default: ${DEFAULT-VALUE}).")
+      description =
+          "With --redis: the first part of the semaphores' keys (default: ${DEFAULT-VALUE}).")
   String keyPrefix = RedisDefaults.KEY_PREFIX;
 
   /**

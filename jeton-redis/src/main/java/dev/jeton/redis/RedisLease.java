@@ -49,7 +49,7 @@ final class RedisLease implements Lease {
     rewatch();
   }
 
-  /** A renewal succeeded: the lease now expires at {@code expiry}, and locally at {@code deadline}. */
+  /** A renewal succeeded: the lease expires at {@code expiry}, and locally at {@code deadline}. */
   void renewed(long expiry, long deadline) {
     if (deadline > deadlineNanos) {
       expiresAtMillis = expiry;

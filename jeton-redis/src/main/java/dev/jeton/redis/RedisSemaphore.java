@@ -842,7 +842,8 @@ public final class RedisSemaphore implements Semaphore {
 
   private static RuntimeException rethrow(@Nullable Throwable cause) {
     if (cause instanceof SemaphoreClosedException) {
-      SemaphoreClosedException closed = new SemaphoreClosedException(String.valueOf(cause.getMessage()));
+      SemaphoreClosedException closed =
+          new SemaphoreClosedException(String.valueOf(cause.getMessage()));
       closed.initCause(cause);
       return closed;
     }
@@ -897,7 +898,7 @@ public final class RedisSemaphore implements Semaphore {
     return widen(acquireLeaseAsync(permits, timeout));
   }
 
-  /** {@link #acquireAsync(int, Duration)}, typed as a lease; a null timeout waits as long as it takes. */
+  /** {@link #acquireAsync(int, Duration)}, typed as a lease; a null timeout waits for ever. */
   public CompletableFuture<Lease> acquireLeaseAsync(int permits, @Nullable Duration timeout) {
     if (timeout != null) {
       Arguments.toNanos(timeout);
@@ -909,7 +910,7 @@ public final class RedisSemaphore implements Semaphore {
     return submit(permits, false, timeout);
   }
 
-  @SuppressWarnings("unchecked") // a future of leases is a future of permits; nothing else is put in
+  @SuppressWarnings("unchecked") // a future of leases is a future of permits: only leases go in
   private static CompletableFuture<Permit> widen(CompletableFuture<Lease> future) {
     return (CompletableFuture<Permit>) (CompletableFuture<?>) future;
   }

@@ -1,26 +1,21 @@
 package dev.jeton.redis;
 
-import dev.jeton.Semaphore;
-import dev.jeton.contract.SemaphoreContract;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import dev.jeton.redis.testing.RedisClusterServers;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The Redis semaphore passes the contract on a local Redis Cluster of three primaries: every
  * semaphore's keys share a hash tag, so each script runs on the one node that owns them.
  */
-class RedisClusterContractIntegrationTest extends SemaphoreContract {
+class RedisClusterContractIntegrationTest extends RedisContractTestBase {
   private static RedisClusterServers cluster;
   private static String uri;
-  private final List<RedisSemaphore> opened = new ArrayList<>();
-  private static int created;
 
   @BeforeAll
   static void startCluster() {
@@ -37,22 +32,9 @@ class RedisClusterContractIntegrationTest extends SemaphoreContract {
     cluster.close();
   }
 
-  @AfterEach
-  void closeHandles() {
-    opened.forEach(RedisSemaphore::close);
-  }
-
   @Override
-  protected Semaphore newSemaphore(int limit) {
-    RedisSemaphore semaphore =
-        RedisSemaphore.builder("cluster-" + created++).uri(uri).limit(limit).open();
-    opened.add(semaphore);
-    return semaphore;
-  }
-
-  @Override
-  protected int rounds(int inProcessRounds) {
-    return Math.max(20, inProcessRounds / 100);
+  String uri() {
+    return uri;
   }
 
   @Test
