@@ -86,7 +86,7 @@ final class RedisLease implements Lease {
     }
     stopWatch();
     semaphore.forget(this);
-    semaphore.sendRelease(id); // in case Redis still has it: free it for the others now
+    var unused = semaphore.sendRelease(id); // in case Redis still has it: free it for others now
     LeaseLoss loss = new LeaseLoss(id, reason, Instant.now());
     try {
       semaphore.completionExecutor().execute(() -> lost.complete(loss));
@@ -139,7 +139,7 @@ final class RedisLease implements Lease {
 
   @Override
   public void release() {
-    releaseAsync(); // a release Redis never sees lets the lease expire: nothing is lost
+    var unused = releaseAsync(); // one Redis never sees lets the lease expire: nothing is lost
   }
 
   @Override

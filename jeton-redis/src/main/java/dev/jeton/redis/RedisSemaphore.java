@@ -338,7 +338,7 @@ public final class RedisSemaphore implements Semaphore {
     System.arraycopy(args, 0, argv, 4, args.length);
     CompletableFuture<List<Object>> sent = link.run(keys, argv);
     inFlight.add(sent);
-    sent.whenComplete((r, failure) -> inFlight.remove(sent));
+    var unused = sent.whenComplete((r, failure) -> inFlight.remove(sent));
     return sent
         .thenApply(
             raw -> {
@@ -399,12 +399,12 @@ public final class RedisSemaphore implements Semaphore {
         batch.add(request);
       }
       if (batch.size() == 200) {
-        send(batch, false);
+        var unused = send(batch, false);
         batch = new ArrayList<>();
       }
     }
     if (!batch.isEmpty()) {
-      send(batch, false);
+      var unused = send(batch, false);
     }
   }
 
@@ -425,16 +425,23 @@ public final class RedisSemaphore implements Semaphore {
     if (trying) {
       return reply; // the caller reads the one reply itself
     }
-    reply.whenComplete(
-        (r, failure) -> {
-          if (failure != null) {
-            batch.forEach(request -> request.attemptFailed(failure));
-            return;
-          }
-          for (int k = 0; k < r.items.size(); k++) {
-            settle(batch.get(k), r.item(k), r, sentNanos);
-          }
-        });
+    var unused =
+        reply.whenComplete(
+            (r, failure) -> {
+              if (failure != null) {
+                batch.forEach(request -> request.attemptFailed(failure));
+                return;
+              }
+              try {
+                for (int k = 0; k < r.items.size(); k++) {
+                  settle(batch.get(k), r.item(k), r, sentNanos);
+                }
+              } catch (RuntimeException unexpected) {
+                // A reply this code does not understand (another version of the script?): fail
+                // the requests rather than leave them waiting for ever.
+                batch.forEach(request -> request.fail(unexpected));
+              }
+            });
     return reply;
   }
 
@@ -448,7 +455,8 @@ public final class RedisSemaphore implements Semaphore {
       case "granted":
         RedisLease lease = newLease(request, item, reply, sentNanos);
         if (options.replicaAcks() > 0) {
-          link.waitForReplicas(options.replicaAcks(), options.replicaTimeout())
+          var unused =
+              link.waitForReplicas(options.replicaAcks(), options.replicaTimeout())
               .whenComplete(
                   (acks, failure) -> {
                     if (failure == null && acks >= options.replicaAcks()) {
@@ -456,7 +464,7 @@ public final class RedisSemaphore implements Semaphore {
                     } else {
                       // Not on enough replicas: a failover could forget it. Give it back and ask
                       // again under a new id.
-                      sendRelease(lease.id());
+                      var releasing = sendRelease(lease.id()); // gives it back, or expires
                       request.attemptFailed(
                           failure != null
                               ? failure
@@ -471,7 +479,7 @@ public final class RedisSemaphore implements Semaphore {
         }
         break;
       case "queued":
-        request.queued(((Long) item.get(2)).intValue());
+        request.queued();
         break;
       case "busy":
         request.fail(new IllegalStateException("a queued request got 'busy'"));
@@ -537,7 +545,8 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   private void sendWithdrawals(List<String> ids) {
-    call("cancel", ids.toArray(new String[0]))
+    var unused =
+        call("cancel", ids.toArray(new String[0]))
         .whenComplete(
             (reply, failure) -> {
               if (failure != null) {
@@ -562,7 +571,8 @@ public final class RedisSemaphore implements Semaphore {
       args[i + 1] = leases.get(i).id();
     }
     long sentNanos = System.nanoTime();
-    call("renew", args)
+    var unused =
+        call("renew", args)
         .thenCompose(
             reply ->
                 options.replicaAcks() == 0
@@ -664,7 +674,7 @@ public final class RedisSemaphore implements Semaphore {
       return true;
     }
 
-    void queued(int position) {
+    void queued() {
       answered = true;
       if (timeoutDue) {
         timedOut();
@@ -770,7 +780,7 @@ public final class RedisSemaphore implements Semaphore {
     if (timeout != null) {
       request.timer = schedule(request::timerFired, Arguments.toNanos(timeout));
     }
-    send(List.of(request), false);
+    var unused = send(List.of(request), false);
     return request;
   }
 
@@ -941,7 +951,8 @@ public final class RedisSemaphore implements Semaphore {
     int previous = knownLimit;
     knownLimit = createLimit; // creates the semaphore with the new limit if it is gone
     CompletableFuture<Reply> reply = call(op, args);
-    reply.whenComplete(
+    var unused =
+        reply.whenComplete(
         (r, failure) -> {
           if (failure != null) {
             knownLimit = previous;
@@ -1000,9 +1011,10 @@ public final class RedisSemaphore implements Semaphore {
     renewer.cancel(false);
     if (ownsLink) {
       // Let the withdrawals and releases already sent reach Redis first.
-      CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
-          .orTimeout(5, TimeUnit.SECONDS)
-          .whenComplete((done, failure) -> link.close());
+      var unused =
+          CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
+              .orTimeout(5, TimeUnit.SECONDS)
+              .whenComplete((done, failure) -> link.close());
     }
   }
 

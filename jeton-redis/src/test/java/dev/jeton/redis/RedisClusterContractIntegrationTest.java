@@ -1,6 +1,7 @@
 package dev.jeton.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.redis.testing.RedisClusterServers;
 import java.util.ArrayList;
@@ -49,5 +50,29 @@ class RedisClusterContractIntegrationTest extends RedisContractTestBase {
       }
     }
     assertEquals(3, nodesWithKeys, "twelve semaphores land on all three primaries");
+    List<String> names = RedisSemaphore.list(uri, RedisSemaphoreOptions.defaults());
+    assertTrue(names.size() >= 12, "list scans every primary: " + names);
+  }
+
+  @Test
+  void wakeUpsReachWaitersWhateverNodeTheyListenOn() throws Exception {
+    // With the fallback poll a minute away, only the published wake-up can hand the permit
+    // over within the test's wait: PUBLISH inside a script reaches every node's subscribers.
+    RedisSemaphoreOptions noPolling =
+        RedisSemaphoreOptions.defaults().withPollInterval(java.time.Duration.ofSeconds(60));
+    for (int i = 0; i < 6; i++) {
+      try (RedisSemaphore holder =
+              RedisSemaphore.builder("wake-" + i).uri(uri).limitIfNew(1).options(noPolling).open();
+          RedisSemaphore waiter =
+              RedisSemaphore.builder("wake-" + i).uri(uri).options(noPolling).open()) {
+        Lease held = holder.acquire(1);
+        java.util.concurrent.CompletableFuture<Lease> next = waiter.acquireLeaseAsync(1, null);
+        while (waiter.queueLength() == 0) {
+          Thread.sleep(5);
+        }
+        held.release();
+        next.get(10, java.util.concurrent.TimeUnit.SECONDS).releaseAsync().get();
+      }
+    }
   }
 }

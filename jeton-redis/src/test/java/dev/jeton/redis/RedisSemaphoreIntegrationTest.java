@@ -63,7 +63,8 @@ class RedisSemaphoreIntegrationTest {
   @Test
   void uncontendedAcquireAndReleaseAreOneRoundTripEach() throws Exception {
     RedisSemaphore sem = open(builder("trips").limit(2));
-    sem.acquire(1).release(); // the script is known to Redis from here on
+    // The script is known to Redis from here on; wait for the release, which is sent, not awaited.
+    assertTrue(sem.acquire(1).releaseAsync().get(10, TimeUnit.SECONDS));
     long before = evalCalls();
     Lease lease = sem.acquire(1);
     assertEquals(before + 1, evalCalls(), "one script call to acquire");
