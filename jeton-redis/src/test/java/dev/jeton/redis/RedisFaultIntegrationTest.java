@@ -93,6 +93,26 @@ class RedisFaultIntegrationTest {
   }
 
   @Test
+  void killedWaiter_dropsOutOfTheQueueAfterTheWaiterExpiry() throws Exception {
+    RedisSemaphore sem = open("dead-waiter", 1);
+    Lease held = sem.acquire(1);
+    ChildJvm waiter = holder("dead-waiter", 1, 1); // queues: the permit is held here
+    awaitTrue(() -> sem.queueLength() == 1, "the child to queue");
+    CompletableFuture<Lease> behind = sem.acquireLeaseAsync(1, null);
+    awaitTrue(() -> sem.queueLength() == 2, "this process to queue behind it");
+
+    waiter.signal("KILL");
+    // The child polled every 100 ms, so its entry expires 1 s after its last poll (ten polls).
+    awaitTrue(() -> sem.queueLength() == 1, "the dead waiter to drop out of the queue");
+    assertEquals(1, sem.status().waiters().size());
+    assertEquals(ProcessHandle.current().pid(), sem.status().waiters().get(0).pid());
+    held.release(); // straight to the live waiter, not to the dead one
+    Lease lease = behind.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    assertEquals(0, sem.queueLength());
+    lease.release();
+  }
+
+  @Test
   void pausedHolder_losesItsLeaseToAWaiterLearnsItAndIsFencedOff() throws Exception {
     RedisSemaphore sem = open("paused", 1);
     ChildJvm child = holder("paused", 1, 1);

@@ -196,6 +196,20 @@ class RedisSemaphoreIntegrationTest {
   }
 
   @Test
+  void sentinelUri_findsThePrimaryThroughSentinel() throws Exception {
+    try (RedisServer sentinel = RedisServer.startSentinel(server, "primary")) {
+      String uri = "redis-sentinel://127.0.0.1:" + sentinel.port() + "#primary";
+      RedisSemaphore a = open(RedisSemaphore.builder("watched").uri(uri).limit(1));
+      RedisSemaphore b = open(builder("watched")); // straight to the primary: the same keys
+      Lease lease = a.acquire(1);
+      assertTrue(b.tryAcquire(1).isEmpty());
+      CompletableFuture<Lease> next = b.acquireLeaseAsync(1, null);
+      lease.release();
+      next.get(10, TimeUnit.SECONDS).release();
+    }
+  }
+
+  @Test
   void setLimit_isSharedThroughRedis() throws Exception {
     RedisSemaphore a = open(builder("shared").limit(1));
     RedisSemaphore b = open(builder("shared"));

@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One real, standalone {@code redis-server} process on a free loopback port, for tests.
@@ -79,17 +80,20 @@ public final class RedisServer implements AutoCloseable {
   private final Path directory;
   private final int port;
   private final boolean clusterNode;
+  private final @Nullable String sentinelConfig; // for a Sentinel: what it monitors
 
   // Volatile for the shutdown hook, which must not wait for a lock a crashed test may hold.
   private volatile Process process;
 
   private boolean closed; // guarded by this
 
-  private RedisServer(Path binary, Path directory, int port, boolean clusterNode) {
+  private RedisServer(
+      Path binary, Path directory, int port, boolean clusterNode, @Nullable String sentinelConfig) {
     this.binary = binary;
     this.directory = directory;
     this.port = port;
     this.clusterNode = clusterNode;
+    this.sentinelConfig = sentinelConfig;
     this.process = null;
   }
 
@@ -100,11 +104,26 @@ public final class RedisServer implements AutoCloseable {
    *     it does not come up within 10 seconds; the message then ends with the server's log
    */
   public static RedisServer start() {
-    return start(false);
+    return start(false, null);
+  }
+
+  /**
+   * Starts a Redis Sentinel that monitors {@code primary} under the name {@code primaryName}
+   * (quorum 1), and returns once it answers.
+   */
+  public static RedisServer startSentinel(RedisServer primary, String primaryName) {
+    return start(
+        false,
+        "sentinel monitor " + primaryName + " 127.0.0.1 " + primary.port() + " 1\n"
+            + "sentinel down-after-milliseconds " + primaryName + " 2000\n");
   }
 
   /** Starts a server, a Redis Cluster node that is in no cluster yet if {@code clusterNode}. */
   static RedisServer start(boolean clusterNode) {
+    return start(clusterNode, null);
+  }
+
+  private static RedisServer start(boolean clusterNode, @Nullable String sentinelConfig) {
     Path binary = binary();
     Path directory;
     try {
@@ -116,7 +135,9 @@ public final class RedisServer implements AutoCloseable {
       // The port is free when picked but may be taken before redis-server binds it: then the
       // server exits, and another port is tried.
       for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-        RedisServer server = new RedisServer(binary, directory, freePort(clusterNode), clusterNode);
+        RedisServer server =
+            new RedisServer(
+                binary, directory, freePort(clusterNode), clusterNode, sentinelConfig);
         boolean ready = false;
         try {
           ready = server.launch();
@@ -357,6 +378,23 @@ public final class RedisServer implements AutoCloseable {
                 directory.resolve(LOG).toString(),
                 "--protected-mode",
                 "no"));
+    String sentinel = sentinelConfig;
+    if (sentinel != null) {
+      // A Sentinel reads (and rewrites) a configuration file, named first.
+      Path config = directory.resolve("sentinel.conf");
+      try {
+        Files.writeString(
+            config,
+            "port " + port + "\nbind 127.0.0.1\nprotected-mode no\ndir " + directory + "\n"
+                + sentinel);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      commandLine =
+          new ArrayList<>(
+              List.of(binary.toString(), config.toString(), "--sentinel", "--logfile",
+                  directory.resolve(LOG).toString()));
+    }
     if (clusterNode) {
       commandLine.addAll(
           List.of(
