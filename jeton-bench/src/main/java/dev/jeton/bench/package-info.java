@@ -2,14 +2,17 @@
  * JMH benchmarks and memory measurements comparing Jeton's {@link dev.jeton.Semaphore} with
  * {@code java.util.concurrent.Semaphore}, kotlinx.coroutines' {@code Semaphore} and asyncutil's
  * {@code FairAsyncSemaphore}. Each library is reached through one {@link
- * dev.jeton.bench.Limiter}, so every benchmark is written once.
+ * dev.jeton.bench.Limiter}, so every benchmark is written once. {@link
+ * dev.jeton.bench.RedisBenchmark} compares Jeton's {@code RedisSemaphore} with Redisson's
+ * semaphores, each reached through a {@link dev.jeton.bench.RedisFleet}.
  *
  * <p>Every benchmark forks with a fixed, pre-touched heap ({@code -Xms1g -Xmx1g
  * -XX:+AlwaysPreTouch}): on the development VM, heap pages touched for the first time were very
  * slow, and while the heap grew, allocating benchmarks ran up to 15 times slower for whole
  * iterations. Passing {@code -jvmArgsAppend} on the command line replaces these flags: repeat them.
  *
- * <p>{@link dev.jeton.bench.QueuedWaiterMemory} is a plain program, not a benchmark.
+ * <p>{@link dev.jeton.bench.QueuedWaiterMemory} and {@link dev.jeton.bench.RedisRoundTrips} are
+ * plain programs, not benchmarks.
  */
 @NullMarked
 package dev.jeton.bench;

@@ -1,0 +1,361 @@
+package dev.jeton.bench;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.IterationParams;
+import org.openjdk.jmh.runner.IterationType;
+
+/**
+ * Jeton's {@link dev.jeton.redis.RedisSemaphore} side by side with Redisson's {@code RSemaphore}
+ * and {@code RPermitExpirableSemaphore} (see {@link RedisFleet} for how each is set up), on one
+ * real {@code redis-server}. Each operation is {@code acquire(1)} + release of one permit of a
+ * semaphore of {@code limit} (4).
+ *
+ * <ul>
+ *   <li>{@code latency}: one thread, nothing else using the semaphore; µs per acquire + release,
+ *       the release awaited: Jeton {@code lease.releaseAsync().join()}, Redisson the blocking
+ *       {@code release()}. Both then pay one full round trip for the acquire and one for the
+ *       release, which is what "one round trip per acquire and one per release" claims.
+ *   <li>{@code latencyReleaseNoWait}: the same, but the release is not awaited: Jeton's {@code
+ *       lease.release()} (fire and forget, its normal way), Redisson's {@code releaseAsync()}.
+ *       Jeton sends the release and the next acquire on one connection, so they travel together.
+ *   <li>{@code contended}: 16 threads, each with its own client handle (Jeton: {@value
+ *       RedisFleet#JETON}, one handle per thread, as 16 members of a fleet; {@value
+ *       RedisFleet#JETON_SHARED}, one handle for all, as one process; Redisson: one client shared
+ *       by all, as Redisson is used), limit 4, release awaited; operations per ms, all threads
+ *       together. 12 threads wait at any time, so this is the queueing and the hand-off through
+ *       Redis.
+ *   <li>{@code contendedReleaseNoWait}: the same with the release not awaited.
+ * </ul>
+ *
+ * <p>Each trial starts its own {@code redis-server} ({@link RedisProcess}: no persistence,
+ * loopback), so every implementation meets the same, empty server; or pass {@code -p
+ * redisUri=redis://host:port} to use one that runs already (its database is flushed before and
+ * after each trial: never point this at data you want to keep). After each trial the Redis
+ * commands run per operation during the measurement iterations are printed, from {@code INFO
+ * commandstats} (commands run inside scripts included), Redis's time in scripts, and the CPU time
+ * of redis-server (when started here) and of the benchmark JVM, per operation; the run fails if
+ * permits leaked.
+ *
+ * <p>Run: {@code java -jar jeton-bench/target/benchmarks.jar RedisBenchmark -f 1 -wi 3 -w 5s -i 5
+ * -r 5s}. {@link RedisRoundTrips} counts the round trips of one acquire and of one release
+ * exactly.
+ */
+@Warmup(iterations = 3, time = 5)
+@Measurement(iterations = 5, time = 5)
+@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+public class RedisBenchmark {
+
+  private static final com.sun.management.OperatingSystemMXBean CLIENT_OS =
+      (com.sun.management.OperatingSystemMXBean)
+          java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+
+  /** The server, the fleet's shared clients and the per-iteration statistics of one trial. */
+  static final class Trial implements AutoCloseable {
+    final String impl;
+    final int limit;
+    final RedisFleet fleet;
+    final LongAdder ops = new LongAdder();
+    private final @Nullable RedisProcess server;
+    private final RedisClient adminClient;
+    private final StatefulRedisConnection<String, String> admin;
+    private final Map<String, Long> measuredCalls = new TreeMap<>();
+    private long measuredOps;
+    private long iterationRedisCpu = -1;
+    private long iterationClientCpu;
+    private long measuredRedisCpu; // ns; stays 0 with a server not ours
+    private long measuredClientCpu; // ns
+
+    Trial(String impl, String redisUri, int limit) {
+      this.impl = impl;
+      this.limit = limit;
+      this.server = redisUri.isEmpty() ? RedisProcess.start() : null;
+      String uri = server != null ? server.uri() : redisUri;
+      this.adminClient = RedisClient.create(uri);
+      this.admin = adminClient.connect();
+      admin.sync().flushdb();
+      this.fleet = RedisFleet.open(impl, uri, limit);
+    }
+
+    void startIteration() {
+      admin.sync().configResetstat();
+      ops.reset();
+      RedisProcess s = server;
+      iterationRedisCpu = s == null ? -1 : s.cpuNanos();
+      iterationClientCpu = CLIENT_OS.getProcessCpuTime();
+    }
+
+    void endIteration(IterationParams iteration) {
+      long done = ops.sum();
+      long clientCpu = CLIENT_OS.getProcessCpuTime() - iterationClientCpu;
+      RedisProcess s = server;
+      long redisCpuNow = s == null ? -1 : s.cpuNanos();
+      long redisCpu = redisCpuNow < 0 || iterationRedisCpu < 0 ? 0 : redisCpuNow - iterationRedisCpu;
+      Map<String, Long> calls = commandCalls(admin.sync());
+      if (iteration.getType() == IterationType.MEASUREMENT) {
+        measuredOps += done;
+        measuredRedisCpu += redisCpu;
+        measuredClientCpu += clientCpu;
+        calls.forEach((command, n) -> measuredCalls.merge(command, n, Long::sum));
+      }
+    }
+
+    /** Redis's {@code cmdstat_<command>:calls=N,...} lines, as command to N. */
+    private static Map<String, Long> commandCalls(RedisCommands<String, String> redis) {
+      Map<String, Long> calls = new TreeMap<>();
+      for (String line : redis.info("commandstats").split("\r?\n", -1)) {
+        if (line.startsWith("cmdstat_")) {
+          String command = line.substring("cmdstat_".length(), line.indexOf(':'));
+          String stats = line.substring(line.indexOf(':') + 1);
+          for (String field : stats.split(",", -1)) {
+            if (field.startsWith("calls=")) {
+              calls.put(command, Long.parseLong(field.substring("calls=".length())));
+            } else if (field.startsWith("usec=") && command.startsWith("eval")) {
+              // time Redis spent in the scripts, their commands included
+              calls.put(command + " µs", Long.parseLong(field.substring("usec=".length())));
+            }
+          }
+        }
+      }
+      calls.remove("config"); // our own RESETSTAT
+      calls.remove("info");
+      return calls;
+    }
+
+    private void report() {
+      if (measuredOps == 0) {
+        return;
+      }
+      StringBuilder line =
+          new StringBuilder(
+              "Redis commands per operation, measurement iterations, " + impl + " (" + measuredOps
+                  + " ops; commands run inside scripts included; 'evalsha µs': Redis's time in"
+                  + " scripts per operation):");
+      measuredCalls.forEach(
+          (command, n) -> {
+            double perOp = (double) n / measuredOps;
+            if (perOp >= 0.005) {
+              line.append(String.format(" %s %.2f", command, perOp));
+            }
+          });
+      System.out.println();
+      System.out.println(line);
+      System.out.printf(
+          "CPU per operation, measurement iterations, %s: redis-server %s µs, benchmark JVM"
+              + " (clients, JMH) %.1f µs%n",
+          impl,
+          measuredRedisCpu == 0 ? "?" : String.format("%.1f", measuredRedisCpu / 1e3 / measuredOps),
+          measuredClientCpu / 1e3 / measuredOps);
+    }
+
+    /** Fails unless every permit is free again (allowing releases in flight to land). */
+    private void checkAllFree() throws InterruptedException {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      int available = fleet.available();
+      while (available != limit && System.nanoTime() - deadline < 0) {
+        Thread.sleep(50);
+        available = fleet.available();
+      }
+      if (available != limit) {
+        throw new IllegalStateException(
+            "permits leaked: " + available + " of " + limit + " free after the run, " + impl);
+      }
+    }
+
+    void finish() throws InterruptedException {
+      try {
+        report();
+        checkAllFree();
+      } finally {
+        close();
+      }
+    }
+
+    @Override
+    public void close() {
+      try {
+        fleet.close();
+        admin.sync().flushdb();
+        admin.close();
+        adminClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+      } finally {
+        RedisProcess s = server;
+        if (s != null) {
+          s.close();
+        }
+      }
+    }
+  }
+
+  /** One thread: the three implementations compared. */
+  @State(Scope.Benchmark)
+  public static class Single {
+    @Param({RedisFleet.JETON, RedisFleet.REDISSON_SEMAPHORE, RedisFleet.REDISSON_EXPIRABLE})
+    public String impl = RedisFleet.JETON;
+
+    @Param({"4"})
+    public int limit = 4;
+
+    /** Empty: start a redis-server for the trial. */
+    @Param({""})
+    public String redisUri = "";
+
+    Trial trial;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+      trial = new Trial(impl, redisUri, limit);
+    }
+
+    @Setup(Level.Iteration)
+    public void startIteration() {
+      trial.startIteration();
+    }
+
+    @TearDown(Level.Iteration)
+    public void endIteration(IterationParams iteration) {
+      trial.endIteration(iteration);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws InterruptedException {
+      trial.finish();
+    }
+  }
+
+  /** Many threads: also Jeton with one handle shared by all. */
+  @State(Scope.Benchmark)
+  public static class Fleet {
+    @Param({
+      RedisFleet.JETON,
+      RedisFleet.JETON_SHARED,
+      RedisFleet.REDISSON_SEMAPHORE,
+      RedisFleet.REDISSON_EXPIRABLE
+    })
+    public String impl = RedisFleet.JETON;
+
+    @Param({"4"})
+    public int limit = 4;
+
+    /** Empty: start a redis-server for the trial. */
+    @Param({""})
+    public String redisUri = "";
+
+    Trial trial;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+      trial = new Trial(impl, redisUri, limit);
+    }
+
+    @Setup(Level.Iteration)
+    public void startIteration() {
+      trial.startIteration();
+    }
+
+    @TearDown(Level.Iteration)
+    public void endIteration(IterationParams iteration) {
+      trial.endIteration(iteration);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws InterruptedException {
+      trial.finish();
+    }
+  }
+
+  /** The thread's own client handle of a {@link Single} trial. */
+  @State(Scope.Thread)
+  public static class SingleClient {
+    RedisFleet.Handle handle;
+
+    @Setup(Level.Trial)
+    public void setUp(Single single) {
+      handle = single.trial.fleet.handle();
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+      handle.close();
+    }
+  }
+
+  /** The thread's own client handle of a {@link Fleet} trial. */
+  @State(Scope.Thread)
+  public static class FleetClient {
+    RedisFleet.Handle handle;
+
+    @Setup(Level.Trial)
+    public void setUp(Fleet fleet) {
+      handle = fleet.trial.fleet.handle();
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+      handle.close();
+    }
+  }
+
+  @Benchmark
+  @Threads(1)
+  @BenchmarkMode(Mode.AverageTime)
+  @OutputTimeUnit(TimeUnit.MICROSECONDS)
+  public void latency(Single single, SingleClient client) throws InterruptedException {
+    RedisFleet.Handle handle = client.handle;
+    handle.release(handle.acquire());
+    single.trial.ops.increment();
+  }
+
+  @Benchmark
+  @Threads(1)
+  @BenchmarkMode(Mode.AverageTime)
+  @OutputTimeUnit(TimeUnit.MICROSECONDS)
+  public void latencyReleaseNoWait(Single single, SingleClient client)
+      throws InterruptedException {
+    RedisFleet.Handle handle = client.handle;
+    handle.releaseNoWait(handle.acquire());
+    single.trial.ops.increment();
+  }
+
+  @Benchmark
+  @Threads(16)
+  @BenchmarkMode(Mode.Throughput)
+  @OutputTimeUnit(TimeUnit.MILLISECONDS)
+  public void contended(Fleet fleet, FleetClient client) throws InterruptedException {
+    RedisFleet.Handle handle = client.handle;
+    handle.release(handle.acquire());
+    fleet.trial.ops.increment();
+  }
+
+  @Benchmark
+  @Threads(16)
+  @BenchmarkMode(Mode.Throughput)
+  @OutputTimeUnit(TimeUnit.MILLISECONDS)
+  public void contendedReleaseNoWait(Fleet fleet, FleetClient client)
+      throws InterruptedException {
+    RedisFleet.Handle handle = client.handle;
+    handle.releaseNoWait(handle.acquire());
+    fleet.trial.ops.increment();
+  }
+}
