@@ -88,7 +88,6 @@ public final class RedisSemaphore implements Semaphore {
   private final String name;
   private final RedisSemaphoreOptions options;
   private final Link link;
-  private final boolean ownsLink;
   private final String[] keys;
   private final String channel;
   private final String owner;
@@ -109,7 +108,6 @@ public final class RedisSemaphore implements Semaphore {
     this.name = builder.name;
     this.options = builder.options;
     this.link = link;
-    this.ownsLink = builder.client == null;
     String base = "{" + options.keyPrefix() + ":" + name + "}:";
     this.keys =
         new String[] {
@@ -387,7 +385,13 @@ public final class RedisSemaphore implements Semaphore {
       sendWithdrawals(ids);
     }
     if (!waiting.isEmpty()) {
-      poll(new ArrayList<>(waiting.values()));
+      List<Request<?>> answered = new ArrayList<>();
+      for (Request<?> request : waiting.values()) {
+        if (request.answered) { // one whose first reply is still on its way needs no second ask
+          answered.add(request);
+        }
+      }
+      poll(answered);
     }
   }
 
@@ -1009,13 +1013,12 @@ public final class RedisSemaphore implements Semaphore {
     }
     poller.cancel(false);
     renewer.cancel(false);
-    if (ownsLink) {
-      // Let the withdrawals and releases already sent reach Redis first.
-      var unused =
-          CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
-              .orTimeout(5, TimeUnit.SECONDS)
-              .whenComplete((done, failure) -> link.close());
-    }
+    // Let the withdrawals and releases already sent reach Redis first. The handle's own
+    // connections close either way; a client passed in with client(...) stays open.
+    var unused =
+        CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
+            .orTimeout(5, TimeUnit.SECONDS)
+            .whenComplete((done, failure) -> link.close());
   }
 
   /** Statistics are not kept for the Redis semaphore. */

@@ -229,9 +229,17 @@ class RedisSemaphoreIntegrationTest {
   void sharedClient_isLeftOpenWhenTheHandleCloses() throws Exception {
     RedisClient client = RedisClient.create(server.uri());
     try {
+      String before = server.command("CLIENT", "LIST");
       RedisSemaphore one = RedisSemaphore.builder("c").client(client).limit(1).open();
       one.acquire(1).releaseAsync().get(10, TimeUnit.SECONDS);
+      assertEquals("{jeton:c}:wake\n1", server.command("PUBSUB", "NUMSUB", "{jeton:c}:wake"));
       one.close();
+      // The handle's own two connections close (and its subscription ends); the client stays.
+      awaitTrue(
+          () -> server.command("PUBSUB", "NUMSUB", "{jeton:c}:wake").endsWith("\n0")
+              && server.command("CLIENT", "LIST").split("\n").length
+                  == before.split("\n").length,
+          "the closed handle's connections to go");
       RedisSemaphore two = RedisSemaphore.builder("c").client(client).open();
       assertEquals(1, two.available());
       two.close();
