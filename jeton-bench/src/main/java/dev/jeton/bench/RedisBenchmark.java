@@ -208,12 +208,9 @@ public class RedisBenchmark {
     }
   }
 
-  /** One thread: the three implementations compared. */
+  /** What both kinds of trial share: the limit, where Redis is, and the trial's lifecycle. */
   @State(Scope.Benchmark)
-  public static class Single {
-    @Param({RedisFleet.JETON, RedisFleet.REDISSON_SEMAPHORE, RedisFleet.REDISSON_EXPIRABLE})
-    public String impl = RedisFleet.JETON;
-
+  public abstract static class RedisState {
     @Param({"4"})
     public int limit = 4;
 
@@ -223,9 +220,12 @@ public class RedisBenchmark {
 
     Trial trial;
 
+    /** The implementation measured (a {@code @Param} of each subclass). */
+    abstract String impl();
+
     @Setup(Level.Trial)
     public void setUp() {
-      trial = new Trial(impl, redisUri, limit);
+      trial = new Trial(impl(), redisUri, limit);
     }
 
     @Setup(Level.Iteration)
@@ -244,9 +244,21 @@ public class RedisBenchmark {
     }
   }
 
+  /** One thread: the three implementations compared. */
+  @State(Scope.Benchmark)
+  public static class Single extends RedisState {
+    @Param({RedisFleet.JETON, RedisFleet.REDISSON_SEMAPHORE, RedisFleet.REDISSON_EXPIRABLE})
+    public String impl = RedisFleet.JETON;
+
+    @Override
+    String impl() {
+      return impl;
+    }
+  }
+
   /** Many threads: also Jeton with one handle shared by all. */
   @State(Scope.Benchmark)
-  public static class Fleet {
+  public static class Fleet extends RedisState {
     @Param({
       RedisFleet.JETON,
       RedisFleet.JETON_SHARED,
@@ -255,33 +267,9 @@ public class RedisBenchmark {
     })
     public String impl = RedisFleet.JETON;
 
-    @Param({"4"})
-    public int limit = 4;
-
-    /** Empty: start a redis-server for the trial. */
-    @Param({""})
-    public String redisUri = "";
-
-    Trial trial;
-
-    @Setup(Level.Trial)
-    public void setUp() {
-      trial = new Trial(impl, redisUri, limit);
-    }
-
-    @Setup(Level.Iteration)
-    public void startIteration() {
-      trial.startIteration();
-    }
-
-    @TearDown(Level.Iteration)
-    public void endIteration(IterationParams iteration) {
-      trial.endIteration(iteration);
-    }
-
-    @TearDown(Level.Trial)
-    public void tearDown() throws InterruptedException {
-      trial.finish();
+    @Override
+    String impl() {
+      return impl;
     }
   }
 
