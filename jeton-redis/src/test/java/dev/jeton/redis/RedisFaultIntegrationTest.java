@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.redis.testing.ChildJvm;
+import dev.jeton.redis.testing.Await;
 import dev.jeton.redis.testing.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -77,7 +78,7 @@ class RedisFaultIntegrationTest {
       waiter.thenRun(() -> order.add(who));
       waiters.add(waiter);
       int queued = waiters.size();
-      awaitTrue(() -> sem.queueLength() == queued, who + " to queue");
+      Await.until(() -> sem.queueLength() == queued, who + " to queue");
     }
 
     child.signal("KILL");
@@ -87,7 +88,7 @@ class RedisFaultIntegrationTest {
     first.release();
     waiters.get(2).get(PATIENCE.toSeconds(), TimeUnit.SECONDS).release();
     second.release();
-    awaitTrue(() -> order.size() == 3, "all three to be granted");
+    Await.until(() -> order.size() == 3, "all three to be granted");
     // The first two are granted by one script, so their callbacks may run in either order.
     assertEquals("third", order.get(2), "the third waiter is served last: " + order);
   }
@@ -97,13 +98,13 @@ class RedisFaultIntegrationTest {
     RedisSemaphore sem = open("dead-waiter", 1);
     Lease held = sem.acquire(1);
     ChildJvm waiter = holder("dead-waiter", 1, 1); // queues: the permit is held here
-    awaitTrue(() -> sem.queueLength() == 1, "the child to queue");
+    Await.until(() -> sem.queueLength() == 1, "the child to queue");
     CompletableFuture<Lease> behind = sem.acquireLeaseAsync(1, null);
-    awaitTrue(() -> sem.queueLength() == 2, "this process to queue behind it");
+    Await.until(() -> sem.queueLength() == 2, "this process to queue behind it");
 
     waiter.signal("KILL");
     // The child polled every 100 ms, so its entry expires 1 s after its last poll (ten polls).
-    awaitTrue(() -> sem.queueLength() == 1, "the dead waiter to drop out of the queue");
+    Await.until(() -> sem.queueLength() == 1, "the dead waiter to drop out of the queue");
     assertEquals(1, sem.status().waiters().size());
     assertEquals(ProcessHandle.current().pid(), sem.status().waiters().get(0).pid());
     held.release(); // straight to the live waiter, not to the dead one
@@ -151,7 +152,7 @@ class RedisFaultIntegrationTest {
     RedisSemaphore sem = open("restart", 1);
     Lease held = sem.acquire(1);
     CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1, null);
-    awaitTrue(() -> sem.queueLength() == 1, "the waiter to queue");
+    Await.until(() -> sem.queueLength() == 1, "the waiter to queue");
 
     server.restart(); // no persistence: every key is gone
 
@@ -162,6 +163,11 @@ class RedisFaultIntegrationTest {
     assertFalse(held.isHeld());
     Lease recovered = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     assertTrue(recovered.isHeld());
+    FencingToken before = held.fencingTokens().get(0);
+    FencingToken after = recovered.fencingTokens().get(0);
+    assertEquals(before.slot(), after.slot());
+    assertTrue(after.token() > before.token(),
+        "tokens keep growing although Redis lost them: " + before + " then " + after);
     assertEquals(1, sem.limit(), "the semaphore is recreated with the limit this handle knew");
     recovered.release();
     sem.acquire(1, PATIENCE).release();
@@ -173,7 +179,7 @@ class RedisFaultIntegrationTest {
     RedisSemaphore sem = open("pubsub", 1);
     Lease held = sem.acquire(1);
     CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1, null);
-    awaitTrue(() -> sem.queueLength() == 1, "the waiter to queue");
+    Await.until(() -> sem.queueLength() == 1, "the waiter to queue");
 
     server.command("CLIENT", "KILL", "TYPE", "pubsub");
     // Release the lease by a script call that announces it on another channel: no wake-up
@@ -224,7 +230,7 @@ class RedisFaultIntegrationTest {
     // next poll of the same request id must find the lease it already has, not take another.
     Lease held = sem.acquire(1);
     CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1, null);
-    awaitTrue(() -> sem.queueLength() == 1, "the waiter to queue");
+    Await.until(() -> sem.queueLength() == 1, "the waiter to queue");
     String id = sem.waitingIds().iterator().next();
     held.release(); // grants the waiter in Redis
     Lease granted = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
@@ -240,14 +246,4 @@ class RedisFaultIntegrationTest {
     assertEquals(1, sem.available());
   }
 
-  private static void awaitTrue(java.util.function.BooleanSupplier condition, String what)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + PATIENCE.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.sleep(5);
-    }
-  }
 }

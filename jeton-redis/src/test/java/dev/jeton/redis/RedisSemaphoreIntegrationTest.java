@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.internal.ThisProcess;
+import dev.jeton.redis.testing.Await;
 import dev.jeton.redis.testing.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
@@ -235,7 +236,7 @@ class RedisSemaphoreIntegrationTest {
       assertEquals("{jeton:c}:wake\n1", server.command("PUBSUB", "NUMSUB", "{jeton:c}:wake"));
       one.close();
       // The handle's own two connections close (and its subscription ends); the client stays.
-      awaitTrue(
+      Await.until(
           () -> server.command("PUBSUB", "NUMSUB", "{jeton:c}:wake").endsWith("\n0")
               && server.command("CLIENT", "LIST").split("\n").length
                   == before.split("\n").length,
@@ -273,18 +274,8 @@ class RedisSemaphoreIntegrationTest {
           assertThrows(TimeoutException.class, () -> two.acquire(1, Duration.ofSeconds(1)));
       assertTrue(String.valueOf(e.getCause()).contains("reached 1 replicas, not 2"),
           String.valueOf(e.getCause()));
-      awaitTrue(() -> two.available() == 1, "grants that missed replicas to be given back");
+      Await.until(() -> two.available() == 1, "grants that missed replicas to be given back");
     }
   }
 
-  private static void awaitTrue(java.util.function.BooleanSupplier condition, String what)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.sleep(5);
-    }
-  }
 }

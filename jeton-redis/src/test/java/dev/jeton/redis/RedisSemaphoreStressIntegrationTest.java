@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.Permit;
+import dev.jeton.redis.testing.Await;
 import dev.jeton.redis.testing.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -83,7 +84,9 @@ class RedisSemaphoreStressIntegrationTest {
       assertTrue(granted.get() > THREADS * ROUNDS / 4, "most requests got through: " + granted);
       assertEquals(THREADS * ROUNDS, granted.get() + gaveUp.get());
       RedisSemaphore check = handles.get(0);
-      awaitTrue(() -> check.available() == LIMIT && check.queueLength() == 0);
+      Await.until(
+          () -> check.available() == LIMIT && check.queueLength() == 0,
+          "the semaphore to come back to free and empty");
       for (RedisSemaphore h : handles) {
         assertEquals(List.of(), List.copyOf(h.waitingIds()), "nothing left waiting");
         assertEquals(List.of(), List.copyOf(h.heldLeases()), "nothing left held");
@@ -117,17 +120,6 @@ class RedisSemaphoreStressIntegrationTest {
         }
       default:
         return sem.tryAcquire(weight);
-    }
-  }
-
-  private static void awaitTrue(java.util.function.BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("the semaphore did not come back to free and empty");
-      }
-      Thread.sleep(10);
     }
   }
 }
