@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.jeton.redis.testing.RedisServer;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -100,11 +102,30 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     String said = outputOf(killed);
     assertTrue(said.contains("lost the lease on semaphore 'kill'"), said);
     assertTrue(said.contains("terminating the command"), said);
-    assertTrue(warned.isAlive(), () -> "without --on-lost kill the command keeps running: "
-        + (warned.isAlive() ? "" : outputOfQuietly(warned)));
+    // Each jeton finds its loss on its own schedule: read until the warned one has said so.
+    java.io.BufferedReader warnings =
+        new java.io.BufferedReader(
+            new java.io.InputStreamReader(
+                warned.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+    CompletableFuture<String> warning =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                for (String line; (line = warnings.readLine()) != null; ) {
+                  if (line.contains("lost the lease on semaphore 'warn'")) {
+                    return line;
+                  }
+                }
+                return "(jeton exited without saying so)";
+              } catch (java.io.IOException e) {
+                return e.toString();
+              }
+            });
+    String line = warning.get(30, TimeUnit.SECONDS);
+    assertTrue(line.contains("lost the lease on semaphore 'warn'"), line);
+    assertTrue(warned.isAlive(), "without --on-lost kill the command keeps running");
     warned.descendants().forEach(ProcessHandle::destroy);
     assertEquals(143, exitOf(warned));
-    assertTrue(outputOf(warned).contains("lost the lease on semaphore 'warn'"));
   }
 
   @Test
@@ -124,14 +145,6 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
       assertEquals(1, p.exitValue(), sub + ": " + out);
       assertTrue(out.startsWith("jeton: Redis: "), sub + ": " + out);
       assertTrue(out.contains("127.0.0.1"), "names where it tried: " + out);
-    }
-  }
-
-  private static String outputOfQuietly(Process p) {
-    try {
-      return outputOf(p);
-    } catch (Exception e) {
-      return e.toString();
     }
   }
 
