@@ -54,7 +54,8 @@ import org.openjdk.jmh.runner.IterationType;
  * redisUri=redis://host:port} to use one that runs already (its database is flushed before and
  * after each trial: never point this at data you want to keep). After each trial the Redis
  * commands run per operation during the measurement iterations are printed, from {@code INFO
- * commandstats} (commands run inside scripts included), Redis's time in scripts, and the CPU time
+ * commandstats} (commands run inside scripts and functions included), Redis's time in them
+ * ({@code evalsha µs}, {@code fcall µs}), and the CPU time
  * of redis-server (when started here) and of the benchmark JVM, per operation; the run fails if
  * permits leaked.
  *
@@ -131,8 +132,9 @@ public class RedisBenchmark {
           for (String field : stats.split(",", -1)) {
             if (field.startsWith("calls=")) {
               calls.put(command, Long.parseLong(field.substring("calls=".length())));
-            } else if (field.startsWith("usec=") && command.startsWith("eval")) {
-              // time Redis spent in the scripts, their commands included
+            } else if (field.startsWith("usec=")
+                && (command.startsWith("eval") || command.equals("fcall"))) {
+              // time Redis spent in scripts and functions, their commands included
               calls.put(command + " µs", Long.parseLong(field.substring("usec=".length())));
             }
           }
@@ -150,8 +152,8 @@ public class RedisBenchmark {
       StringBuilder line =
           new StringBuilder(
               "Redis commands per operation, measurement iterations, " + impl + " (" + measuredOps
-                  + " ops; commands run inside scripts included; 'evalsha µs': Redis's time in"
-                  + " scripts per operation):");
+                  + " ops; commands run inside scripts and functions included; 'evalsha µs',"
+                  + " 'fcall µs': Redis's time in them per operation):");
       measuredCalls.forEach(
           (command, n) -> {
             double perOp = (double) n / measuredOps;

@@ -61,7 +61,7 @@ public final class RedisRoundTrips {
       control.call("FLUSHDB");
       try (RedisFleet fleet = RedisFleet.open(impl, uri, 4);
           RedisFleet.Handle handle = fleet.handle()) {
-        for (int i = 0; i < 200; i++) { // warm up; loads the scripts
+        for (int i = 0; i < 200; i++) { // warm up; loads the scripts and functions
           handle.release(handle.acquire());
         }
         Thread.sleep(200);
@@ -127,8 +127,8 @@ public final class RedisRoundTrips {
   }
 
   /**
-   * The command's name; for a script, with its first argument if that is a word (Jeton's
-   * operation: {@code evalsha[acquire]}).
+   * The command's name; for a script or function call, with its first argument if that is a word
+   * (Jeton's operation: {@code fcall[acquire]}).
    */
   static String commandName(String quoted) {
     List<String> words = new ArrayList<>();
@@ -146,7 +146,8 @@ public final class RedisRoundTrips {
       at = close + 1;
     }
     String name = words.get(0).toLowerCase(java.util.Locale.ROOT);
-    if ((name.equals("evalsha") || name.equals("eval")) && words.size() >= 3) {
+    if ((name.equals("evalsha") || name.equals("eval") || name.equals("fcall"))
+        && words.size() >= 3) {
       int keys = Integer.parseInt(words.get(2));
       if (words.size() > 3 + keys && words.get(3 + keys).matches("[a-z]+")) {
         return name + "[" + words.get(3 + keys) + "]";

@@ -51,7 +51,7 @@ import org.jspecify.annotations.Nullable;
  * <h2>How it works</h2>
  *
  * <p>The state lives in Redis under keys that share the hash tag {@code {<prefix>:<name>}}, and
- * every change is one call of one Lua script (its algorithm and invariants are in {@code
+ * every change is one call of one Redis function (its algorithm and invariants are in {@code
  * semaphore.lua}, beside this class): who holds which slots until when, the FIFO queue of
  * waiters, each slot's last fencing token, and recently finished request ids.
  *
@@ -60,13 +60,13 @@ import org.jspecify.annotations.Nullable;
  * holding gets its lease back, a queued one keeps its place (and its entry's expiry is pushed
  * back), a finished one is refused by its tombstone. So a retry, or Lettuce re-sending a command
  * after a reconnect, never takes a second lease. Whoever frees permits (a release, an expiry, a
- * cancelled head, a larger limit) grants the requests at the head of the queue in the same
- * script and publishes their ids; the waiting process then asks again and finds its lease. A
- * lost message costs at most one {@linkplain RedisSemaphoreOptions#pollInterval() poll
- * interval}: every waiting process asks again that often, which also keeps its queue entries
- * alive. A waiter that stops asking (its process died) drops out after the {@linkplain
- * RedisSemaphoreOptions#waiterExpiry() waiter expiry}; a holder that stops renewing loses its
- * lease after the lease time.
+ * cancelled head, a larger limit) grants the requests at the head of the queue in the same call
+ * and publishes the grants (lease expiry and fencing tokens); the waiting process takes its
+ * lease from the message, without asking Redis again. A lost message costs at most one
+ * {@linkplain RedisSemaphoreOptions#pollInterval() poll interval}: every waiting process asks
+ * again that often, which also keeps its queue entries alive. A waiter that stops asking (its
+ * process died) drops out after the {@linkplain RedisSemaphoreOptions#waiterExpiry() waiter
+ * expiry}; a holder that stops renewing loses its lease after the lease time.
  *
  * <p>On this side, each request is a future with a state: pending, granted or withdrawn, changed
  * once by compare-and-set, so that a grant and a cancel racing each other agree on the winner. A
@@ -103,6 +103,7 @@ public final class RedisSemaphore implements Semaphore {
   private final java.util.concurrent.atomic.AtomicBoolean shutDown =
       new java.util.concurrent.atomic.AtomicBoolean();
   private volatile @Nullable Throwable lastRenewFailure;
+  private volatile boolean ignoreWakeUps; // for tests: as if every message were lost
 
   private RedisSemaphore(Builder builder, Link link, int limit) {
     this.name = builder.name;
@@ -111,11 +112,10 @@ public final class RedisSemaphore implements Semaphore {
     String base = "{" + options.keyPrefix() + ":" + name + "}:";
     this.keys =
         new String[] {
-          base + "meta", base + "holders", base + "lexp", base + "queue", base + "waiters",
-          base + "wexp", base + "slots", base + "free", base + "tokens", base + "done",
-          base + "dexp"
+          base + "state", base + "leases", base + "queue", base + "waiters", base + "done"
         };
-    this.channel = base + "wake";
+    // Its own channel: a grant is announced to the handle that queued the request, not to all.
+    this.channel = base + "wake:" + newId();
     this.owner =
         String.join(
             "\t",
@@ -301,7 +301,7 @@ public final class RedisSemaphore implements Semaphore {
 
   // ---------------------------------------------------------------- talking to Redis
 
-  /** A script reply: the semaphore's counts, the server's time, and the operation's items. */
+  /** A reply of the semaphore's function: its counts, the server's time, the operation's items. */
   private static final class Reply {
     final int limit;
     final int used;
@@ -364,16 +364,32 @@ public final class RedisSemaphore implements Semaphore {
     }
   }
 
+  /**
+   * A wake-up: the server's time, then for each request settled by another client's call {@code
+   * id|granted|expiry|slot:token,...} or {@code id|outcome}. Ours are settled from it, as from a
+   * reply, without asking Redis again.
+   */
   private void onWake(String message) {
-    List<Request<?>> ours = new ArrayList<>();
-    for (String id : message.split(" ")) {
-      Request<?> request = waiting.get(id);
-      if (request != null) {
-        ours.add(request);
-      }
+    if (ignoreWakeUps) {
+      return;
     }
-    if (!ours.isEmpty()) {
-      poll(ours);
+    String[] entries = message.split(" ", -1);
+    long serverMillis;
+    try {
+      serverMillis = Long.parseLong(entries[0]);
+    } catch (NumberFormatException foreign) {
+      return; // not a message of this version of the function: the poll still finds the outcome
+    }
+    for (int i = 1; i < entries.length; i++) {
+      String entry = entries[i];
+      int bar = entry.indexOf('|');
+      Request<?> request = bar < 0 ? null : waiting.get(entry.substring(0, bar));
+      if (request != null) {
+        List<Object> item = List.of((Object[]) entry.split("\\|", -1));
+        // Granted after Redis had our last request that found it queued, so its lease time
+        // counts from no earlier than when that request was sent.
+        settle(request, item, knownLimit, serverMillis, request.queuedSince);
+      }
     }
   }
 
@@ -425,6 +441,11 @@ public final class RedisSemaphore implements Semaphore {
       args[i++] = owner;
     }
     long sentNanos = System.nanoTime();
+    for (Request<?> request : batch) {
+      if (request.queuedSince == 0) {
+        request.queuedSince = sentNanos; // its first send: a grant can only come after it
+      }
+    }
     CompletableFuture<Reply> reply = call("acquire", args);
     if (trying) {
       return reply; // the caller reads the one reply itself
@@ -438,10 +459,10 @@ public final class RedisSemaphore implements Semaphore {
               }
               try {
                 for (int k = 0; k < r.items.size(); k++) {
-                  settle(batch.get(k), r.item(k), r, sentNanos);
+                  settle(batch.get(k), r.item(k), r.limit, r.serverMillis, sentNanos);
                 }
               } catch (RuntimeException unexpected) {
-                // A reply this code does not understand (another version of the script?): fail
+                // A reply this code does not understand (another version of the function?): fail
                 // the requests rather than leave them waiting for ever.
                 batch.forEach(request -> request.fail(unexpected));
               }
@@ -449,7 +470,13 @@ public final class RedisSemaphore implements Semaphore {
     return reply;
   }
 
-  private void settle(Request<?> request, List<Object> item, Reply reply, long sentNanos) {
+  /**
+   * Settles a request with what Redis said of it: {@code item} is {@code id, status[, expiry,
+   * tokens]}, {@code serverMillis} the server's time then, {@code sentNanos} a local time before
+   * Redis said it (the lease's local deadline counts from there).
+   */
+  private void settle(
+      Request<?> request, List<Object> item, int limit, long serverMillis, long sentNanos) {
     String id = (String) item.get(0);
     String status = (String) item.get(1);
     if (!id.equals(request.id) || !request.isPending()) {
@@ -457,7 +484,7 @@ public final class RedisSemaphore implements Semaphore {
     }
     switch (status) {
       case "granted":
-        RedisLease lease = newLease(request, item, reply, sentNanos);
+        RedisLease lease = newLease(request, item, serverMillis, sentNanos);
         if (options.replicaAcks() > 0) {
           var unused =
               link.waitForReplicas(options.replicaAcks(), options.replicaTimeout())
@@ -483,6 +510,9 @@ public final class RedisSemaphore implements Semaphore {
         }
         break;
       case "queued":
+        if (sentNanos - request.queuedSince > 0) {
+          request.queuedSince = sentNanos;
+        }
         request.queued();
         break;
       case "busy":
@@ -494,7 +524,7 @@ public final class RedisSemaphore implements Semaphore {
       case "toobig":
         request.fail(
             new IllegalArgumentException(
-                "permits must not exceed the limit " + reply.limit + ", was " + request.weight));
+                "permits must not exceed the limit " + limit + ", was " + request.weight));
         break;
       case "expired":
       case "abandoned":
@@ -523,10 +553,11 @@ public final class RedisSemaphore implements Semaphore {
     }
   }
 
-  private RedisLease newLease(Request<?> request, List<Object> item, Reply reply, long sentNanos) {
+  private RedisLease newLease(
+      Request<?> request, List<Object> item, long serverMillis, long sentNanos) {
     long expiry = Long.parseLong((String) item.get(2));
     List<FencingToken> tokens = FencingToken.parse((String) item.get(3));
-    long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - reply.serverMillis);
+    long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - serverMillis);
     return new RedisLease(this, request.id, request.weight, tokens, expiry, deadline);
   }
 
@@ -537,6 +568,7 @@ public final class RedisSemaphore implements Semaphore {
   private void resubmit(Request<?> request) {
     String old = request.id;
     String fresh = newId();
+    request.queuedSince = 0;
     request.id = fresh;
     waiting.put(fresh, request);
     waiting.remove(old, request);
@@ -653,6 +685,11 @@ public final class RedisSemaphore implements Semaphore {
     volatile String id = newId();
     final AtomicInteger state = new AtomicInteger(PENDING);
     volatile boolean answered;
+    /**
+     * When the latest request for this id that Redis answered "queued" was sent (at first, when
+     * the id was first sent): a grant announced by wake-up came after it.
+     */
+    volatile long queuedSince;
     volatile boolean timeoutDue;
     volatile @Nullable Throwable lastFailure;
     volatile @Nullable ScheduledFuture<?> timer;
@@ -889,7 +926,7 @@ public final class RedisSemaphore implements Semaphore {
     List<Object> item = reply.item(0);
     switch ((String) item.get(1)) {
       case "granted":
-        RedisLease lease = newLease(request, item, reply, System.nanoTime());
+        RedisLease lease = newLease(request, item, reply.serverMillis, request.queuedSince);
         held.put(lease.id(), lease);
         lease.watch();
         return Optional.of(lease);
@@ -1047,8 +1084,8 @@ public final class RedisSemaphore implements Semaphore {
     String prefix = "{" + options.keyPrefix() + ":";
     try (Link link = Link.connect(redisUri)) {
       List<String> names = new ArrayList<>();
-      for (String key : link.keys(prefix + "*}:meta")) {
-        names.add(key.substring(prefix.length(), key.length() - "}:meta".length()));
+      for (String key : link.keys(prefix + "*}:state")) {
+        names.add(key.substring(prefix.length(), key.length() - "}:state".length()));
       }
       java.util.Collections.sort(names);
       return names;
@@ -1097,13 +1134,18 @@ public final class RedisSemaphore implements Semaphore {
     return List.copyOf(held.values());
   }
 
-  /** For tests: runs the script as the handle does. */
+  /** For tests: calls the function as the handle does. */
   CompletionStage<List<Object>> rawCall(String op, String... args) {
     return call(op, args).thenApply(reply -> reply.items);
   }
 
-  /** For tests: runs the script, announcing changes on another channel. */
-  CompletionStage<List<Object>> rawCallOnChannel(String op, String wakeChannel, String... args) {
-    return callOn(wakeChannel, op, args).thenApply(reply -> reply.items);
+  /** For tests: drops every wake-up message from now on, as a broken subscription would. */
+  void ignoreWakeUps() {
+    ignoreWakeUps = true;
+  }
+
+  /** For tests: the channel this handle's wake-ups come on. */
+  String wakeChannel() {
+    return channel;
   }
 }

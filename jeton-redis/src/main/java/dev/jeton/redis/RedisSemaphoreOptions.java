@@ -24,9 +24,10 @@ import java.util.Objects;
  * @param waiterExpiry how long a waiter stays queued after its last poll: a waiter whose process
  *     died leaves the queue this long after. At least twice the poll interval. Default {@link
  *     #DEFAULT_WAITER_EXPIRY}.
- * @param replayWindow how long Redis remembers a finished request, so that a request replayed
- *     after a reconnect (Lettuce re-sends commands whose reply it lost) cannot act twice. Default
- *     {@link #DEFAULT_REPLAY_WINDOW}.
+ * @param replayWindow how long Redis remembers a finished request, at least, so that a request
+ *     replayed after a reconnect (Lettuce re-sends commands whose reply it lost) cannot act
+ *     twice. Finished requests are forgotten in batches, up to a quarter of the window later.
+ *     Default {@link #DEFAULT_REPLAY_WINDOW}.
  * @param replicaAcks how many replicas must acknowledge a grant or renewal (Redis {@code WAIT})
  *     before the client relies on it; 0 (the default) does not wait. See the package
  *     documentation for what this does and does not buy.

@@ -1,357 +1,508 @@
--- Jeton's fleet-wide semaphore. Every state change is one call of this script, so each is
--- atomic; the operation is ARGV[1]. All keys share one hash tag (Redis Cluster). Time is the
--- Redis server's clock (TIME), never a client's.
+-- Jeton's fleet-wide semaphore, as a Redis function library: Link.java puts the library line in
+-- front and registers `semaphore` (defined last) under a name made from a digest of this code.
+-- Every state change is one call of it (FCALL), so each is atomic; the operation is its first
+-- argument. All keys share one hash tag (Redis Cluster). Time is the Redis server's clock (TIME),
+-- never a client's.
 --
--- KEYS
---   1 meta     hash   limit; next (lowest slot index never handed out since the limit last
---                     shrank); seq (arrival counter)
---   2 holders  hash   lease id -> lease record (JSON: w weight, s slots, t tokens, e expiry ms,
---                     l lease ms, o owner, a granted-at ms)
---   3 lexp     zset   lease id -> expiry ms
---   4 queue    zset   request id -> arrival number: the FIFO queue of waiters
---   5 waiters  hash   request id -> waiter record (JSON: w weight, 0 = awaitIdle; l lease ms;
---                     o owner; a queued-at ms)
---   6 wexp     zset   request id -> ms at which the waiter counts as dead unless it polls again
---   7 slots    hash   slot index -> lease id, one field per permit held
---   8 free     zset   free slot indices below meta.next (score = index)
---   9 tokens   hash   slot index -> last fencing token handed out with that slot
---  10 done     hash   request id -> outcome (released, cancelled, expired, abandoned, toobig,
---                     idle): a tombstone that stops a replayed or late request from acting again
---  11 dexp     zset   request id -> ms at which its tombstone may be forgotten
+-- Keys
+--   1 state    hash  the counters, and one field per live or recently finished request:
+--                      limit; used (permits held); queued (requests waiting); next (slot indices
+--                      from here up have never been handed out); free (the free slot indices
+--                      below both next and the limit, comma-separated); token (the last fencing
+--                      token handed out); seq (arrival counter); due (no deadline in leases,
+--                      waiters or done is earlier, give or take the slack allowed to tombstones:
+--                      a call before it has nothing to sweep);
+--                      h:<id>  a lease:  weight|expiry ms|granted-at ms|slot:token,...|owner
+--                      q:<id>  a waiter: weight|lease ms|queued-at ms|wake-up channel|owner
+--                              (weight 0 = awaitIdle)
+--                      d:<id>  a tombstone: how the request ended (released, cancelled, expired,
+--                              abandoned, toobig or idle)
+--   2 leases   zset  lease id -> expiry ms
+--   3 queue    zset  waiting request id -> arrival number: the FIFO queue
+--   4 waiters  zset  waiting request id -> ms at which it is abandoned unless it asks again
+--   5 done     zset  finished request id -> ms after which its tombstone may be forgotten
 --
--- ARGV: 1 operation, 2 limit to create the semaphore with if it does not exist (-1: do not
--- create), 3 wake-up channel, 4 tombstone ms, then the operation's own arguments.
+-- Arguments: 1 operation, 2 limit to create the semaphore with if it does not exist (-1: do not
+-- create), 3 the caller's wake-up channel, 4 tombstone ms, then the operation's own arguments.
 --
 -- Invariants, after every call:
---   * used = HLEN slots = the sum of the holders' weights, and a new grant needs used + w <= limit
---     (so never more than the limit is held, in this server's view);
---   * every slot index below min(next, limit) is either in slots (held) or in free, never both;
---     indices from next up are free unless held; so there are always limit - used free indices
---     below the limit to hand out;
+--   * used = the sum of the leases' weights = the number of slots they hold, and a new grant
+--     needs used + weight <= limit (so never more than the limit is held, in this server's
+--     view); queued = ZCARD queue; each request id has at most one of h:, q:, d:;
+--   * slot indices: each index below next is held by one lease, or is in free (if below the
+--     limit), or is retired (at or above the limit since it shrank); no index from next up is
+--     held. So limit - used indices below the limit are free to hand out: those in free, and
+--     next, next + 1, ... up to the limit;
+--   * fencing tokens only grow, across all slots, and each is at least the server's time in
+--     microseconds when it was handed out, so they keep growing even after a restart that lost
+--     the data: each slot's token is above every earlier token of that slot;
 --   * the head of the queue is never grantable when a call returns (grantHead runs last);
---   * a request id acts once: a released, cancelled or expired id stays in done until its
---     tombstone expires, and an id in done is never queued or granted again.
--- Every reply begins with {limit, used, queued, server time in ms}; request ids whose state changed are published
--- on the channel, space-separated, so that their owners poll at once.
+--   * a request id acts once: a released, cancelled or expired id keeps its tombstone until it
+--     is forgotten (at least the tombstone ms after it finished), and an id with a tombstone is
+--     never queued or granted again.
+--
+-- Cost matters: Redis runs one call at a time, and every caller waits for it; on a small
+-- machine each command a call runs costs microseconds. So the state hash is read once (HMGET of
+-- the counters and of the first request's three fields) and written once (HSET, and HDEL for
+-- what went away) at the end; a lease's tokens are the global counter, not a field per slot;
+-- expired leases, abandoned waiters and old tombstones are swept only when `due` says one may be
+-- due, and tombstones in batches (they may outlive their time by a quarter of it). An
+-- uncontended acquire runs 4 commands, its release 6.
+--
+-- Every reply begins with {limit, used, queued, server time in ms}. Requests settled by a call
+-- their owner did not make are published on the wake-up channel each one was queued with: the
+-- server time, then for each one 'id|granted|expiry|slot:token,...' or 'id|outcome',
+-- space-separated.
 
-local META, HOLDERS, LEXP, QUEUE, WAITERS, WEXP, SLOTS, FREE, TOKENS, DONE, DEXP =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+-- The state of the call in progress. Redis runs one call at a time, and `semaphore` sets all of
+-- these first; they live out here so that the helpers below are made once, when Redis loads the
+-- library, not again on every call.
+local STATE, LEASES, QUEUE, WAITERS, DONE
+local channel, tombstoneMs, slackMs
+local now, lim, used, queued, nextSlot, free, token, seq, due
+local known    -- state field -> its value in Redis (false: absent), as read by this call
+local pending  -- state field -> its new value (false: delete it), written at the end
+local announced -- wake-up channel -> list of entries
+local before   -- the counters as read, to write back only those that changed
 
-local op = ARGV[1]
-local limitIfNew = tonumber(ARGV[2])
-local channel = ARGV[3]
-local tombstoneMs = tonumber(ARGV[4])
-
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-
-local changed = {}
+local COUNTERS = {'limit', 'used', 'queued', 'next', 'free', 'token', 'seq', 'due'}
 
 local function int(x)
   return string.format('%d', x)
 end
 
-local function limit()
-  local value = redis.call('HGET', META, 'limit')
-  if value then
-    return tonumber(value)
+-- Runs `command key ...` over `list` in pieces Lua's stack can take.
+local function inPieces(command, key, list)
+  for i = 1, #list, 4000 do
+    redis.call(command, key, unpack(list, i, math.min(i + 3999, #list)))
   end
-  if limitIfNew < 0 then
-    return -1
-  end
-  redis.call('HSET', META, 'limit', int(limitIfNew), 'next', '0')
-  return limitIfNew
 end
 
-local function used()
-  return redis.call('HLEN', SLOTS)
+-- A state field as this call has left it: string, or false if absent.
+local function get(field)
+  local value = pending[field]
+  if value == nil then
+    value = known[field]
+    if value == nil then
+      value = redis.call('HGET', STATE, field)
+      known[field] = value
+    end
+  end
+  return value
+end
+
+local function deadline(at)
+  if at < due then
+    due = at
+  end
 end
 
 local function tombstone(id, outcome)
-  redis.call('HSET', DONE, id, outcome)
-  redis.call('ZADD', DEXP, now + tombstoneMs, id)
-end
-
--- A waiting request's state changed in a call its owner did not make: tell the owner.
-local function announce(id)
-  changed[#changed + 1] = id
+  pending['d:' .. id] = outcome
+  redis.call('ZADD', DONE, now + tombstoneMs, id)
+  deadline(now + tombstoneMs + slackMs)
 end
 
 local function removeWaiter(id)
   redis.call('ZREM', QUEUE, id)
-  redis.call('HDEL', WAITERS, id)
-  redis.call('ZREM', WEXP, id)
+  redis.call('ZREM', WAITERS, id)
+  pending['q:' .. id] = false
+  queued = queued - 1
 end
 
--- Gives back a lease's slots; false if there is no such lease.
-local function freeLease(id, outcome)
-  local record = redis.call('HGET', HOLDERS, id)
-  if not record then
-    return false
-  end
-  local lease = cjson.decode(record)
-  local next = tonumber(redis.call('HGET', META, 'next') or '0')
-  for _, slot in ipairs(lease.s) do
-    redis.call('HDEL', SLOTS, slot)
-    if slot < next then
-      redis.call('ZADD', FREE, slot, slot)
-    end
-  end
-  redis.call('HDEL', HOLDERS, id)
-  redis.call('ZREM', LEXP, id)
-  tombstone(id, outcome)
-  return true
+-- A lease record's weight, expiry, granted-at, tokens ('slot:token,...') and owner.
+local function parseLease(record)
+  local w, e, a, t, o = string.match(record, '^(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
+  return tonumber(w), e, a, t, o
 end
 
--- The lowest free slot indices; the caller has checked that enough are free.
-local function takeSlots(count)
+-- A waiter record's weight, lease ms, queued-at, wake-up channel and owner.
+local function parseWaiter(record)
+  local w, l, a, c, o = string.match(record, '^(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
+  return tonumber(w), tonumber(l), a, c, o
+end
+
+local function announce(wakeChannel, entry)
+  local list = announced[wakeChannel]
+  if not list then
+    list = {}
+    announced[wakeChannel] = list
+  end
+  list[#list + 1] = entry
+end
+
+-- Takes up to `count` slot indices from the front of `free`.
+local function takeFree(count)
   local taken = {}
-  local popped = redis.call('ZPOPMIN', FREE, count)
-  for i = 1, #popped, 2 do
-    taken[#taken + 1] = tonumber(popped[i])
+  local at = 1
+  while #taken < count and at <= #free do
+    local comma = string.find(free, ',', at, true)
+    local stop = comma and comma - 1 or #free
+    taken[#taken + 1] = string.sub(free, at, stop)
+    at = stop + 2
   end
-  local next = tonumber(redis.call('HGET', META, 'next') or '0')
-  while #taken < count do
-    if redis.call('HEXISTS', SLOTS, next) == 0 then
-      taken[#taken + 1] = next
-    end
-    next = next + 1
-  end
-  redis.call('HSET', META, 'next', int(next))
+  free = string.sub(free, at)
   return taken
 end
 
--- A slot's next fencing token: above every token it had, and at least the server's time in
--- microseconds, so tokens keep growing even after a restart that lost the data.
-local function nextToken(slot)
-  local last = tonumber(redis.call('HGET', TOKENS, slot) or '0')
-  local token = math.max(last + 1, now * 1000)
-  redis.call('HSET', TOKENS, slot, int(token))
-  return int(token)
+local function addFree(slots)
+  if #slots > 0 then
+    local joined = table.concat(slots, ',')
+    free = free == '' and joined or free .. ',' .. joined
+  end
 end
 
+-- Gives back the slots of the lease `id` (whose record is given) and tombstones it.
+local function freeLease(id, record, outcome)
+  local weight, _, _, tokens = parseLease(record)
+  local back = {}
+  for slot in string.gmatch(tokens, '(%d+):') do
+    if tonumber(slot) < lim then
+      back[#back + 1] = slot
+    end
+  end
+  addFree(back)
+  redis.call('ZREM', LEASES, id)
+  pending['h:' .. id] = false
+  tombstone(id, outcome)
+  used = used - weight
+end
+
+-- Grants `weight` permits to `id`, the caller having checked they fit; returns 'expiry',
+-- 'slot:token,...'.
 local function grant(id, weight, leaseMs, owner)
-  local slots = takeSlots(weight)
-  local tokens = {}
+  local slots = takeFree(weight)
+  while #slots < weight do
+    slots[#slots + 1] = int(nextSlot)
+    nextSlot = nextSlot + 1
+  end
+  token = math.max(token, now * 1000 - 1)
   for i, slot in ipairs(slots) do
-    redis.call('HSET', SLOTS, slot, id)
-    tokens[i] = nextToken(slot)
+    token = token + 1
+    slots[i] = slot .. ':' .. int(token)
   end
-  local expiry = now + leaseMs
-  redis.call('HSET', HOLDERS, id,
-    cjson.encode({w = weight, s = slots, t = tokens, e = int(expiry), l = leaseMs, o = owner,
-                  a = int(now)}))
-  redis.call('ZADD', LEXP, expiry, id)
-end
-
-local function sweep()
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', LEXP, '-inf', now)) do
-    freeLease(id, 'expired')
-  end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', WEXP, '-inf', now)) do
-    removeWaiter(id)
-    tombstone(id, 'abandoned')
-  end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', DEXP, '-inf', now)) do
-    redis.call('HDEL', DONE, id)
-  end
-  redis.call('ZREMRANGEBYSCORE', DEXP, '-inf', now)
+  local expiry = int(now + leaseMs)
+  local tokens = table.concat(slots, ',')
+  pending['h:' .. id] = weight .. '|' .. expiry .. '|' .. int(now) .. '|' .. tokens .. '|' .. owner
+  redis.call('ZADD', LEASES, expiry, id)
+  deadline(now + leaseMs)
+  used = used + weight
+  return expiry, tokens
 end
 
 -- Grants the head of the queue while it fits; fails a head larger than the limit.
-local function grantHead(lim)
-  while true do
+local function grantHead()
+  while queued > 0 do
     local head = redis.call('ZRANGE', QUEUE, 0, 0)[1]
-    if not head then
-      return
-    end
-    local waiter = cjson.decode(redis.call('HGET', WAITERS, head))
-    if waiter.w > lim then
+    local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('q:' .. head))
+    if weight > lim then
       removeWaiter(head)
       tombstone(head, 'toobig')
-      announce(head)
+      announce(wakeChannel, head .. '|toobig')
     else
-      local weight = waiter.w
-      if weight == 0 then
-        weight = lim -- awaitIdle: the whole limit, given straight back
+      local need = weight
+      if need == 0 then
+        need = lim -- awaitIdle: the whole limit, given straight back
       end
-      if lim - used() < weight then
+      if lim - used < need then
         return
       end
       removeWaiter(head)
-      if waiter.w == 0 then
+      if weight == 0 then
         tombstone(head, 'idle')
+        announce(wakeChannel, head .. '|idle')
       else
-        grant(head, waiter.w, waiter.l, waiter.o)
+        local expiry, tokens = grant(head, weight, leaseMs, owner)
+        announce(wakeChannel, head .. '|granted|' .. expiry .. '|' .. tokens)
       end
-      announce(head)
     end
   end
 end
 
-local function leaseReply(id)
-  local lease = cjson.decode(redis.call('HGET', HOLDERS, id))
-  local tokens = {}
-  for i, slot in ipairs(lease.s) do
-    tokens[i] = int(slot) .. ':' .. lease.t[i]
+local function sweep()
+  if now < due then
+    return
   end
-  return {id, 'granted', lease.e, table.concat(tokens, ',')}
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', LEASES, '-inf', now)) do
+    freeLease(id, get('h:' .. id), 'expired')
+  end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', WAITERS, '-inf', now)) do
+    removeWaiter(id)
+    tombstone(id, 'abandoned')
+  end
+  local old = redis.call('ZRANGEBYSCORE', DONE, '-inf', now)
+  if #old > 0 then
+    for _, id in ipairs(old) do
+      pending['d:' .. id] = false
+    end
+    redis.call('ZREMRANGEBYSCORE', DONE, '-inf', now)
+  end
+  -- the next sweep: when the first lease, waiter or tombstone (plus slack) falls due
+  due = now + 86400000
+  for _, key in ipairs({LEASES, WAITERS, DONE}) do
+    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]
+    if first then
+      local at = tonumber(first)
+      if key == DONE then
+        at = at + slackMs
+      end
+      deadline(at)
+    end
+  end
+  grantHead()
+end
+
+local function leaseItem(id, record)
+  local _, expiry, _, tokens = parseLease(record)
+  return {id, 'granted', expiry, tokens}
+end
+
+-- How a request ended, for an operation that finds it neither held nor waiting.
+local function outcomeOf(id)
+  return get('d:' .. id) or 'unknown'
 end
 
 -- One request: granted, queued (with its place), busy (try only), or its outcome if it is over.
-local function request(id, weight, leaseMs, owner, trying, waiterMs, lim)
-  if redis.call('HEXISTS', HOLDERS, id) == 1 then
-    return leaseReply(id)
+local function request(id, weight, leaseMs, owner, trying, waiterMs)
+  local lease = get('h:' .. id)
+  if lease then
+    return leaseItem(id, lease)
   end
-  local outcome = redis.call('HGET', DONE, id)
+  if get('q:' .. id) then
+    redis.call('ZADD', WAITERS, now + waiterMs, id)
+    return {id, 'queued', redis.call('ZRANK', QUEUE, id)}
+  end
+  local outcome = get('d:' .. id)
   if outcome then
     return {id, outcome}
   end
   if weight > lim then
     return {id, 'toobig'}
   end
-  if redis.call('HEXISTS', WAITERS, id) == 1 then
-    redis.call('ZADD', WEXP, now + waiterMs, id)
-    return {id, 'queued', redis.call('ZRANK', QUEUE, id)}
-  end
   local need = weight
   if need == 0 then
     need = lim
   end
-  if redis.call('ZCARD', QUEUE) == 0 and lim - used() >= need then
+  if queued == 0 and lim - used >= need then
     if weight == 0 then
       return {id, 'idle'}
     end
-    grant(id, weight, leaseMs, owner)
-    return leaseReply(id)
+    local expiry, tokens = grant(id, weight, leaseMs, owner)
+    return {id, 'granted', expiry, tokens}
   end
   if trying then
     return {id, 'busy'}
   end
-  local seq = redis.call('HINCRBY', META, 'seq', 1)
+  seq = seq + 1
   redis.call('ZADD', QUEUE, seq, id)
-  redis.call('HSET', WAITERS, id, cjson.encode({w = weight, l = leaseMs, o = owner, a = int(now)}))
-  redis.call('ZADD', WEXP, now + waiterMs, id)
-  return {id, 'queued', redis.call('ZRANK', QUEUE, id)}
+  pending['q:' .. id] =
+    weight .. '|' .. leaseMs .. '|' .. int(now) .. '|' .. channel .. '|' .. owner
+  redis.call('ZADD', WAITERS, now + waiterMs, id)
+  deadline(now + waiterMs)
+  queued = queued + 1
+  return {id, 'queued', queued - 1}
 end
 
-local function finish(reply)
-  if #changed > 0 then
-    redis.call('PUBLISH', channel, table.concat(changed, ' '))
+-- Writes the state back, publishes the wake-ups, and puts the counters in front of the items.
+local function finish(items)
+  local writes, deletes = {}, {}
+  local values = {lim, used, queued, nextSlot, free, token, seq, due}
+  for i, field in ipairs(COUNTERS) do -- the counters that changed
+    if values[i] ~= before[i] then
+      writes[#writes + 1] = field
+      writes[#writes + 1] = type(values[i]) == 'number' and int(values[i]) or values[i]
+    end
   end
-  local lim = tonumber(redis.call('HGET', META, 'limit') or '-1')
-  local head = {lim, used(), redis.call('ZCARD', QUEUE), int(now)}
-  for _, item in ipairs(reply) do
-    head[#head + 1] = item
+  for field, value in pairs(pending) do
+    if value then
+      writes[#writes + 1] = field
+      writes[#writes + 1] = value
+    else
+      deletes[#deletes + 1] = field
+    end
   end
-  return head
+  inPieces('HSET', STATE, writes)
+  inPieces('HDEL', STATE, deletes)
+  for wakeChannel, entries in pairs(announced) do
+    redis.call('PUBLISH', wakeChannel, int(now) .. ' ' .. table.concat(entries, ' '))
+  end
+  local reply = {lim, used, queued, int(now)}
+  for _, item in ipairs(items) do
+    reply[#reply + 1] = item
+  end
+  return reply
 end
 
-local lim = limit()
-if lim < 0 then
-  return {-1, 0, 0, int(now)}
+local operations = {}
+
+-- Arguments 5: 'try' or 'queue'; 6: waiter ms; then id, weight, lease ms, owner per request.
+function operations.acquire(args)
+  local trying = args[5] == 'try'
+  local waiterMs = tonumber(args[6])
+  local items = {}
+  for i = 7, #args, 4 do
+    items[#items + 1] =
+      request(args[i], tonumber(args[i + 1]), tonumber(args[i + 2]), args[i + 3], trying,
+              waiterMs)
+  end
+  return items
 end
-sweep()
-grantHead(lim)
 
-if op == 'acquire' then
-  -- ARGV 5: 'try' or 'queue'; 6: waiter ms; then id, weight, lease ms, owner for each request.
-  local trying = ARGV[5] == 'try'
-  local waiterMs = tonumber(ARGV[6])
-  local replies = {}
-  for i = 7, #ARGV, 4 do
-    replies[#replies + 1] =
-      request(ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3], trying,
-              waiterMs, lim)
-  end
-  return finish(replies)
-
-elseif op == 'release' or op == 'cancel' then
-  -- ARGV 5..: request ids. Cancel withdraws a waiter or gives back a lease; release gives back
-  -- a lease. Either way the id is over: it is tombstoned if it was not already.
-  local outcome = 'released'
-  if op == 'cancel' then
-    outcome = 'cancelled'
-  end
-  local replies = {}
-  for i = 5, #ARGV do
-    local id = ARGV[i]
-    local before = redis.call('HGET', DONE, id)
-    if freeLease(id, outcome) then
-      replies[#replies + 1] = {id, op == 'release' and 'released' or 'cancelled'}
-    elseif redis.call('HEXISTS', WAITERS, id) == 1 then
+-- Arguments 5..: request ids. Cancel withdraws a waiter or gives back a lease; release gives
+-- back a lease. Either way the id is over: it is tombstoned if it was not already.
+local function finishRequests(args, outcome)
+  local items = {}
+  for i = 5, #args do
+    local id = args[i]
+    local lease = get('h:' .. id)
+    if lease then
+      freeLease(id, lease, outcome)
+      items[#items + 1] = {id, outcome}
+    elseif get('q:' .. id) then
       removeWaiter(id)
       tombstone(id, outcome)
-      replies[#replies + 1] = {id, 'withdrawn'}
+      items[#items + 1] = {id, 'withdrawn'}
     else
+      local before = get('d:' .. id)
       if not before then
         tombstone(id, outcome)
       end
-      replies[#replies + 1] = {id, before or 'unknown'}
+      items[#items + 1] = {id, before or 'unknown'}
     end
   end
-  grantHead(lim)
-  return finish(replies)
+  grantHead()
+  return items
+end
 
-elseif op == 'renew' then
-  -- ARGV 5: lease ms; 6..: lease ids.
-  local leaseMs = tonumber(ARGV[5])
-  local replies = {}
-  for i = 6, #ARGV do
-    local id = ARGV[i]
-    local record = redis.call('HGET', HOLDERS, id)
-    if record then
-      local lease = cjson.decode(record)
-      lease.e = int(now + leaseMs)
-      redis.call('HSET', HOLDERS, id, cjson.encode(lease))
-      redis.call('ZADD', LEXP, now + leaseMs, id)
-      replies[#replies + 1] = {id, 'renewed', lease.e}
+function operations.release(args)
+  return finishRequests(args, 'released')
+end
+
+function operations.cancel(args)
+  return finishRequests(args, 'cancelled')
+end
+
+-- Arguments 5: lease ms; 6..: lease ids.
+function operations.renew(args)
+  local leaseMs = tonumber(args[5])
+  local expiry = int(now + leaseMs)
+  local items = {}
+  for i = 6, #args do
+    local id = args[i]
+    local lease = get('h:' .. id)
+    if lease then
+      local weight, _, grantedAt, tokens, owner = parseLease(lease)
+      pending['h:' .. id] =
+        weight .. '|' .. expiry .. '|' .. grantedAt .. '|' .. tokens .. '|' .. owner
+      redis.call('ZADD', LEASES, expiry, id)
+      items[#items + 1] = {id, 'renewed', expiry}
     else
-      replies[#replies + 1] = {id, redis.call('HGET', DONE, id) or 'unknown'}
+      items[#items + 1] = {id, outcomeOf(id)}
     end
   end
-  return finish(replies)
+  return items
+end
 
-elseif op == 'limit' then
-  -- ARGV 5: the new limit. Shrinking fails queued requests above it and retires slot indices
-  -- at or above it; held permits stay held until released.
-  local new = tonumber(ARGV[5])
-  redis.call('HSET', META, 'limit', int(new))
+-- Argument 5: the new limit. Shrinking fails queued requests above it and retires the slot
+-- indices at or above it; held permits stay held until released. Growing brings back the
+-- retired indices below the new limit that no lease holds.
+function operations.limit(args)
+  local new = tonumber(args[5])
   if new < lim then
-    redis.call('ZREMRANGEBYSCORE', FREE, new, '+inf')
-    local next = tonumber(redis.call('HGET', META, 'next') or '0')
-    if next > new then
-      redis.call('HSET', META, 'next', int(new))
-    end
-    for _, id in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
-      if cjson.decode(redis.call('HGET', WAITERS, id)).w > new then
-        removeWaiter(id)
-        tombstone(id, 'toobig')
-        announce(id)
+    local kept = {}
+    for slot in string.gmatch(free, '%d+') do
+      if tonumber(slot) < new then
+        kept[#kept + 1] = slot
       end
     end
+    free = table.concat(kept, ',')
+    for _, id in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
+      local weight, _, _, wakeChannel = parseWaiter(get('q:' .. id))
+      if weight > new then
+        removeWaiter(id)
+        tombstone(id, 'toobig')
+        announce(wakeChannel, id .. '|toobig')
+      end
+    end
+  elseif new > lim and nextSlot > lim then
+    local held = {}
+    for _, id in ipairs(redis.call('ZRANGE', LEASES, 0, -1)) do
+      local _, _, _, tokens = parseLease(get('h:' .. id))
+      for slot in string.gmatch(tokens, '(%d+):') do
+        held[tonumber(slot)] = true
+      end
+    end
+    local back = {}
+    for slot = lim, math.min(nextSlot, new) - 1 do
+      if not held[slot] then
+        back[#back + 1] = int(slot)
+      end
+    end
+    addFree(back)
   end
-  grantHead(new)
-  return finish({})
+  lim = new
+  grantHead()
+  return {}
+end
 
-elseif op == 'status' then
-  -- Holders (soonest expiry first) and waiters (in queue order), each as {id, weight, granted or
-  -- queued at ms, owner, expiry ms (holders) or '' (waiters), tokens 'slot:token,...' or ''}.
+-- Holders (soonest expiry first) and waiters (in queue order), each as {id, weight, granted or
+-- queued at ms, owner, expiry ms (holders) or '' (waiters), tokens 'slot:token,...' or ''}.
+function operations.status(args)
   local holders = {}
-  for _, id in ipairs(redis.call('ZRANGE', LEXP, 0, -1)) do
-    local lease = leaseReply(id)
-    local record = cjson.decode(redis.call('HGET', HOLDERS, id))
-    holders[#holders + 1] = {id, record.w, record.a, record.o, lease[3], lease[4]}
+  for _, id in ipairs(redis.call('ZRANGE', LEASES, 0, -1)) do
+    local weight, expiry, grantedAt, tokens, owner = parseLease(get('h:' .. id))
+    holders[#holders + 1] = {id, weight, grantedAt, owner, expiry, tokens}
   end
   local waiters = {}
   for _, id in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
-    local record = cjson.decode(redis.call('HGET', WAITERS, id))
-    waiters[#waiters + 1] = {id, record.w, record.a, record.o, '', ''}
+    local weight, _, queuedAt, _, owner = parseWaiter(get('q:' .. id))
+    waiters[#waiters + 1] = {id, weight, queuedAt, owner, '', ''}
   end
-  return finish({holders, waiters})
-
-elseif op == 'counts' then
-  return finish({})
+  return {holders, waiters}
 end
 
-return redis.error_reply('jeton: unknown operation ' .. tostring(op))
+function operations.counts(args)
+  return {}
+end
+
+-- Where each operation's first request id is: its three fields are read with the counters.
+local FIRST_ID = {acquire = 7, release = 5, cancel = 5, renew = 6}
+
+-- One call: reads the clock and the counters, sweeps what fell due, runs the operation, writes
+-- the state back.
+local function semaphore(keys, args)
+  STATE, LEASES, QUEUE, WAITERS, DONE = keys[1], keys[2], keys[3], keys[4], keys[5]
+  channel = args[3]
+  tombstoneMs = tonumber(args[4])
+  slackMs = math.floor(tombstoneMs / 4)
+  known, pending, announced = {}, {}, {}
+  local operation = operations[args[1]]
+  if not operation then
+    return redis.error_reply('jeton: unknown operation ' .. tostring(args[1]))
+  end
+  local clock = redis.call('TIME')
+  now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  local first = args[FIRST_ID[args[1]] or #args + 1] or ''
+  before = redis.call('HMGET', STATE, 'limit', 'used', 'queued', 'next', 'free', 'token', 'seq',
+    'due', 'h:' .. first, 'q:' .. first, 'd:' .. first)
+  known['h:' .. first], known['q:' .. first], known['d:' .. first] =
+    before[9], before[10], before[11]
+  if before[1] then
+    lim, used, queued = tonumber(before[1]), tonumber(before[2]), tonumber(before[3])
+    nextSlot, free, token = tonumber(before[4]), before[5], tonumber(before[6])
+    seq, due = tonumber(before[7]), tonumber(before[8])
+    for i = 1, 8 do
+      if i ~= 5 then
+        before[i] = tonumber(before[i])
+      end
+    end
+  else
+    lim = tonumber(args[2])
+    if lim < 0 then
+      return {-1, 0, 0, int(now)}
+    end
+    used, queued, nextSlot, free, token, seq, due = 0, 0, 0, '', 0, 0, now
+  end
+  sweep()
+  return finish(operation(args))
+end

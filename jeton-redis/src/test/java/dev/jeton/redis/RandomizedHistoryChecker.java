@@ -19,12 +19,13 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  *   <li><b>Redis's own log</b>: every command Redis executed, in execution order, as {@code
- *       MONITOR} streamed it to the test, including the commands the semaphore's script runs
- *       ({@code [0 lua]} lines). Redis runs one command at a time and a script atomically, so this
- *       log is a total order of everything that happened to the semaphore's keys: replaying the
- *       {@code HSET}/{@code HDEL} on its {@code slots} and {@code holders} hashes gives exactly who
- *       held what after every single command, and the positions of {@code ZADD}/{@code ZREM} on
- *       its {@code queue} give exactly when each request waited.
+ *       MONITOR} streamed it to the test, including the commands the semaphore's function runs
+ *       ({@code [0 lua]} lines). Redis runs one command at a time and a function call atomically,
+ *       so this log is a total order of everything that happened to the semaphore's keys:
+ *       replaying the {@code HSET}s on its {@code state} hash (a lease record {@code h:<id>} when
+ *       a request is granted, a tombstone {@code d:<id>} when it ends) gives exactly who held
+ *       which slots after every single command, and the positions of {@code ZADD}/{@code ZREM} on its {@code queue} give exactly
+ *       when each request waited.
  *   <li><b>The clients' histories</b>: each client process's requests in order (kind, weight,
  *       outcome, lease id, tokens, the release's answer, loss notices).
  *   <li><b>The fenced resource</b>: what the resource that every holder wrote to saw (its own
@@ -35,10 +36,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <dl>
  *   <dt>redis-limit
- *   <dd>Replaying the log: after every command, the permits held ({@code HLEN slots}) and the sum
- *       of the holders' weights are at most the limit; a slot is never given to a lease while
- *       another holds it; slot indices are below the limit; between two commands (scripts are
- *       atomic) the sum of the weights equals the number of slots held. The test's sampler checks
+ *   <dd>Replaying the log: after every command, the slots held and the sum of the holders'
+ *       weights are at most the limit; a slot is never given to a lease while another holds it;
+ *       slot indices are below the limit; between two commands (calls are atomic) the sum of the
+ *       weights equals the number of slots held. The test's sampler checks
  *       the same from outside, by polling; this replay misses no instant.
  *   <dt>mapping
  *   <dd>Each client's requests are, one for one and in order, the request ids that carry its
@@ -81,9 +82,9 @@ final class RandomizedHistoryChecker {
   /** Slack for comparing client clock readings with Redis's log timestamps, microseconds. */
   static final long CLOCK_SLACK_MICROS = 2_000;
 
-  private static final Pattern WEIGHT = Pattern.compile("\"w\":(\\d+)");
-  private static final Pattern SLOTS = Pattern.compile("\"s\":\\[([0-9,]*)\\]");
-  private static final Pattern TOKENS = Pattern.compile("\"t\":\\[([0-9\",]*)\\]");
+  /** A lease record: {@code weight|expiry|granted-at|slot:token,...|owner}. */
+  private static final Pattern LEASE_RECORD =
+      Pattern.compile("(\\d+)\\|\\d+\\|\\d+\\|([0-9:,]+)\\|.*", Pattern.DOTALL);
 
   private RandomizedHistoryChecker() {}
 
@@ -411,13 +412,12 @@ final class RandomizedHistoryChecker {
   /** Replays Redis's log: the redis-limit check, and each request id's story. */
   static Map<String, RedisRequest> replay(
       int limit, String keyTag, List<MonitorLine> log, Report report) {
-    String slotsKey = keyTag + "slots";
-    String holdersKey = keyTag + "holders";
+    String stateKey = keyTag + "state";
     String queueKey = keyTag + "queue";
-    String doneKey = keyTag + "done";
     Map<String, RedisRequest> requests = new LinkedHashMap<>();
     Map<String, String> slotHolder = new HashMap<>();
     Map<String, Integer> holderWeight = new HashMap<>();
+    Map<String, List<String>> holderSlots = new HashMap<>();
     int weightSum = 0;
     int maxHeld = 0;
     int scripts = 0;
@@ -426,20 +426,18 @@ final class RandomizedHistoryChecker {
       MonitorLine line = log.get(pos);
       String cmd = line.command();
       if (!line.lua()) {
-        // Between two commands: no script is half done.
+        // Between two commands: no call is half done.
         if (weightSum != slotHolder.size() && limitViolations++ < 20) {
           report.fail(
               "redis-limit",
-              "at " + pos + ", between scripts, the holders' weights sum to " + weightSum
+              "at " + pos + ", between calls, the holders' weights sum to " + weightSum
                   + " but " + slotHolder.size() + " slots are held");
         }
-        if ((cmd.equals("EVALSHA") || cmd.equals("EVAL"))
-            && line.arg(2).equals("11")
-            && line.arg(3).startsWith(keyTag)) {
+        if (cmd.equals("FCALL") && line.arg(2).equals("5") && line.arg(3).startsWith(keyTag)) {
           scripts++;
-          if (line.arg(14).equals("acquire")) {
-            boolean trying = line.arg(18).equals("try");
-            for (int i = 20; i + 3 < line.args().size(); i += 4) {
+          if (line.arg(8).equals("acquire")) {
+            boolean trying = line.arg(12).equals("try");
+            for (int i = 14; i + 3 < line.args().size(); i += 4) {
               RedisRequest r = requests.computeIfAbsent(line.arg(i), RedisRequest::new);
               if (r.owner == null) {
                 String owner = line.arg(i + 3);
@@ -453,67 +451,83 @@ final class RandomizedHistoryChecker {
         continue;
       }
       String key = line.arg(1);
-      if (key.equals(slotsKey)) {
-        if (cmd.equals("HSET")) {
+      if (key.equals(stateKey)) {
+        if (cmd.equals("HMGET") || cmd.equals("HGET")) {
+          for (int i = 2; i < line.args().size(); i++) {
+            if (line.arg(i).startsWith("h:") && line.arg(i).length() > 2) {
+              RedisRequest r = requests.computeIfAbsent(line.arg(i).substring(2), RedisRequest::new);
+              if (r.arrival < 0) { // a request's first call begins by looking it up
+                r.arrival = pos;
+                r.arrivalMicros = line.micros();
+              }
+            }
+          }
+        } else if (cmd.equals("HSET")) {
+          // One HSET writes all a call changed: apply the ends (tombstones) before the grants.
           for (int i = 2; i + 1 < line.args().size(); i += 2) {
-            String slot = line.arg(i);
-            String id = line.arg(i + 1);
-            String other = slotHolder.put(slot, id);
-            if (other != null && !other.equals(id)) {
-              report.fail(
-                  "redis-limit",
-                  "at " + pos + " slot " + slot + " was given to " + id + " while " + other
-                      + " held it");
+            String field = line.arg(i);
+            if (field.startsWith("d:")) {
+              String id = field.substring(2);
+              RedisRequest r = requests.computeIfAbsent(id, RedisRequest::new);
+              Integer weight = holderWeight.remove(id);
+              if (weight != null) {
+                weightSum -= weight;
+                holderSlots.remove(id).forEach(slotHolder::remove);
+              }
+              if (r.outcome == null) {
+                r.outcome = line.arg(i + 1);
+                r.freed = pos;
+              }
             }
-            int index = Integer.parseInt(slot);
-            if (index < 0 || index >= limit) {
-              report.fail("redis-limit", "at " + pos + " slot " + slot + " is outside the limit");
+          }
+          for (int i = 2; i + 1 < line.args().size(); i += 2) {
+            String field = line.arg(i);
+            if (!field.startsWith("h:")) {
+              continue;
             }
+            String id = field.substring(2);
+            String record = line.arg(i + 1);
             RedisRequest r = requests.computeIfAbsent(id, RedisRequest::new);
+            Matcher lease = LEASE_RECORD.matcher(record);
+            if (!lease.matches()) {
+              throw new IllegalStateException("at " + pos + ": not a lease record: " + record);
+            }
+            if (holderWeight.containsKey(id)) {
+              continue; // a renewal
+            }
+            int weight = Integer.parseInt(lease.group(1));
+            holderWeight.put(id, weight);
+            weightSum += weight;
+            List<String> slots = new ArrayList<>();
+            for (String pair : lease.group(2).split(",", -1)) {
+              String slot = pair.substring(0, pair.indexOf(':'));
+              slots.add(slot);
+              String other = slotHolder.put(slot, id);
+              if (other != null) {
+                report.fail(
+                    "redis-limit",
+                    "at " + pos + " slot " + slot + " was given to " + id + " while " + other
+                        + " held it");
+              }
+              int index = Integer.parseInt(slot);
+              if (index < 0 || index >= limit) {
+                report.fail("redis-limit", "at " + pos + " slot " + slot + " is outside the limit");
+              }
+            }
+            holderSlots.put(id, slots);
             if (r.grant < 0) {
               r.grant = pos;
+              r.grantTokens = sortedTokens(lease.group(2));
             }
           }
-          if (slotHolder.size() > limit && limitViolations++ < 20) {
+          if ((weightSum > limit || slotHolder.size() > limit) && limitViolations++ < 20) {
             report.fail(
                 "redis-limit",
-                "at " + pos + " Redis holds " + slotHolder.size() + " permits, over the limit "
-                    + limit + ": " + slotHolder);
+                "at " + pos + " the holders' weights sum to " + weightSum + " on "
+                    + slotHolder.size() + " slots, over the limit " + limit + ": "
+                    + holderWeight);
           }
           maxHeld = Math.max(maxHeld, slotHolder.size());
-        } else if (cmd.equals("HDEL")) {
-          for (int i = 2; i < line.args().size(); i++) {
-            slotHolder.remove(line.arg(i));
-          }
-        }
-      } else if (key.equals(holdersKey)) {
-        if (cmd.equals("HSET")) {
-          String id = line.arg(2);
-          String json = line.arg(3);
-          int weight = Integer.parseInt(group(WEIGHT, json, pos));
-          Integer before = holderWeight.put(id, weight);
-          weightSum += weight - (before == null ? 0 : before);
-          if (weightSum > limit && limitViolations++ < 20) {
-            report.fail(
-                "redis-limit",
-                "at " + pos + " the holders' weights sum to " + weightSum + ", over the limit "
-                    + limit + ": " + holderWeight);
-          }
-          RedisRequest r = requests.computeIfAbsent(id, RedisRequest::new);
-          if (r.grantTokens.isEmpty()) {
-            r.grantTokens = tokens(group(SLOTS, json, pos), group(TOKENS, json, pos));
-          }
-        } else if (cmd.equals("HDEL")) {
-          for (int i = 2; i < line.args().size(); i++) {
-            Integer before = holderWeight.remove(line.arg(i));
-            weightSum -= before == null ? 0 : before;
-          }
-        } else if (cmd.equals("HEXISTS")) {
-          RedisRequest r = requests.computeIfAbsent(line.arg(2), RedisRequest::new);
-          if (r.arrival < 0) { // a request's first script call begins with this
-            r.arrival = pos;
-            r.arrivalMicros = line.micros();
-          }
         }
       } else if (key.equals(queueKey)) {
         if (cmd.equals("ZADD")) {
@@ -526,12 +540,6 @@ final class RandomizedHistoryChecker {
           if (r != null && r.queued >= 0 && r.waitEnd < 0) {
             r.waitEnd = pos;
           }
-        }
-      } else if (key.equals(doneKey) && cmd.equals("HSET")) {
-        RedisRequest r = requests.computeIfAbsent(line.arg(2), RedisRequest::new);
-        if (r.outcome == null) {
-          r.outcome = line.arg(3);
-          r.freed = pos;
         }
       }
     }
@@ -550,25 +558,6 @@ final class RandomizedHistoryChecker {
       }
     }
     return requests;
-  }
-
-  private static String group(Pattern pattern, String text, int pos) {
-    Matcher m = pattern.matcher(text);
-    if (!m.find()) {
-      throw new IllegalStateException("at " + pos + ": no " + pattern + " in " + text);
-    }
-    return m.group(1);
-  }
-
-  /** Slots and tokens, as a sorted {@code slot:token,...}. */
-  private static String tokens(String slots, String tokens) {
-    String[] s = slots.split(",");
-    String[] t = tokens.replace("\"", "").split(",");
-    TreeSet<String> pairs = new TreeSet<>();
-    for (int i = 0; i < s.length; i++) {
-      pairs.add(s[i] + ":" + (i < t.length ? t[i] : "?"));
-    }
-    return String.join(",", pairs);
   }
 
   private static String sortedTokens(String tokens) {

@@ -139,10 +139,11 @@ class RedisRandomizedIntegrationTest {
       // No script runs from here on, so a lease nobody released would still be here.
       for (String[] probe :
           List.of(
-              new String[] {"HLEN", KEY_TAG + "slots"},
-              new String[] {"HLEN", KEY_TAG + "holders"},
+              new String[] {"HGET", KEY_TAG + "state", "used"},
+              new String[] {"HGET", KEY_TAG + "state", "queued"},
+              new String[] {"ZCARD", KEY_TAG + "leases"},
               new String[] {"ZCARD", KEY_TAG + "queue"},
-              new String[] {"HLEN", KEY_TAG + "waiters"})) {
+              new String[] {"ZCARD", KEY_TAG + "waiters"})) {
         String value = redis.command(probe);
         if (!value.equals("0")) {
           endState.add(String.join(" ", probe) + " is " + value + " after every client finished");
@@ -202,7 +203,7 @@ class RedisRandomizedIntegrationTest {
     List<MonitorLine> overGranted = new ArrayList<>(log);
     overGranted.add(
         saturatedAt(log) + 1,
-        lua("HSET", KEY_TAG + "slots", Integer.toString(LIMIT + 2), "intruder"));
+        lua("HSET", KEY_TAG + "state", "h:intruder", "1|0|0|" + (LIMIT + 2) + ":1|rc-x"));
     expect("redis-limit", "over the limit", histories, overGranted, resource, sampler);
 
     // fifo: a request granted before the waiter that queued before it arrived.
@@ -323,16 +324,24 @@ class RedisRandomizedIntegrationTest {
 
   /** A position in the log right after which every permit is held. */
   private static int saturatedAt(List<MonitorLine> log) {
-    Set<String> held = new HashSet<>();
+    Map<String, Integer> holders = new HashMap<>(); // lease id -> weight
     for (int pos = 0; pos < log.size(); pos++) {
       MonitorLine line = log.get(pos);
-      if (line.lua() && line.arg(1).equals(KEY_TAG + "slots")) {
-        if (line.command().equals("HSET")) {
-          held.add(line.arg(2));
-        } else if (line.command().equals("HDEL")) {
-          held.remove(line.arg(2));
+      if (line.lua()
+          && line.command().equals("HSET")
+          && line.arg(1).equals(KEY_TAG + "state")) {
+        for (int i = 2; i + 1 < line.args().size(); i += 2) { // ends first, as the checker does
+          if (line.arg(i).startsWith("d:")) {
+            holders.remove(line.arg(i).substring(2));
+          }
         }
-        if (held.size() == LIMIT) {
+        for (int i = 2; i + 1 < line.args().size(); i += 2) {
+          if (line.arg(i).startsWith("h:")) {
+            holders.putIfAbsent(
+                line.arg(i).substring(2), Integer.parseInt(line.arg(i + 1).split("\\|")[0]));
+          }
+        }
+        if (holders.values().stream().mapToInt(Integer::intValue).sum() == LIMIT) {
           return pos;
         }
       }
@@ -481,12 +490,19 @@ class RedisRandomizedIntegrationTest {
 
   /**
    * Redis's state seen from outside every 20 ms, by a script of its own (so atomically): the
-   * permits held, and the holders' weights, neither above the limit, and equal.
+   * slots held, the holders' weights and the count of permits used, none above the limit, and
+   * all equal.
    */
   static final class Sampler implements AutoCloseable {
     private static final String SCRIPT =
-        "local w = 0 for _, v in ipairs(redis.call('HVALS', KEYS[2])) do"
-            + " w = w + cjson.decode(v).w end return {redis.call('HLEN', KEYS[1]), w}";
+        "local held, w = 0, 0"
+            + " for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do"
+            + "   local weight, tokens = string.match(redis.call('HGET', KEYS[2], 'h:' .. id),"
+            + "     '^(%d+)|%d+|%d+|([^|]*)|')"
+            + "   w = w + tonumber(weight)"
+            + "   for _ in string.gmatch(tokens, '%d+:') do held = held + 1 end"
+            + " end"
+            + " return {held, w, tonumber(redis.call('HGET', KEYS[2], 'used') or '0')}";
     private final RedisServer redis;
     private final int limit;
     private final List<String> violations = new CopyOnWriteArrayList<>();
@@ -510,15 +526,19 @@ class RedisRandomizedIntegrationTest {
       while (running) {
         try {
           String[] reply =
-              redis.command("EVAL", SCRIPT, "2", KEY_TAG + "slots", KEY_TAG + "holders").split("\n");
+              redis
+                  .command(
+                      "EVAL", SCRIPT, "2", KEY_TAG + "leases", KEY_TAG + "state")
+                  .split("\n");
           int held = Integer.parseInt(reply[0]);
           int weights = Integer.parseInt(reply[1]);
+          int used = Integer.parseInt(reply[2]);
           samples++;
           maxHeld = Math.max(maxHeld, held);
-          if (held > limit || weights > limit || held != weights) {
+          if (held > limit || weights > limit || held != weights || used != weights) {
             violations.add(
                 "Redis held " + held + " slots for holders of total weight " + weights
-                    + " (limit " + limit + ")");
+                    + ", counted as " + used + " used (limit " + limit + ")");
           }
           Thread.sleep(20);
         } catch (InterruptedException e) {

@@ -51,10 +51,13 @@ class RedisSemaphoreIntegrationTest {
     return semaphore;
   }
 
+  /** Calls of the semaphore's function (or of any script, should one be used instead). */
   private long evalCalls() {
     long calls = 0;
     for (String line : server.command("INFO", "commandstats").split("\n")) {
-      if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+      if (line.startsWith("cmdstat_fcall:")
+          || line.startsWith("cmdstat_evalsha:")
+          || line.startsWith("cmdstat_eval:")) {
         calls += Long.parseLong(line.replaceAll("^[a-z_]+:calls=(\\d+),.*", "$1").trim());
       }
     }
@@ -64,13 +67,13 @@ class RedisSemaphoreIntegrationTest {
   @Test
   void uncontendedAcquireAndReleaseAreOneRoundTripEach() throws Exception {
     RedisSemaphore sem = open(builder("trips").limit(2));
-    // The script is known to Redis from here on; wait for the release, which is sent, not awaited.
+    // The function is loaded from here on; wait for the release, which is sent, not awaited.
     assertTrue(sem.acquire(1).releaseAsync().get(10, TimeUnit.SECONDS));
     long before = evalCalls();
     Lease lease = sem.acquire(1);
-    assertEquals(before + 1, evalCalls(), "one script call to acquire");
+    assertEquals(before + 1, evalCalls(), "one function call to acquire");
     assertTrue(lease.releaseAsync().get(10, TimeUnit.SECONDS));
-    assertEquals(before + 2, evalCalls(), "one script call to release");
+    assertEquals(before + 2, evalCalls(), "one function call to release");
   }
 
   @Test
@@ -164,10 +167,11 @@ class RedisSemaphoreIntegrationTest {
   }
 
   @Test
-  void scriptFlushed_isReloadedTransparently() throws Exception {
+  void functionFlushed_isReloadedTransparently() throws Exception {
     RedisSemaphore sem = open(builder("flush").limit(1));
     sem.acquire(1).release();
-    assertEquals("OK", server.command("SCRIPT", "FLUSH"));
+    assertEquals("OK", server.command("FUNCTION", "FLUSH"));
+    assertEquals("", server.command("FUNCTION", "LIST"), "no library left");
     Lease lease = sem.acquire(1, Duration.ofSeconds(10));
     assertEquals(0, sem.available());
     lease.release();
@@ -233,11 +237,12 @@ class RedisSemaphoreIntegrationTest {
       String before = server.command("CLIENT", "LIST");
       RedisSemaphore one = RedisSemaphore.builder("c").client(client).limit(1).open();
       one.acquire(1).releaseAsync().get(10, TimeUnit.SECONDS);
-      assertEquals("{jeton:c}:wake\n1", server.command("PUBSUB", "NUMSUB", "{jeton:c}:wake"));
+      String channel = one.wakeChannel();
+      assertEquals(channel + "\n1", server.command("PUBSUB", "NUMSUB", channel));
       one.close();
       // The handle's own two connections close (and its subscription ends); the client stays.
       Await.until(
-          () -> server.command("PUBSUB", "NUMSUB", "{jeton:c}:wake").endsWith("\n0")
+          () -> server.command("PUBSUB", "NUMSUB", channel).endsWith("\n0")
               && server.command("CLIENT", "LIST").split("\n").length
                   == before.split("\n").length,
           "the closed handle's connections to go");
@@ -263,7 +268,7 @@ class RedisSemaphoreIntegrationTest {
           open(builder("acked").limit(1).options(
               RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))));
       Lease lease = one.acquire(1, Duration.ofSeconds(10));
-      assertTrue(replica.command("HLEN", "{jeton:acked}:holders").equals("1"),
+      assertTrue(replica.command("ZCARD", "{jeton:acked}:leases").equals("1"),
           "the replica has the lease once it is granted");
       lease.releaseAsync().get(10, TimeUnit.SECONDS);
 
