@@ -112,8 +112,7 @@ public final class RedisSemaphore implements Semaphore {
     String base = "{" + options.keyPrefix() + ":" + name + "}:";
     this.keys =
         new String[] {
-          base + "state", base + "leases", base + "queue", base + "waiters", base + "done"
-        };
+base + "state", base + "queue", base + "done"};
     // Its own channel: a grant is announced to the handle that queued the request, not to all.
     this.channel = base + "wake:" + newId();
     this.owner =

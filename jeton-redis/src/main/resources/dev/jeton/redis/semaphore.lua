@@ -6,21 +6,20 @@
 --
 -- Keys
 --   1 state    hash  the counters, and one field per live or recently finished request:
---                      limit; used (permits held); queued (requests waiting); next (slot indices
---                      from here up have never been handed out); free (the free slot indices
---                      below both next and the limit, comma-separated); token (the last fencing
---                      token handed out); seq (arrival counter); due (no deadline in leases,
---                      waiters or done is earlier, give or take the slack allowed to tombstones:
---                      a call before it has nothing to sweep);
+--                      limit; used (permits held); queued (requests waiting); holders (the ids
+--                      of the leases, each after a space); next (slot indices from here up have
+--                      never been handed out); free (the free slot indices below both next and
+--                      the limit, comma-separated); token (the last fencing token handed out);
+--                      seq (arrival counter); due (no lease or waiter expires, and no tombstone
+--                      is to be forgotten, before it, give or take the slack allowed to
+--                      tombstones: a call before it has nothing to sweep);
 --                      h:<id>  a lease:  weight|expiry ms|granted-at ms|slot:token,...|owner
---                      q:<id>  a waiter: weight|lease ms|queued-at ms|wake-up channel|owner
---                              (weight 0 = awaitIdle)
+--                      q:<id>  a waiter: weight|lease ms|queued-at ms|abandoned-at ms|
+--                                        wake-up channel|owner   (weight 0 = awaitIdle)
 --                      d:<id>  a tombstone: how the request ended (released, cancelled, expired,
 --                              abandoned, toobig or idle)
---   2 leases   zset  lease id -> expiry ms
---   3 queue    zset  waiting request id -> arrival number: the FIFO queue
---   4 waiters  zset  waiting request id -> ms at which it is abandoned unless it asks again
---   5 done     zset  finished request id -> ms after which its tombstone may be forgotten
+--   2 queue    zset  waiting request id -> arrival number: the FIFO queue
+--   3 done     zset  finished request id -> ms after which its tombstone may be forgotten
 --
 -- Arguments: 1 operation, 2 limit to create the semaphore with if it does not exist (-1: do not
 -- create), 3 the caller's wake-up channel, 4 tombstone ms, then the operation's own arguments.
@@ -28,7 +27,8 @@
 -- Invariants, after every call:
 --   * used = the sum of the leases' weights = the number of slots they hold, and a new grant
 --     needs used + weight <= limit (so never more than the limit is held, in this server's
---     view); queued = ZCARD queue; each request id has at most one of h:, q:, d:;
+--     view); holders lists exactly the ids with an h: field; queued = ZCARD queue = the
+--     number of q: fields; each request id has at most one of h:, q:, d:;
 --   * slot indices: each index below next is held by one lease, or is in free (if below the
 --     limit), or is retired (at or above the limit since it shrank); no index from next up is
 --     held. So limit - used indices below the limit are free to hand out: those in free, and
@@ -43,11 +43,13 @@
 --
 -- Cost matters: Redis runs one call at a time, and every caller waits for it; on a small
 -- machine each command a call runs costs microseconds. So the state hash is read once (HMGET of
--- the counters and of the first request's three fields) and written once (HSET, and HDEL for
--- what went away) at the end; a lease's tokens are the global counter, not a field per slot;
--- expired leases, abandoned waiters and old tombstones are swept only when `due` says one may be
--- due, and tombstones in batches (they may outlive their time by a quarter of it). An
--- uncontended acquire runs 4 commands, its release 6.
+-- the counters and of the first request's three fields) and written once at the end (HSET of
+-- what changed, and HDEL of what went away); the leases are listed in a field, and each
+-- waiter's expiry is in its record, rather than in sorted sets of their own; a lease's tokens
+-- come from one counter, not a field per slot; expired leases, abandoned waiters and old
+-- tombstones are swept only when `due` says one may be due (reading every lease and waiter
+-- then), and tombstones in batches (they may outlive their time by a quarter of it). An
+-- uncontended acquire runs 3 commands (TIME, HMGET, HSET), its release 5.
 --
 -- Every reply begins with {limit, used, queued, server time in ms}. Requests settled by a call
 -- their owner did not make are published on the wake-up channel each one was queued with: the
@@ -57,18 +59,23 @@
 -- The state of the call in progress. Redis runs one call at a time, and `semaphore` sets all of
 -- these first; they live out here so that the helpers below are made once, when Redis loads the
 -- library, not again on every call.
-local STATE, LEASES, QUEUE, WAITERS, DONE
+local STATE, QUEUE, DONE
 local channel, tombstoneMs, slackMs
-local now, lim, used, queued, nextSlot, free, token, seq, due
-local known    -- state field -> its value in Redis (false: absent), as read by this call
-local pending  -- state field -> its new value (false: delete it), written at the end
-local announced -- wake-up channel -> list of entries
-local before   -- the counters as read, to write back only those that changed
-
-local COUNTERS = {'limit', 'used', 'queued', 'next', 'free', 'token', 'seq', 'due'}
+local now, nowText, lim, used, queued, holders, nextSlot, free, token, seq, due
+-- Tables kept from call to call (emptied first), since making a table costs as much as a command.
+local known = {}     -- state field -> its value in Redis (false: absent), as read by this call
+local pending = {}   -- state field -> its new value (false: delete it), written at the end
+local announced = {} -- wake-up channel -> list of entries
+local before         -- the counters as read, to write back only those that changed
 
 local function int(x)
   return string.format('%d', x)
+end
+
+local function clear(t)
+  for k in pairs(t) do
+    t[k] = nil
+  end
 end
 
 -- Runs `command key ...` over `list` in pieces Lua's stack can take.
@@ -105,7 +112,6 @@ end
 
 local function removeWaiter(id)
   redis.call('ZREM', QUEUE, id)
-  redis.call('ZREM', WAITERS, id)
   pending['q:' .. id] = false
   queued = queued - 1
 end
@@ -116,10 +122,59 @@ local function parseLease(record)
   return tonumber(w), e, a, t, o
 end
 
--- A waiter record's weight, lease ms, queued-at, wake-up channel and owner.
+-- A waiter record's weight, lease ms, queued-at, abandoned-at, wake-up channel and owner.
 local function parseWaiter(record)
-  local w, l, a, c, o = string.match(record, '^(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
-  return tonumber(w), tonumber(l), a, c, o
+  local w, l, a, x, c, o = string.match(record, '^(%d+)|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
+  return tonumber(w), tonumber(l), a, tonumber(x), c, o
+end
+
+local function waiterRecord(weight, leaseMs, queuedAt, abandonAt, wakeChannel, owner)
+  return weight .. '|' .. leaseMs .. '|' .. queuedAt .. '|' .. abandonAt .. '|' .. wakeChannel
+    .. '|' .. owner
+end
+
+-- `list` (ids, each after a space) without `id`.
+local function withoutId(list, id)
+  local from = 1
+  while true do
+    local at = string.find(list, ' ' .. id, from, true)
+    local after = at + #id + 1
+    if after > #list or string.byte(list, after) == 32 then
+      return string.sub(list, 1, at - 1) .. string.sub(list, after)
+    end
+    from = after -- a longer id that begins with this one
+  end
+end
+
+-- The ids in `holders`.
+local function holderIds()
+  local ids = {}
+  for id in string.gmatch(holders, '%S+') do
+    ids[#ids + 1] = id
+  end
+  return ids
+end
+
+-- The records of `ids` under `prefix` ('h:' or 'q:'), in order, as this call has left them.
+local function records(prefix, ids)
+  local fields = {}
+  for i, id in ipairs(ids) do
+    fields[i] = prefix .. id
+  end
+  local values = {}
+  for i = 1, #fields, 4000 do
+    local piece = redis.call('HMGET', STATE, unpack(fields, i, math.min(i + 3999, #fields)))
+    for k, value in ipairs(piece) do
+      local field = fields[i + k - 1]
+      local changed = pending[field]
+      if changed == nil then
+        values[i + k - 1] = value
+      else
+        values[i + k - 1] = changed
+      end
+    end
+  end
+  return values
 end
 
 local function announce(wakeChannel, entry)
@@ -162,7 +217,7 @@ local function freeLease(id, record, outcome)
     end
   end
   addFree(back)
-  redis.call('ZREM', LEASES, id)
+  holders = withoutId(holders, id)
   pending['h:' .. id] = false
   tombstone(id, outcome)
   used = used - weight
@@ -183,8 +238,8 @@ local function grant(id, weight, leaseMs, owner)
   end
   local expiry = int(now + leaseMs)
   local tokens = table.concat(slots, ',')
-  pending['h:' .. id] = weight .. '|' .. expiry .. '|' .. int(now) .. '|' .. tokens .. '|' .. owner
-  redis.call('ZADD', LEASES, expiry, id)
+  pending['h:' .. id] = weight .. '|' .. expiry .. '|' .. nowText .. '|' .. tokens .. '|' .. owner
+  holders = holders .. ' ' .. id
   deadline(now + leaseMs)
   used = used + weight
   return expiry, tokens
@@ -194,7 +249,7 @@ end
 local function grantHead()
   while queued > 0 do
     local head = redis.call('ZRANGE', QUEUE, 0, 0)[1]
-    local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('q:' .. head))
+    local weight, leaseMs, _, _, wakeChannel, owner = parseWaiter(get('q:' .. head))
     if weight > lim then
       removeWaiter(head)
       tombstone(head, 'toobig')
@@ -223,12 +278,28 @@ local function sweep()
   if now < due then
     return
   end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', LEASES, '-inf', now)) do
-    freeLease(id, get('h:' .. id), 'expired')
+  -- the next sweep: when the first lease or waiter expires, or tombstone (plus slack) falls due
+  due = now + 86400000
+  local ids = holderIds()
+  for i, lease in ipairs(records('h:', ids)) do
+    local _, expiry = parseLease(lease)
+    if tonumber(expiry) <= now then
+      freeLease(ids[i], lease, 'expired')
+    else
+      deadline(tonumber(expiry))
+    end
   end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', WAITERS, '-inf', now)) do
-    removeWaiter(id)
-    tombstone(id, 'abandoned')
+  if queued > 0 then
+    ids = redis.call('ZRANGE', QUEUE, 0, -1)
+    for i, waiter in ipairs(records('q:', ids)) do
+      local _, _, _, abandonAt = parseWaiter(waiter)
+      if abandonAt <= now then
+        removeWaiter(ids[i])
+        tombstone(ids[i], 'abandoned')
+      else
+        deadline(abandonAt)
+      end
+    end
   end
   local old = redis.call('ZRANGEBYSCORE', DONE, '-inf', now)
   if #old > 0 then
@@ -237,17 +308,9 @@ local function sweep()
     end
     redis.call('ZREMRANGEBYSCORE', DONE, '-inf', now)
   end
-  -- the next sweep: when the first lease, waiter or tombstone (plus slack) falls due
-  due = now + 86400000
-  for _, key in ipairs({LEASES, WAITERS, DONE}) do
-    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]
-    if first then
-      local at = tonumber(first)
-      if key == DONE then
-        at = at + slackMs
-      end
-      deadline(at)
-    end
+  local first = redis.call('ZRANGE', DONE, 0, 0, 'WITHSCORES')[2]
+  if first then
+    deadline(tonumber(first) + slackMs)
   end
   grantHead()
 end
@@ -268,8 +331,10 @@ local function request(id, weight, leaseMs, owner, trying, waiterMs)
   if lease then
     return leaseItem(id, lease)
   end
-  if get('q:' .. id) then
-    redis.call('ZADD', WAITERS, now + waiterMs, id)
+  local waiter = get('q:' .. id)
+  if waiter then -- still waiting: it is alive for another waiter expiry
+    local w, l, queuedAt, _, wakeChannel, o = parseWaiter(waiter)
+    pending['q:' .. id] = waiterRecord(w, l, queuedAt, now + waiterMs, wakeChannel, o)
     return {id, 'queued', redis.call('ZRANK', QUEUE, id)}
   end
   local outcome = get('d:' .. id)
@@ -295,24 +360,32 @@ local function request(id, weight, leaseMs, owner, trying, waiterMs)
   end
   seq = seq + 1
   redis.call('ZADD', QUEUE, seq, id)
-  pending['q:' .. id] =
-    weight .. '|' .. leaseMs .. '|' .. int(now) .. '|' .. channel .. '|' .. owner
-  redis.call('ZADD', WAITERS, now + waiterMs, id)
+  pending['q:' .. id] = waiterRecord(weight, leaseMs, nowText, now + waiterMs, channel, owner)
   deadline(now + waiterMs)
   queued = queued + 1
   return {id, 'queued', queued - 1}
 end
 
+-- Adds a counter to `writes` if it changed. (Redis writes an integral number as an integer.)
+local function changed(writes, i, field, value)
+  if value ~= before[i] then
+    writes[#writes + 1] = field
+    writes[#writes + 1] = value
+  end
+end
+
 -- Writes the state back, publishes the wake-ups, and puts the counters in front of the items.
 local function finish(items)
   local writes, deletes = {}, {}
-  local values = {lim, used, queued, nextSlot, free, token, seq, due}
-  for i, field in ipairs(COUNTERS) do -- the counters that changed
-    if values[i] ~= before[i] then
-      writes[#writes + 1] = field
-      writes[#writes + 1] = type(values[i]) == 'number' and int(values[i]) or values[i]
-    end
-  end
+  changed(writes, 1, 'limit', lim)
+  changed(writes, 2, 'used', used)
+  changed(writes, 3, 'queued', queued)
+  changed(writes, 9, 'holders', holders)
+  changed(writes, 4, 'next', nextSlot)
+  changed(writes, 5, 'free', free)
+  changed(writes, 6, 'token', token)
+  changed(writes, 7, 'seq', seq)
+  changed(writes, 8, 'due', due)
   for field, value in pairs(pending) do
     if value then
       writes[#writes + 1] = field
@@ -324,9 +397,9 @@ local function finish(items)
   inPieces('HSET', STATE, writes)
   inPieces('HDEL', STATE, deletes)
   for wakeChannel, entries in pairs(announced) do
-    redis.call('PUBLISH', wakeChannel, int(now) .. ' ' .. table.concat(entries, ' '))
+    redis.call('PUBLISH', wakeChannel, nowText .. ' ' .. table.concat(entries, ' '))
   end
-  local reply = {lim, used, queued, int(now)}
+  local reply = {lim, used, queued, nowText}
   for _, item in ipairs(items) do
     reply[#reply + 1] = item
   end
@@ -394,7 +467,6 @@ function operations.renew(args)
       local weight, _, grantedAt, tokens, owner = parseLease(lease)
       pending['h:' .. id] =
         weight .. '|' .. expiry .. '|' .. grantedAt .. '|' .. tokens .. '|' .. owner
-      redis.call('ZADD', LEASES, expiry, id)
       items[#items + 1] = {id, 'renewed', expiry}
     else
       items[#items + 1] = {id, outcomeOf(id)}
@@ -417,7 +489,7 @@ function operations.limit(args)
     end
     free = table.concat(kept, ',')
     for _, id in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
-      local weight, _, _, wakeChannel = parseWaiter(get('q:' .. id))
+      local weight, _, _, _, wakeChannel = parseWaiter(get('q:' .. id))
       if weight > new then
         removeWaiter(id)
         tombstone(id, 'toobig')
@@ -426,8 +498,8 @@ function operations.limit(args)
     end
   elseif new > lim and nextSlot > lim then
     local held = {}
-    for _, id in ipairs(redis.call('ZRANGE', LEASES, 0, -1)) do
-      local _, _, _, tokens = parseLease(get('h:' .. id))
+    for _, lease in ipairs(records('h:', holderIds())) do
+      local _, _, _, tokens = parseLease(lease)
       for slot in string.gmatch(tokens, '(%d+):') do
         held[tonumber(slot)] = true
       end
@@ -448,17 +520,20 @@ end
 -- Holders (soonest expiry first) and waiters (in queue order), each as {id, weight, granted or
 -- queued at ms, owner, expiry ms (holders) or '' (waiters), tokens 'slot:token,...' or ''}.
 function operations.status(args)
-  local holders = {}
-  for _, id in ipairs(redis.call('ZRANGE', LEASES, 0, -1)) do
-    local weight, expiry, grantedAt, tokens, owner = parseLease(get('h:' .. id))
-    holders[#holders + 1] = {id, weight, grantedAt, owner, expiry, tokens}
+  local leases = {}
+  local ids = holderIds()
+  for i, lease in ipairs(records('h:', ids)) do
+    local weight, expiry, grantedAt, tokens, owner = parseLease(lease)
+    leases[i] = {ids[i], weight, grantedAt, owner, expiry, tokens}
   end
+  table.sort(leases, function(a, b) return tonumber(a[5]) < tonumber(b[5]) end)
   local waiters = {}
-  for _, id in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
-    local weight, _, queuedAt, _, owner = parseWaiter(get('q:' .. id))
-    waiters[#waiters + 1] = {id, weight, queuedAt, owner, '', ''}
+  ids = redis.call('ZRANGE', QUEUE, 0, -1)
+  for i, waiter in ipairs(records('q:', ids)) do
+    local weight, _, queuedAt, _, _, owner = parseWaiter(waiter)
+    waiters[i] = {ids[i], weight, queuedAt, owner, '', ''}
   end
-  return {holders, waiters}
+  return {leases, waiters}
 end
 
 function operations.counts(args)
@@ -471,26 +546,29 @@ local FIRST_ID = {acquire = 7, release = 5, cancel = 5, renew = 6}
 -- One call: reads the clock and the counters, sweeps what fell due, runs the operation, writes
 -- the state back.
 local function semaphore(keys, args)
-  STATE, LEASES, QUEUE, WAITERS, DONE = keys[1], keys[2], keys[3], keys[4], keys[5]
+  STATE, QUEUE, DONE = keys[1], keys[2], keys[3]
   channel = args[3]
   tombstoneMs = tonumber(args[4])
   slackMs = math.floor(tombstoneMs / 4)
-  known, pending, announced = {}, {}, {}
+  clear(known)
+  clear(pending)
+  clear(announced)
   local operation = operations[args[1]]
   if not operation then
     return redis.error_reply('jeton: unknown operation ' .. tostring(args[1]))
   end
   local clock = redis.call('TIME')
   now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  nowText = int(now)
   local first = args[FIRST_ID[args[1]] or #args + 1] or ''
   before = redis.call('HMGET', STATE, 'limit', 'used', 'queued', 'next', 'free', 'token', 'seq',
-    'due', 'h:' .. first, 'q:' .. first, 'd:' .. first)
+    'due', 'holders', 'h:' .. first, 'q:' .. first, 'd:' .. first)
   known['h:' .. first], known['q:' .. first], known['d:' .. first] =
-    before[9], before[10], before[11]
+    before[10], before[11], before[12]
   if before[1] then
     lim, used, queued = tonumber(before[1]), tonumber(before[2]), tonumber(before[3])
     nextSlot, free, token = tonumber(before[4]), before[5], tonumber(before[6])
-    seq, due = tonumber(before[7]), tonumber(before[8])
+    seq, due, holders = tonumber(before[7]), tonumber(before[8]), before[9]
     for i = 1, 8 do
       if i ~= 5 then
         before[i] = tonumber(before[i])
@@ -499,9 +577,9 @@ local function semaphore(keys, args)
   else
     lim = tonumber(args[2])
     if lim < 0 then
-      return {-1, 0, 0, int(now)}
+      return {-1, 0, 0, nowText}
     end
-    used, queued, nextSlot, free, token, seq, due = 0, 0, 0, '', 0, 0, now
+    used, queued, nextSlot, free, token, seq, due, holders = 0, 0, 0, '', 0, 0, now, ''
   end
   sweep()
   return finish(operation(args))

@@ -433,11 +433,11 @@ final class RandomizedHistoryChecker {
               "at " + pos + ", between calls, the holders' weights sum to " + weightSum
                   + " but " + slotHolder.size() + " slots are held");
         }
-        if (cmd.equals("FCALL") && line.arg(2).equals("5") && line.arg(3).startsWith(keyTag)) {
+        if (cmd.equals("FCALL") && line.arg(2).equals("3") && line.arg(3).startsWith(keyTag)) {
           scripts++;
-          if (line.arg(8).equals("acquire")) {
-            boolean trying = line.arg(12).equals("try");
-            for (int i = 14; i + 3 < line.args().size(); i += 4) {
+          if (line.arg(6).equals("acquire")) {
+            boolean trying = line.arg(10).equals("try");
+            for (int i = 12; i + 3 < line.args().size(); i += 4) {
               RedisRequest r = requests.computeIfAbsent(line.arg(i), RedisRequest::new);
               if (r.owner == null) {
                 String owner = line.arg(i + 3);

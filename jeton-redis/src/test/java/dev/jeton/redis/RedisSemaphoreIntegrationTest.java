@@ -77,6 +77,36 @@ class RedisSemaphoreIntegrationTest {
   }
 
   @Test
+  void shrinkingThenGrowingTheLimit_handsOutEachSlotOnceAndBelowTheLimit() throws Exception {
+    RedisSemaphore sem = open(builder("slots").limit(3));
+    Lease a = sem.acquire(1);
+    Lease b = sem.acquire(1);
+    Lease c = sem.acquire(1); // slots 0, 1, 2
+    sem.setLimit(1); // 2 and 1 are retired when given back; 0 is still held
+    assertTrue(c.releaseAsync().get(10, TimeUnit.SECONDS));
+    assertTrue(b.releaseAsync().get(10, TimeUnit.SECONDS));
+    assertTrue(sem.tryAcquire(1).isEmpty(), "a still holds the only permit");
+    sem.setLimit(3); // 1 and 2 come back; 0 stays a's
+    Lease d = sem.acquire(1);
+    Lease e = sem.acquire(1);
+    assertTrue(sem.tryAcquire(1).isEmpty(), "three held");
+    java.util.Set<Integer> slots = new java.util.TreeSet<>();
+    for (Lease lease : List.of(a, d, e)) {
+      assertEquals(1, lease.fencingTokens().size());
+      slots.add(lease.fencingTokens().get(0).slot());
+    }
+    assertEquals(java.util.Set.of(0, 1, 2), slots, "each slot once, all below the limit");
+    long before = c.fencingTokens().get(0).token();
+    for (Lease lease : List.of(d, e)) {
+      assertTrue(lease.fencingTokens().get(0).token() > before, "tokens only grow");
+    }
+    for (Lease lease : List.of(a, d, e)) {
+      assertTrue(lease.releaseAsync().get(10, TimeUnit.SECONDS));
+    }
+    assertEquals(3, sem.available());
+  }
+
+  @Test
   void open_checksTheLimitAndTheName() {
     open(builder("lim").limit(3));
     IllegalArgumentException other =
@@ -169,7 +199,7 @@ class RedisSemaphoreIntegrationTest {
   @Test
   void functionFlushed_isReloadedTransparently() throws Exception {
     RedisSemaphore sem = open(builder("flush").limit(1));
-    sem.acquire(1).release();
+    assertTrue(sem.acquire(1).releaseAsync().get(10, TimeUnit.SECONDS)); // nothing in flight
     assertEquals("OK", server.command("FUNCTION", "FLUSH"));
     assertEquals("", server.command("FUNCTION", "LIST"), "no library left");
     Lease lease = sem.acquire(1, Duration.ofSeconds(10));
@@ -268,7 +298,7 @@ class RedisSemaphoreIntegrationTest {
           open(builder("acked").limit(1).options(
               RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))));
       Lease lease = one.acquire(1, Duration.ofSeconds(10));
-      assertTrue(replica.command("ZCARD", "{jeton:acked}:leases").equals("1"),
+      assertTrue(replica.command("HGET", "{jeton:acked}:state", "used").equals("1"),
           "the replica has the lease once it is granted");
       lease.releaseAsync().get(10, TimeUnit.SECONDS);
 
