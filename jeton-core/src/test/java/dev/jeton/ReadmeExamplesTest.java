@@ -138,4 +138,55 @@ class ReadmeExamplesTest {
       executor.shutdownNow();
     }
   }
+
+  // ------------------------------------------------------------------ Parallel
+
+  record Page(String url) {}
+
+  record Report(String file) {}
+
+  private CompletableFuture<Page> fetchAsync(String url) {
+    return CompletableFuture.completedFuture(new Page(url));
+  }
+
+  private Report parse(String file) {
+    return new Report(file);
+  }
+
+  private int sizeClass(java.nio.file.Path file) {
+    return file.toString().length() > 5 ? 50 : 1;
+  }
+
+  private final java.util.List<java.nio.file.Path> uploaded =
+      java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+
+  private void upload(java.nio.file.Path file) {
+    uploaded.add(file);
+  }
+
+  @Test
+  void parallel() throws Exception {
+    java.util.List<String> urls = java.util.List.of("a", "b", "c");
+    ExecutorService executor = Executors.newCachedThreadPool();
+    try {
+      CompletableFuture<java.util.List<Page>> pages =
+          Parallel.limit(8).mapAsync(urls, url -> fetchAsync(url));
+      assertEquals(java.util.List.of(new Page("a"), new Page("b"), new Page("c")), pages.join());
+
+      java.util.List<String> files = java.util.List.of("x.csv", "y.csv");
+      CompletableFuture<java.util.List<Report>> reports =
+          Parallel.limit(4).map(files, executor, f -> parse(f));
+      assertEquals(java.util.List.of(new Report("x.csv"), new Report("y.csv")), reports.join());
+
+      java.util.List<java.nio.file.Path> paths =
+          java.util.List.of(java.nio.file.Path.of("big-file"), java.nio.file.Path.of("s"));
+      Parallel.limit(100)
+          .<java.nio.file.Path>weighted(f -> sizeClass(f))
+          .forEach(paths, executor, f -> upload(f))
+          .join();
+      assertEquals(2, uploaded.size());
+    } finally {
+      executor.shutdown();
+    }
+  }
 }

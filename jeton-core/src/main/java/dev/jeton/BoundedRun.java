@@ -1,0 +1,352 @@
+package dev.jeton;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Queue;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One run of {@link Parallel}: a function applied to the items of a source, at most a limit at a
+ * time.
+ *
+ * <p>Algorithm. An in-process {@link Semaphore} of {@code limit} permits bounds the work. A single
+ * <em>pump</em> pulls items: unweighted, it acquires one permit, then pulls the next item and
+ * starts it holding that permit; weighted, it pulls the next item, then acquires the item's
+ * weight. It loops while permits come at once; otherwise it leaves a callback on its one pending
+ * acquire and returns, and the callback resumes the loop. Each started item releases its permits
+ * when it settles, which may grant the pump's pending acquire. Stopping (the first failure in
+ * fail-fast mode, or the caller cancelling the run) sets {@code stopped}, cancels the pump's
+ * pending acquire and every item in flight; the pump, seeing {@code stopped}, ends.
+ *
+ * <p>Invariants: only the pump touches the source, and there is at most one pump (running, or
+ * waiting on its one pending acquire), so the source needs no lock and is never read ahead by
+ * more than the one item waiting for its weight; the items in flight hold at most {@code limit}
+ * permits; {@code open} counts the pump (until it ends) plus the items not yet settled, and the
+ * run completes exactly once, when {@code open} reaches zero, so after everything it started has
+ * settled.
+ */
+final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
+
+  /** An item started: a future that completes when it has settled, and a way to cancel it. */
+  record Handle<R extends @Nullable Object>(CompletableFuture<R> settled, Runnable cancel) {
+    static <R extends @Nullable Object> Handle<R> failed(Throwable failure) {
+      return new Handle<>(CompletableFuture.failedFuture(failure), () -> {});
+    }
+  }
+
+  /** Starts one item. */
+  interface Starter<T extends @Nullable Object, R extends @Nullable Object> {
+    Handle<R> start(T item);
+
+    static <T extends @Nullable Object, R extends @Nullable Object> Starter<T, R> async(
+        Function<? super T, ? extends CompletionStage<R>> function) {
+      return item -> {
+        CompletionStage<R> stage;
+        try {
+          stage = Objects.requireNonNull(function.apply(item), "the function returned null");
+        } catch (Throwable failure) {
+          return Handle.failed(failure);
+        }
+        CompletableFuture<R> settled = new CompletableFuture<>();
+        stage.whenComplete(
+            (value, failure) -> {
+              if (failure != null) {
+                settled.completeExceptionally(unwrap(failure));
+              } else {
+                settled.complete(value);
+              }
+            });
+        return new Handle<>(settled, () -> cancel(stage));
+      };
+    }
+
+    static <T extends @Nullable Object, R extends @Nullable Object> Starter<T, R> blocking(
+        Executor executor, Function<? super T, ? extends R> function) {
+      return item -> {
+        BlockingCall<R> call = new BlockingCall<>(() -> function.apply(item));
+        try {
+          executor.execute(call);
+        } catch (RuntimeException rejected) {
+          return Handle.failed(rejected);
+        }
+        return new Handle<>(call.settled(), call::cancel);
+      };
+    }
+  }
+
+  private final Parallel options;
+  private final Iterator<? extends T> source;
+  private final @Nullable AutoCloseable closeable;
+  private final Starter<T, R> starter;
+  private final @Nullable List<@Nullable R> results; // guarded by itself; null for forEach
+  private final Semaphore permits;
+  private final CompletableFuture<@Nullable List<R>> result = new CompletableFuture<>();
+  private final AtomicInteger open = new AtomicInteger(1); // the pump, plus items in flight
+  private final Map<Long, Handle<R>> inFlight = new ConcurrentHashMap<>();
+  private final AtomicReference<@Nullable Throwable> firstFailure = new AtomicReference<>();
+  private final Queue<Throwable> laterFailures = new ConcurrentLinkedQueue<>();
+  private volatile boolean stopped;
+  private volatile @Nullable CompletableFuture<Permit> pendingAcquire;
+  private long nextIndex; // the pump's
+
+  private BoundedRun(
+      Parallel options,
+      Iterator<? extends T> source,
+      @Nullable AutoCloseable closeable,
+      Starter<T, R> starter,
+      boolean keepResults) {
+    this.options = options;
+    this.source = source;
+    this.closeable = closeable;
+    this.starter = starter;
+    if (keepResults) {
+      this.results = new ArrayList<@Nullable R>();
+    } else {
+      this.results = null;
+    }
+    this.permits = Semaphore.create(options.limit());
+  }
+
+  /** Starts a run; its future fails at once with a null source. */
+  @SuppressWarnings("unchecked") // a run without results completes with null, typed as a list
+  static <T extends @Nullable Object, R extends @Nullable Object> CompletableFuture<List<R>> start(
+      Parallel options,
+      Iterator<? extends T> source,
+      @Nullable AutoCloseable closeable,
+      Starter<T, R> starter,
+      boolean keepResults) {
+    Objects.requireNonNull(source, "items");
+    BoundedRun<T, R> run = new BoundedRun<>(options, source, closeable, starter, keepResults);
+    // Whoever completes the run's future from outside (cancel, complete) stops the run.
+    var unused = run.result.whenComplete((value, failure) -> run.stop());
+    run.pump();
+    return (CompletableFuture<List<R>>) (CompletableFuture<?>) run.result;
+  }
+
+  /** Pulls and starts items while permits come at once; see the class comment. */
+  private void pump() {
+    while (true) {
+      if (stopped) {
+        endPump();
+        return;
+      }
+      T item = null;
+      int weight = 1;
+      if (options.isWeighted()) {
+        if (!hasNext()) {
+          return;
+        }
+        item = next();
+        try {
+          weight = options.weightOf(item);
+        } catch (Throwable failure) {
+          failAndEndPump(failure);
+          return;
+        }
+        if (weight < 1 || weight > options.limit()) {
+          failAndEndPump(
+              new IllegalArgumentException(
+                  "the weight of item " + (nextIndex - 1) + " must be 1 to the limit "
+                      + options.limit() + ", was " + weight));
+          return;
+        }
+      }
+      CompletableFuture<Permit> acquiring = permits.acquireAsync(weight);
+      if (!acquiring.isDone()) {
+        T waitingItem = item;
+        pendingAcquire = acquiring;
+        if (stopped) {
+          acquiring.cancel(false);
+        }
+        var unused =
+            acquiring.whenComplete(
+                (permit, failure) -> {
+                  pendingAcquire = null;
+                  if (failure != null) {
+                    endPump(); // cancelled: the run is stopping
+                  } else if (startNext(waitingItem, permit)) {
+                    pump();
+                  }
+                });
+        return;
+      }
+      if (!startNext(item, acquiring.join())) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * Starts the next item holding {@code permit}: {@code item} if weighted (already pulled), else
+   * the source's next. False if the pump has ended (stopped, or the source is exhausted).
+   */
+  @SuppressWarnings("NullAway") // pulled is the item (a T, null only if T allows it) when weighted
+  private boolean startNext(@Nullable T pulled, Permit permit) {
+    if (stopped) {
+      permit.release();
+      endPump();
+      return false;
+    }
+    T item;
+    if (options.isWeighted()) {
+      item = pulled;
+    } else {
+      if (!hasNext()) {
+        permit.release();
+        return false;
+      }
+      item = next();
+    }
+    start(item, nextIndex - 1, permit);
+    return true;
+  }
+
+  /** Whether the source has another item; ends the pump (and fails the run) if not, or if it throws. */
+  private boolean hasNext() {
+    boolean more;
+    try {
+      more = source.hasNext();
+    } catch (Throwable failure) {
+      failAndEndPump(failure);
+      return false;
+    }
+    if (!more) {
+      endPump();
+    }
+    return more;
+  }
+
+  @SuppressWarnings("NullAway") // hasNext() said there is one; a source that lies fails the run
+  private T next() {
+    nextIndex++;
+    if (results != null) {
+      synchronized (results) {
+        results.add(null);
+      }
+    }
+    return source.next();
+  }
+
+  private void start(T item, long index, Permit permit) {
+    open.incrementAndGet();
+    Handle<R> handle;
+    try {
+      handle = starter.start(item);
+    } catch (Throwable failure) {
+      handle = Handle.failed(failure);
+    }
+    Handle<R> started = handle;
+    inFlight.put(index, started);
+    if (stopped) {
+      started.cancel().run(); // the run stopped while this item was starting
+    }
+    var unused =
+        started
+            .settled()
+            .whenComplete(
+                (value, failure) -> {
+                  inFlight.remove(index);
+                  if (failure == null) {
+                    if (results != null) {
+                      synchronized (results) {
+                        results.set((int) index, value);
+                      }
+                    }
+                  } else {
+                    fail(unwrap(failure)); // first: the permit must not start another item
+                  }
+                  permit.release();
+                  oneLess();
+                });
+  }
+
+  private void fail(Throwable failure) {
+    if (stopped && failure instanceof CancellationException) {
+      return; // we cancelled it
+    }
+    if (!firstFailure.compareAndSet(null, failure) && firstFailure.get() != failure) {
+      laterFailures.add(failure);
+    }
+    if (!options.collectsAllErrors()) {
+      stop();
+    }
+  }
+
+  private void failAndEndPump(Throwable failure) {
+    fail(failure);
+    endPump();
+  }
+
+  private void stop() {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
+    CompletableFuture<Permit> acquiring = pendingAcquire;
+    if (acquiring != null) {
+      acquiring.cancel(false);
+    }
+    inFlight.values().forEach(handle -> handle.cancel().run());
+  }
+
+  private void endPump() {
+    oneLess();
+  }
+
+  /** One fewer open part; the last one completes the run. */
+  private void oneLess() {
+    if (open.decrementAndGet() != 0) {
+      return;
+    }
+    AutoCloseable toClose = closeable;
+    if (toClose != null) {
+      try {
+        toClose.close();
+      } catch (Throwable failure) {
+        fail(failure);
+      }
+    }
+    Throwable first = firstFailure.get();
+    if (first != null) {
+      for (Throwable later : laterFailures) {
+        if (later != first) {
+          first.addSuppressed(later);
+        }
+      }
+      result.completeExceptionally(first);
+    } else if (results != null) {
+      synchronized (results) {
+        result.complete(Collections.unmodifiableList(new ArrayList<>(results)));
+      }
+    } else {
+      result.complete(null);
+    }
+  }
+
+  private static Throwable unwrap(Throwable failure) {
+    Throwable cause = failure.getCause();
+    return failure instanceof CompletionException && cause != null ? cause : failure;
+  }
+
+  private static void cancel(CompletionStage<?> stage) {
+    try {
+      stage.toCompletableFuture().cancel(true);
+    } catch (UnsupportedOperationException notCancellable) {
+      // a stage that cannot be cancelled is waited for
+    }
+  }
+}
