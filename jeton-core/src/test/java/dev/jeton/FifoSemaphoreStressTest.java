@@ -332,7 +332,7 @@ class FifoSemaphoreStressTest {
     assertEquals(0, semaphore.queueLength(), "queue empty: " + semaphore);
   }
 
-  private static ExecutorService newVirtualThreadPerTaskExecutor()
+  static ExecutorService newVirtualThreadPerTaskExecutor()
       throws ReflectiveOperationException {
     // Compiled for Java 17, so reached by reflection; the test runs only on JDK 21+.
     try {

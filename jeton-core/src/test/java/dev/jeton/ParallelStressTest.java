@@ -18,6 +18,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -172,6 +173,68 @@ class ParallelStressTest {
     if (blocking && !cancelRun) {
       // a failed or finished blocking run completes only once its threads have left
       assertEquals(0, work.atWork.get(), "nothing at work once the run has completed");
+    }
+  }
+
+  @Test
+  void blockingItemsOnVirtualThreads_keepTheLimitAndAreInterruptedOnFailure() throws Exception {
+    Assumptions.assumeTrue(
+        Runtime.version().feature() >= 21,
+        "virtual threads need JDK 21+; .ci/run runs this suite again on the newest JDK installed");
+    ExecutorService virtualThreads = FifoSemaphoreStressTest.newVirtualThreadPerTaskExecutor();
+    try {
+      Work work = new Work(64);
+      List<Integer> items = IntStream.range(0, 5_000).boxed().toList();
+      List<Integer> out =
+          Parallel.limit(64)
+              .map(
+                  items,
+                  virtualThreads,
+                  i -> {
+                    work.begin(1);
+                    try {
+                      Thread.sleep(1);
+                      return i;
+                    } catch (InterruptedException e) {
+                      throw new IllegalStateException(e);
+                    } finally {
+                      work.end(1);
+                    }
+                  })
+              .get(60, TimeUnit.SECONDS);
+      assertEquals(items, out);
+      assertTrue(work.worst.get() <= 64, "at work at once: " + work.worst.get());
+      assertTrue(work.worst.get() > 1, "it ran items side by side");
+
+      // One item fails: the others, asleep, are interrupted, and the run fails only once every
+      // one of them has left.
+      Work failing = new Work(64);
+      CompletableFuture<List<Integer>> run =
+          Parallel.limit(64)
+              .map(
+                  items,
+                  virtualThreads,
+                  i -> {
+                    failing.begin(1);
+                    try {
+                      if (i == 10) { // among the first 64, which start at once
+                        throw new IllegalArgumentException("item 10");
+                      }
+                      Thread.sleep(60_000);
+                      return i;
+                    } catch (InterruptedException e) {
+                      throw new CancellationException("interrupted");
+                    } finally {
+                      failing.end(1);
+                    }
+                  });
+      ExecutionException e =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              ExecutionException.class, () -> run.get(30, TimeUnit.SECONDS));
+      assertEquals("item 10", e.getCause().getMessage());
+      assertEquals(0, failing.atWork.get(), "every interrupted item had left");
+    } finally {
+      virtualThreads.shutdownNow();
     }
   }
 }
