@@ -210,7 +210,7 @@ final class Link implements AutoCloseable {
   }
 
   /** A Redis too old for functions says so in terms of what to do. */
-  private static @Nullable Throwable explain(@Nullable Throwable failure) {
+  static @Nullable Throwable explain(@Nullable Throwable failure) {
     if (failure instanceof RedisCommandExecutionException
         && String.valueOf(failure.getMessage()).toLowerCase(java.util.Locale.ROOT)
             .contains("unknown command")) {

@@ -323,14 +323,10 @@ base + "state", base + "queue", base + "done"};
   }
 
   private CompletableFuture<Reply> call(String op, String... args) {
-    return callOn(channel, op, args);
-  }
-
-  private CompletableFuture<Reply> callOn(String wakeChannel, String op, String... args) {
     String[] argv = new String[4 + args.length];
     argv[0] = op;
     argv[1] = Integer.toString(knownLimit);
-    argv[2] = wakeChannel;
+    argv[2] = channel; // where grants of requests this call queues are announced
     argv[3] = Long.toString(options.replayWindow().toMillis());
     System.arraycopy(args, 0, argv, 4, args.length);
     CompletableFuture<List<Object>> sent = link.run(keys, argv);

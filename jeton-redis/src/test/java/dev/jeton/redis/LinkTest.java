@@ -1,0 +1,36 @@
+package dev.jeton.redis;
+
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import org.junit.jupiter.api.Test;
+
+/** What a caller sees when Redis cannot run the semaphore's function. */
+class LinkTest {
+  @Test
+  void redisWithoutFunctions_isToldToUpgrade() {
+    // What Redis 6 answers to FCALL; no Redis 6 runs here, so its reply is given as Redis sends it.
+    RedisCommandExecutionException old =
+        new RedisCommandExecutionException(
+            "ERR unknown command 'FCALL', with args beginning with: 'jeton_0123' ");
+    Throwable explained = Link.explain(old);
+    assertTrue(explained.getMessage().startsWith("Jeton needs Redis 7.0 or later"),
+        explained.getMessage());
+    assertSame(old, explained.getCause());
+  }
+
+  @Test
+  void otherFailures_passThroughUnchanged() {
+    RedisCommandExecutionException other = new RedisCommandExecutionException("ERR something");
+    assertSame(other, Link.explain(other));
+    assertSame(null, Link.explain(null));
+  }
+
+  @Test
+  void theLibraryRegistersTheFunctionItIsNamedAfter() {
+    assertTrue(Link.LIBRARY.startsWith("#!lua name=" + Link.FUNCTION + "\n"));
+    assertTrue(Link.LIBRARY.endsWith("redis.register_function('" + Link.FUNCTION + "', semaphore)\n"));
+    assertTrue(Link.FUNCTION.matches("jeton_[0-9a-f]{16}"), Link.FUNCTION);
+  }
+}
