@@ -1,0 +1,431 @@
+package dev.jeton;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The semaphore of one key of a {@link KeyedSemaphore}: a view that finds (or makes) the key's
+ * entry for each operation, and holds a use of it for as long as a request needs it.
+ *
+ * <p>A request takes a use of the entry, then its key's permits from the entry's semaphore, then
+ * (with a global limit) the global permits. Its {@link KeyedPermit} gives back the global permits,
+ * then the key's, then the use. Every way a request can fail gives back what it took, in the same
+ * order.
+ */
+final class KeySemaphore<K> implements Semaphore {
+  private final KeyedSemaphore<K> keyed;
+  private final K key;
+
+  KeySemaphore(KeyedSemaphore<K> keyed, K key) {
+    this.keyed = keyed;
+    this.key = key;
+  }
+
+  // ------------------------------------------------------------------ acquiring
+
+  @Override
+  public Permit acquire(int permits) throws InterruptedException {
+    try {
+      return acquireBlocking(permits, null);
+    } catch (TimeoutException impossible) {
+      throw new AssertionError(impossible);
+    }
+  }
+
+  @Override
+  public Permit acquire(int permits, Duration timeout)
+      throws InterruptedException, TimeoutException {
+    return acquireBlocking(permits, Objects.requireNonNull(timeout, "timeout"));
+  }
+
+  /** Waits for the key's permits, then the global ones; {@code timeout} null waits for ever. */
+  private Permit acquireBlocking(int permits, @Nullable Duration timeout)
+      throws InterruptedException, TimeoutException {
+    long deadline = KeyedSemaphore.deadline(timeout); // checks the timeout
+    keyed.checkGlobalWeight(permits);
+    KeyedSemaphore.Entry entry = keyed.use(key);
+    Permit keyPermit = null;
+    try {
+      if (keyed.isClosed()) {
+        throw closedException();
+      }
+      keyPermit =
+          timeout == null
+              ? entry.semaphore.acquire(permits)
+              : entry.semaphore.acquire(permits, timeout);
+      Permit globalPermit = null;
+      if (keyed.global() != null) {
+        globalPermit = awaitGlobal(entry, permits, deadline, timeout);
+      }
+      return new KeyedPermit(keyed, key, entry, keyPermit, globalPermit);
+    } catch (Throwable failure) {
+      if (keyPermit != null) {
+        keyPermit.release();
+      }
+      keyed.unuse(key, entry);
+      throw failure;
+    }
+  }
+
+  /** Waits for the global permits, holding the key's; see the class comment of KeyedSemaphore. */
+  private Permit awaitGlobal(
+      KeyedSemaphore.Entry entry, int permits, long deadline, @Nullable Duration timeout)
+      throws InterruptedException, TimeoutException {
+    CompletableFuture<Permit> request = requestGlobal(entry, permits, deadline);
+    try {
+      return request.get();
+    } catch (InterruptedException interrupted) {
+      if (!request.cancel(false) && !request.isCompletedExceptionally()) {
+        request.join().release(); // granted as we were interrupted: give it back
+      }
+      throw interrupted;
+    } catch (ExecutionException failed) {
+      Throwable cause = globalFailure(failed.getCause(), permits, timeout);
+      if (cause instanceof TimeoutException) {
+        throw (TimeoutException) cause;
+      }
+      if (cause instanceof RuntimeException) {
+        throw (RuntimeException) cause;
+      }
+      throw new CompletionException(cause);
+    }
+  }
+
+  @Override
+  public Optional<Permit> tryAcquire(int permits) {
+    keyed.checkGlobalWeight(permits);
+    KeyedSemaphore.Entry entry = keyed.use(key);
+    Permit keyPermit = null;
+    try {
+      if (keyed.isClosed()) {
+        throw closedException();
+      }
+      keyPermit = entry.semaphore.tryAcquire(permits).orElse(null);
+      FifoSemaphore global = keyed.global();
+      Permit globalPermit = null;
+      if (keyPermit != null && global != null) {
+        globalPermit = global.tryAcquire(permits).orElse(null);
+        if (globalPermit == null) {
+          keyPermit.release();
+          keyPermit = null;
+        }
+      }
+      if (keyPermit == null) {
+        keyed.unuse(key, entry);
+        return Optional.empty();
+      }
+      return Optional.of(new KeyedPermit(keyed, key, entry, keyPermit, globalPermit));
+    } catch (RuntimeException failure) {
+      if (keyPermit != null) {
+        keyPermit.release();
+      }
+      keyed.unuse(key, entry);
+      throw failure;
+    }
+  }
+
+  @Override
+  public CompletableFuture<Permit> acquireAsync(int permits) {
+    return requestAsync(permits, null);
+  }
+
+  @Override
+  public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
+    return requestAsync(permits, Objects.requireNonNull(timeout, "timeout"));
+  }
+
+  private CompletableFuture<Permit> requestAsync(int permits, @Nullable Duration timeout) {
+    long deadline = KeyedSemaphore.deadline(timeout);
+    keyed.checkGlobalWeight(permits);
+    KeyedSemaphore.Entry entry = keyed.use(key);
+    CompletableFuture<Permit> keyRequest;
+    try {
+      if (keyed.isClosed()) {
+        keyed.unuse(key, entry);
+        return CompletableFuture.failedFuture(closedException());
+      }
+      keyRequest =
+          timeout == null
+              ? entry.semaphore.acquireAsync(permits)
+              : entry.semaphore.acquireAsync(permits, timeout);
+    } catch (RuntimeException failure) {
+      keyed.unuse(key, entry);
+      throw failure;
+    }
+    return new AsyncRequest(entry, permits, deadline, timeout, keyRequest).start();
+  }
+
+  /**
+   * An asynchronous request in its two stages. Its {@code result} is the caller's future; giving
+   * it up (cancel, a failure from outside) withdraws whichever stage is pending.
+   */
+  private final class AsyncRequest {
+    final KeyedSemaphore.Entry entry;
+    final int permits;
+    final long deadline;
+    final @Nullable Duration timeout;
+    final CompletableFuture<Permit> result = new CompletableFuture<>();
+    /** The stage now pending: the key's request, then the global one. */
+    volatile CompletableFuture<Permit> pending;
+
+    AsyncRequest(
+        KeyedSemaphore.Entry entry,
+        int permits,
+        long deadline,
+        @Nullable Duration timeout,
+        CompletableFuture<Permit> keyRequest) {
+      this.entry = entry;
+      this.permits = permits;
+      this.deadline = deadline;
+      this.timeout = timeout;
+      this.pending = keyRequest;
+    }
+
+    CompletableFuture<Permit> start() {
+      CompletableFuture<Permit> keyRequest = pending;
+      var unusedWithdraw =
+          result.whenComplete(
+              (permit, failure) -> {
+                if (failure != null) {
+                  pending.cancel(false);
+                }
+              });
+      var unusedNext = keyRequest.whenComplete(this::keyStageDone);
+      return result;
+    }
+
+    private void keyStageDone(@Nullable Permit keyPermit, @Nullable Throwable failure) {
+      if (keyPermit == null) {
+        fail(null, unwrap(failure));
+        return;
+      }
+      if (keyed.global() == null) {
+        deliver(new KeyedPermit(keyed, key, entry, keyPermit, null));
+        return;
+      }
+      CompletableFuture<Permit> globalRequest;
+      try {
+        globalRequest = requestGlobal(entry, permits, deadline);
+      } catch (RuntimeException refused) { // the global limit was lowered below the request
+        fail(keyPermit, refused);
+        return;
+      }
+      pending = globalRequest;
+      if (result.isDone()) {
+        globalRequest.cancel(false); // given up while the global request was being made
+      }
+      var unused =
+          globalRequest.whenComplete(
+              (globalPermit, globalFailure) -> {
+                if (globalPermit == null) {
+                  fail(keyPermit, globalFailure(globalFailure, permits, timeout));
+                } else {
+                  deliver(new KeyedPermit(keyed, key, entry, keyPermit, globalPermit));
+                }
+              });
+    }
+
+    private void deliver(KeyedPermit permit) {
+      if (!result.complete(permit)) {
+        permit.release(); // given up as it was granted
+      }
+    }
+
+    private void fail(@Nullable Permit keyPermit, @Nullable Throwable failure) {
+      if (keyPermit != null) {
+        keyPermit.release();
+      }
+      keyed.unuse(key, entry);
+      result.completeExceptionally(
+          failure != null ? failure : new CancellationException("request withdrawn"));
+    }
+  }
+
+  /** Asks for the global permits, recording the wait in the entry if it has to wait. */
+  private CompletableFuture<Permit> requestGlobal(
+      KeyedSemaphore.Entry entry, int permits, long deadline) {
+    FifoSemaphore global = Objects.requireNonNull(keyed.global());
+    long nanos = KeyedSemaphore.nanosLeft(deadline);
+    CompletableFuture<Permit> request =
+        nanos == Long.MAX_VALUE
+            ? global.acquireAsync(permits)
+            : global.acquireAsync(permits, Duration.ofNanos(nanos));
+    if (!request.isDone()) {
+      entry.waitForGlobal(request, permits);
+    }
+    return request;
+  }
+
+  /** The failure to report for a global request: a timeout names the whole wait and the key. */
+  private Throwable globalFailure(
+      @Nullable Throwable failure, int permits, @Nullable Duration timeout) {
+    Throwable cause = unwrap(failure);
+    if (cause instanceof TimeoutException && timeout != null) {
+      return new TimeoutException(
+          "timed out after " + timeout + " waiting for " + permits + " permits of key '" + key
+              + "': the key's permits were granted, the global limit's were not");
+    }
+    return cause;
+  }
+
+  private static Throwable unwrap(@Nullable Throwable failure) {
+    if (failure == null) {
+      return new CancellationException("request withdrawn");
+    }
+    Throwable cause = failure.getCause();
+    return failure instanceof CompletionException && cause != null ? cause : failure;
+  }
+
+  private SemaphoreClosedException closedException() {
+    return new SemaphoreClosedException(
+        "keyed semaphore is closed: no requests for key '" + key + "'");
+  }
+
+  // ------------------------------------------------------------------ limit, idle, close
+
+  @Override
+  public void setLimit(int limit) {
+    FifoSemaphore.checkLimit(limit);
+    KeyedSemaphore.Entry entry = keyed.use(key);
+    try {
+      entry.semaphore.setLimit(limit);
+      entry.syncLimitFlag();
+      entry.failRefusedGlobalWaits();
+    } finally {
+      keyed.unuse(key, entry);
+    }
+  }
+
+  @Override
+  public CompletableFuture<Void> awaitIdle() {
+    KeyedSemaphore.Entry entry = keyed.use(key);
+    CompletableFuture<Void> idle;
+    try {
+      idle = entry.semaphore.awaitIdle();
+    } catch (RuntimeException failure) {
+      keyed.unuse(key, entry);
+      throw failure;
+    }
+    var unused = idle.whenComplete((none, failure) -> keyed.unuse(key, entry));
+    return idle;
+  }
+
+  @Override
+  public void close() {
+    KeyedSemaphore.Entry entry = keyed.use(key);
+    try {
+      entry.markClosed();
+      entry.semaphore.close();
+      entry.failRefusedGlobalWaits();
+    } finally {
+      keyed.unuse(key, entry);
+    }
+  }
+
+  // ------------------------------------------------------------------ inspection
+
+  @Override
+  public int limit() {
+    KeyedSemaphore.Entry entry = keyed.peek(key);
+    return entry != null ? entry.semaphore.limit() : keyed.configuredLimit(key);
+  }
+
+  @Override
+  public int available() {
+    KeyedSemaphore.Entry entry = keyed.peek(key);
+    return entry != null ? entry.semaphore.available() : keyed.configuredLimit(key);
+  }
+
+  /** The requests waiting for the key's permits, and those holding them that wait for the global limit. */
+  @Override
+  public int queueLength() {
+    KeyedSemaphore.Entry entry = keyed.peek(key);
+    return entry != null ? entry.semaphore.queueLength() + entry.waitingForGlobal.size() : 0;
+  }
+
+  /** Always empty: statistics are not kept per key (an idle key's entry is removed). */
+  @Override
+  public Optional<SemaphoreStats> stats() {
+    return Optional.empty();
+  }
+
+  @Override
+  public String toString() {
+    return "Semaphore[key="
+        + key
+        + ", limit="
+        + limit()
+        + ", available="
+        + available()
+        + ", queued="
+        + queueLength()
+        + "]";
+  }
+
+  /**
+   * A permit of a key: the key's permits and, with a global limit, the global ones. Releasing it
+   * gives back both and the entry use, at most once.
+   */
+  static final class KeyedPermit implements Permit {
+    private static final VarHandle RELEASED;
+
+    static {
+      try {
+        RELEASED = MethodHandles.lookup().findVarHandle(KeyedPermit.class, "released", int.class);
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
+    private final KeyedSemaphore<?> keyed;
+    private final Object key;
+    private final KeyedSemaphore.Entry entry;
+    private final Permit keyPermit;
+    private final @Nullable Permit globalPermit;
+    private volatile int released;
+
+    KeyedPermit(
+        KeyedSemaphore<?> keyed,
+        Object key,
+        KeyedSemaphore.Entry entry,
+        Permit keyPermit,
+        @Nullable Permit globalPermit) {
+      this.keyed = keyed;
+      this.key = key;
+      this.entry = entry;
+      this.keyPermit = keyPermit;
+      this.globalPermit = globalPermit;
+    }
+
+    @Override
+    public int permits() {
+      return keyPermit.permits();
+    }
+
+    @Override
+    public void release() {
+      if (RELEASED.compareAndSet(this, 0, 1)) {
+        Permit g = globalPermit;
+        if (g != null) {
+          g.release();
+        }
+        keyPermit.release();
+        keyed.unuse(key, entry);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return "Permit[key=" + key + ", permits=" + permits() + (released != 0 ? ", released]" : "]");
+    }
+  }
+}
