@@ -308,7 +308,7 @@ final class FifoSemaphore implements Semaphore {
       countAcquired();
     }
     if (w.future != null) {
-      w.deliver(this);
+      w.deliver();
     }
     return false;
   }
@@ -507,16 +507,20 @@ final class FifoSemaphore implements Semaphore {
     }
   }
 
-  private void deliverOne(Waiter w) {
-    Executor executor = completionExecutor;
-    if (executor == null || w.thread != null) {
-      w.deliver(this);
+  /**
+   * Delivers one waiter, which may belong to another semaphore: the trampoline is per thread, not
+   * per semaphore, so a delivery that releases another semaphore queues that one's waiters here.
+   */
+  private static void deliverOne(Waiter w) {
+    Executor executor = w.future == null ? null : w.future.semaphore.completionExecutor;
+    if (executor == null) {
+      w.deliver();
       return;
     }
     try {
-      executor.execute(() -> w.deliver(this));
+      executor.execute(w::deliver);
     } catch (RuntimeException rejected) { // RejectedExecutionException, or a broken executor
-      w.deliver(this); // a grant must reach its requester, or its permits are stranded
+      w.deliver(); // a grant must reach its requester, or its permits are stranded
     }
   }
 

@@ -84,12 +84,13 @@ final class Waiter {
    * completes the future. A permit whose future was completed by someone else first (a
    * cancellation that raced with the grant) is given back.
    */
-  void deliver(FifoSemaphore semaphore) {
+  void deliver() {
     if (thread != null) {
       LockSupport.unpark(thread);
       return;
     }
     WaiterFuture<?> f = java.util.Objects.requireNonNull(future);
+    FifoSemaphore semaphore = f.semaphore; // this waiter's own, whoever delivers it
     Future<?> timer = f.timeout;
     if (timer != null) {
       timer.cancel(false);
@@ -113,7 +114,7 @@ final class Waiter {
    * completeExceptionally}) withdraws the request from the queue.
    */
   static final class WaiterFuture<T> extends CompletableFuture<T> {
-    private final FifoSemaphore semaphore;
+    final FifoSemaphore semaphore;
     @Nullable Waiter waiter;
 
     /** The timer that fails a timed request, cancelled once the request leaves the queue. */

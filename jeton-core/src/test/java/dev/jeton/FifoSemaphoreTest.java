@@ -55,6 +55,29 @@ class FifoSemaphoreTest extends SemaphoreContract {
     assertEquals("Semaphore[limit=2, available=2, queued=0]", Semaphore.create(2).toString());
   }
 
+  /**
+   * Regression: deliveries share one trampoline per thread across all semaphores, and the outer
+   * loop delivered a waiter of another semaphore as if it were its own, so a grant of {@code b}
+   * came back as a permit of {@code a} (found by KeyedSemaphoreGlobalLincheckTest).
+   */
+  @Test
+  void nestedDelivery_ofAnotherSemaphoresWaiter_grantsThatSemaphoresPermit() throws Exception {
+    Semaphore a = Semaphore.builder().name("a").limit(1).build();
+    Semaphore b = Semaphore.builder().name("b").limit(2).build();
+    Permit heldA = a.acquire(1);
+    Permit heldB = b.acquire(2);
+    CompletableFuture<Permit> waitingForB = b.acquireAsync(2);
+    CompletableFuture<Permit> waitingForA = a.acquireAsync(1);
+    var unused = waitingForA.thenAccept(permit -> heldB.release()); // runs inside a's delivery
+    heldA.release();
+    Permit fromB = waitingForB.get(5, TimeUnit.SECONDS);
+    assertEquals(0, b.available(), "b's waiter holds b's permits");
+    fromB.release();
+    assertEquals(2, b.available());
+    waitingForA.join().release();
+    assertEquals(1, a.available(), "a's count is untouched by b's permits");
+  }
+
   @Test
   void messages_nameTheSemaphore() throws Exception {
     Semaphore sem = Semaphore.builder().name("uploads").limit(1).build();
