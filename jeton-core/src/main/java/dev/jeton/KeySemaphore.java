@@ -51,13 +51,9 @@ final class KeySemaphore<K> implements Semaphore {
   private Permit acquireBlocking(int permits, @Nullable Duration timeout)
       throws InterruptedException, TimeoutException {
     long deadline = KeyedSemaphore.deadline(timeout); // checks the timeout
-    keyed.checkGlobalWeight(permits);
-    KeyedSemaphore.Entry entry = keyed.use(key);
+    KeyedSemaphore.Entry entry = useForRequest(permits);
     Permit keyPermit = null;
     try {
-      if (keyed.isClosed()) {
-        throw closedException();
-      }
       keyPermit =
           timeout == null
               ? entry.semaphore.acquire(permits)
@@ -74,6 +70,21 @@ final class KeySemaphore<K> implements Semaphore {
       keyed.unuse(key, entry);
       throw failure;
     }
+  }
+
+  /**
+   * Takes a use of the key's entry for a request of {@code permits}: a weight above the global
+   * limit is refused before, a closed keyed semaphore after (so that a close racing with this
+   * request either is seen here or closes the entry it took).
+   */
+  private KeyedSemaphore.Entry useForRequest(int permits) {
+    keyed.checkGlobalWeight(permits);
+    KeyedSemaphore.Entry entry = keyed.use(key);
+    if (keyed.isClosed()) {
+      keyed.unuse(key, entry);
+      throw closedException();
+    }
+    return entry;
   }
 
   /** Waits for the global permits, holding the key's; see the class comment of KeyedSemaphore. */
@@ -102,13 +113,9 @@ final class KeySemaphore<K> implements Semaphore {
 
   @Override
   public Optional<Permit> tryAcquire(int permits) {
-    keyed.checkGlobalWeight(permits);
-    KeyedSemaphore.Entry entry = keyed.use(key);
+    KeyedSemaphore.Entry entry = useForRequest(permits);
     Permit keyPermit = null;
     try {
-      if (keyed.isClosed()) {
-        throw closedException();
-      }
       keyPermit = entry.semaphore.tryAcquire(permits).orElse(null);
       FifoSemaphore global = keyed.global();
       Permit globalPermit = null;
@@ -145,14 +152,14 @@ final class KeySemaphore<K> implements Semaphore {
 
   private CompletableFuture<Permit> requestAsync(int permits, @Nullable Duration timeout) {
     long deadline = KeyedSemaphore.deadline(timeout);
-    keyed.checkGlobalWeight(permits);
-    KeyedSemaphore.Entry entry = keyed.use(key);
+    KeyedSemaphore.Entry entry;
+    try {
+      entry = useForRequest(permits);
+    } catch (SemaphoreClosedException closed) {
+      return CompletableFuture.failedFuture(closed); // as the semaphore contract says
+    }
     CompletableFuture<Permit> keyRequest;
     try {
-      if (keyed.isClosed()) {
-        keyed.unuse(key, entry);
-        return CompletableFuture.failedFuture(closedException());
-      }
       keyRequest =
           timeout == null
               ? entry.semaphore.acquireAsync(permits)
@@ -349,7 +356,7 @@ final class KeySemaphore<K> implements Semaphore {
   @Override
   public int queueLength() {
     KeyedSemaphore.Entry entry = keyed.peek(key);
-    return entry != null ? entry.semaphore.queueLength() + entry.waitingForGlobal.size() : 0;
+    return entry != null ? entry.queueLength() : 0;
   }
 
   /** Always empty: statistics are not kept per key (an idle key's entry is removed). */

@@ -233,7 +233,7 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     for (; ; ) {
       Entry entry = entries.get(key);
       if (entry == null) {
-        Entry fresh = new Entry(semaphoreName(key), configuredLimit(key), completionExecutor);
+        Entry fresh = new Entry(semaphoreName(key), configuredLimit(key), completionExecutor, global != null);
         entry = entries.putIfAbsent(key, fresh);
         if (entry == null) {
           return fresh;
@@ -280,13 +280,20 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
      * Requests of this key holding its permits while they wait for the global limit, with their
      * weights. Only used with a global limit.
      */
-    final Map<CompletableFuture<Permit>, Integer> waitingForGlobal = new ConcurrentHashMap<>(2);
+    private final @Nullable Map<CompletableFuture<Permit>, Integer> waitingForGlobal;
 
     private volatile int state = USE; // made in use by its creator
 
-    Entry(String name, int limit, @Nullable Executor completionExecutor) {
+    Entry(String name, int limit, @Nullable Executor completionExecutor, boolean global) {
       this.semaphore = new FifoSemaphore(name, limit, completionExecutor, false);
       this.configuredLimit = limit;
+      this.waitingForGlobal = global ? new ConcurrentHashMap<>(2) : null;
+    }
+
+    /** The requests waiting for their key's permits, and those that have them and wait for the global limit. */
+    int queueLength() {
+      Map<CompletableFuture<Permit>, Integer> waiting = waitingForGlobal;
+      return semaphore.queueLength() + (waiting != null ? waiting.size() : 0);
     }
 
     boolean tryUse() {
@@ -346,14 +353,18 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
      * or its limit lowered below it before it was recorded.
      */
     void waitForGlobal(CompletableFuture<Permit> globalRequest, int permits) {
-      waitingForGlobal.put(globalRequest, permits);
-      var unused = globalRequest.whenComplete((permit, failure) -> waitingForGlobal.remove(globalRequest));
+      Map<CompletableFuture<Permit>, Integer> waiting = Objects.requireNonNull(waitingForGlobal);
+      waiting.put(globalRequest, permits);
+      var unused = globalRequest.whenComplete((permit, failure) -> waiting.remove(globalRequest));
       failIfRefused(globalRequest, permits);
     }
 
     /** Fails the requests waiting for the global limit that the key now refuses. */
     void failRefusedGlobalWaits() {
-      waitingForGlobal.forEach(this::failIfRefused);
+      Map<CompletableFuture<Permit>, Integer> waiting = waitingForGlobal;
+      if (waiting != null) {
+        waiting.forEach(this::failIfRefused);
+      }
     }
 
     private void failIfRefused(CompletableFuture<Permit> globalRequest, int permits) {

@@ -1,7 +1,6 @@
 package dev.jeton;
 
-import java.util.ArrayDeque;
-import java.util.Optional;
+import dev.jeton.contract.HeldPermits;
 import java.util.concurrent.CompletableFuture;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
@@ -23,32 +22,17 @@ public class FifoSemaphoreLinearizabilityLincheckTest {
 
   private final Semaphore semaphore = Semaphore.create(2);
 
-  /** The permits each thread holds; a slot is touched only by its own thread's operations. */
-  @SuppressWarnings("unchecked")
-  private final ArrayDeque<Permit>[] held = new ArrayDeque[THREADS + 1];
-
-  {
-    for (int i = 0; i < held.length; i++) {
-      held[i] = new ArrayDeque<>();
-    }
-  }
+  private final HeldPermits held = new HeldPermits(THREADS);
 
   @Operation
   public boolean tryAcquire(
       @Param(gen = ThreadIdGen.class) int thread, @Param(name = "permits") int permits) {
-    Optional<Permit> permit = semaphore.tryAcquire(permits);
-    permit.ifPresent(held[thread]::push);
-    return permit.isPresent();
+    return held.keep(thread, semaphore.tryAcquire(permits));
   }
 
   @Operation
   public int release(@Param(gen = ThreadIdGen.class) int thread) {
-    Permit permit = held[thread].poll();
-    if (permit == null) {
-      return 0;
-    }
-    permit.release();
-    return permit.permits();
+    return held.releaseOne(thread);
   }
 
   @Operation

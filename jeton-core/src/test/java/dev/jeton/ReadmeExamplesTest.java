@@ -189,4 +189,35 @@ class ReadmeExamplesTest {
       executor.shutdown();
     }
   }
+
+  // ------------------------------------------------------------------ KeyedSemaphore
+
+  private final java.util.List<java.net.URI> fetched = new java.util.ArrayList<>();
+
+  private void fetch(java.net.URI url) {
+    fetched.add(url);
+  }
+
+  private int planLimit(String tenant) {
+    return tenant.equals("acme") ? 8 : 2;
+  }
+
+  @Test
+  void keyed() throws Exception {
+    java.net.URI url = java.net.URI.create("https://example.com/a");
+    KeyedSemaphore<String> hosts = KeyedSemaphore.builder().limitPerKey(4).globalLimit(50).build();
+    try (Permit p = hosts.forKey(url.getHost()).acquire(1)) {
+      fetch(url);
+      assertEquals(3, hosts.forKey("example.com").available());
+      assertEquals(java.util.OptionalInt.of(49), hosts.globalAvailable());
+    }
+    assertEquals(0, hosts.keyCount(), "idle keys have no entry");
+
+    KeyedSemaphore<String> tenants = KeyedSemaphore.builder().<String>limitPerKey(t -> planLimit(t)).build();
+    CompletableFuture<Permit> f = tenants.forKey("acme").acquireAsync(2);
+    assertEquals(6, tenants.forKey("acme").available());
+    assertEquals(2, tenants.forKey("other").limit());
+    f.join().release();
+    assertEquals(java.util.List.of(url), fetched);
+  }
 }

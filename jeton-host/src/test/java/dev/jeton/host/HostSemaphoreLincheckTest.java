@@ -1,12 +1,10 @@
 package dev.jeton.host;
 
-import dev.jeton.Permit;
+import dev.jeton.contract.HeldPermits;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -31,15 +29,11 @@ public class HostSemaphoreLincheckTest {
 
   private final HostSemaphore semaphore;
 
-  @SuppressWarnings("unchecked")
-  private final ArrayDeque<Permit>[] held = new ArrayDeque[THREADS + 1];
+  private final HeldPermits held = new HeldPermits(THREADS);
 
   public HostSemaphoreLincheckTest() throws IOException {
     semaphore =
         HostSemaphore.builder("s" + INSTANCES.incrementAndGet()).directory(ROOT).limit(2).open();
-    for (int i = 0; i < held.length; i++) {
-      held[i] = new ArrayDeque<>();
-    }
   }
 
   private static Path createRoot() {
@@ -55,19 +49,12 @@ public class HostSemaphoreLincheckTest {
   @Operation
   public boolean tryAcquire(
       @Param(gen = ThreadIdGen.class) int thread, @Param(name = "permits") int permits) {
-    Optional<Permit> permit = semaphore.tryAcquire(permits);
-    permit.ifPresent(held[thread]::push);
-    return permit.isPresent();
+    return held.keep(thread, semaphore.tryAcquire(permits));
   }
 
   @Operation
   public int release(@Param(gen = ThreadIdGen.class) int thread) {
-    Permit permit = held[thread].poll();
-    if (permit == null) {
-      return 0;
-    }
-    permit.release();
-    return permit.permits();
+    return held.releaseOne(thread);
   }
 
   @Operation
@@ -78,10 +65,7 @@ public class HostSemaphoreLincheckTest {
   /** Runs after each scenario: gives back what the threads still hold, closing their files. */
   @Validate
   public void releaseEverything() {
-    for (ArrayDeque<Permit> permits : held) {
-      permits.forEach(Permit::release);
-      permits.clear();
-    }
+    held.releaseAll();
   }
 
   @Test
