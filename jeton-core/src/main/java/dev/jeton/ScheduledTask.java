@@ -1,0 +1,143 @@
+package dev.jeton;
+
+import java.util.Comparator;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A task of a {@link PriorityScheduler}, which is also the future its caller holds: being the
+ * future lets {@link #cancel(boolean)} tell an interrupting cancel from a polite one, which a
+ * callback on a plain {@code CompletableFuture} cannot see.
+ *
+ * <p>Its place in the queue ({@code rank}, then {@code seq}) is fixed at submission. Once the
+ * scheduler starts it, {@link #start()} returns a future that completes when the work has really
+ * finished: a blocking task's thread has left the call; an async task's stage has completed.
+ */
+final class ScheduledTask<T extends @Nullable Object> extends CompletableFuture<T> {
+  /** Best first: lowest rank, then earliest submitted. */
+  static final Comparator<ScheduledTask<?>> ORDER = ScheduledTask::compare;
+
+  final int priority;
+  final long rank;
+  final long seq;
+  private final @Nullable Callable<T> blocking;
+  private final @Nullable Executor executor;
+  private final @Nullable Supplier<? extends CompletionStage<T>> async;
+  /** Set before the blocking call is handed to the executor; read by {@link #cancel}. */
+  private volatile @Nullable BlockingCall<T> call;
+
+  private ScheduledTask(
+      int priority,
+      long rank,
+      long seq,
+      @Nullable Callable<T> blocking,
+      @Nullable Executor executor,
+      @Nullable Supplier<? extends CompletionStage<T>> async) {
+    this.priority = priority;
+    this.rank = rank;
+    this.seq = seq;
+    this.blocking = blocking;
+    this.executor = executor;
+    this.async = async;
+  }
+
+  static <T extends @Nullable Object> ScheduledTask<T> blocking(
+      int priority, long rank, long seq, Callable<T> task, Executor executor) {
+    return new ScheduledTask<>(priority, rank, seq, task, executor, null);
+  }
+
+  static <T extends @Nullable Object> ScheduledTask<T> async(
+      int priority, long rank, long seq, Supplier<? extends CompletionStage<T>> task) {
+    return new ScheduledTask<>(priority, rank, seq, null, null, task);
+  }
+
+  private static int compare(ScheduledTask<?> a, ScheduledTask<?> b) {
+    int byRank = Long.compare(a.rank, b.rank);
+    return byRank != 0 ? byRank : Long.compare(a.seq, b.seq);
+  }
+
+  /** Cancels the future; {@code true} also interrupts a blocking task that is running. */
+  @Override
+  public boolean cancel(boolean mayInterruptIfRunning) {
+    boolean cancelled = super.cancel(mayInterruptIfRunning);
+    BlockingCall<T> running = call;
+    if (cancelled && mayInterruptIfRunning && running != null) {
+      running.cancel();
+    }
+    return cancelled;
+  }
+
+  /**
+   * Starts the work, unless this future was completed from outside first. The last check that
+   * it was not is made just before the task's own code is called, on the thread that calls it.
+   */
+  CompletableFuture<T> start() {
+    Callable<T> task = blocking;
+    if (task == null) {
+      return startAsync(Objects.requireNonNull(async));
+    }
+    BlockingCall<T> c = new BlockingCall<>(() -> callUnlessWithdrawn(task));
+    call = c;
+    try {
+      Objects.requireNonNull(executor).execute(c);
+    } catch (RuntimeException rejected) {
+      return CompletableFuture.failedFuture(rejected);
+    }
+    return c.settled();
+  }
+
+  private CompletableFuture<T> startAsync(Supplier<? extends CompletionStage<T>> task) {
+    CompletableFuture<T> settled = new CompletableFuture<>();
+    if (isDone()) {
+      settled.cancel(false);
+      return settled;
+    }
+    CompletionStage<T> stage;
+    try {
+      stage = Objects.requireNonNull(task.get(), "the task returned a null stage");
+    } catch (Throwable failure) {
+      settled.completeExceptionally(failure);
+      return settled;
+    }
+    var unused =
+        stage.whenComplete(
+            (value, failure) -> {
+              if (failure != null) {
+                settled.completeExceptionally(failure);
+              } else {
+                settled.complete(value);
+              }
+            });
+    return settled;
+  }
+
+  private T callUnlessWithdrawn(Callable<T> task) {
+    if (isDone()) {
+      throw new CancellationException("completed from outside before it started");
+    }
+    try {
+      return task.call();
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new CompletionException(e); // unwrapped again before the caller sees it
+    }
+  }
+
+  /** Completes this future with the work's outcome, if nobody completed it first. */
+  void finish(@Nullable T value, @Nullable Throwable failure) {
+    if (failure == null) {
+      complete(value);
+      return;
+    }
+    Throwable cause = failure.getCause();
+    completeExceptionally(failure instanceof CompletionException && cause != null ? cause : failure);
+  }
+}
