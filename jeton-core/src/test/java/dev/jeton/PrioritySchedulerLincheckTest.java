@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
  */
 @Param(name = "priority", gen = IntGen.class, conf = "0:2")
 @Param(name = "task", gen = IntGen.class, conf = "0:4")
+@Param(name = "later", gen = IntGen.class, conf = "2:4") // a task submitted by an operation
 public class PrioritySchedulerLincheckTest {
   private static final int LIMIT = 2;
   private static final int TASKS = 8;
@@ -95,7 +96,7 @@ public class PrioritySchedulerLincheckTest {
   }
 
   @Operation
-  public boolean cancel(@Param(name = "task") int task) {
+  public boolean cancel(@Param(name = "later") int task) {
     CompletableFuture<Integer> f = futures.get(task);
     return f != null && f.cancel(false);
   }
