@@ -220,4 +220,42 @@ class ReadmeExamplesTest {
     f.join().release();
     assertEquals(java.util.List.of(url), fetched);
   }
+
+  // ------------------------------------------------------------------ PriorityScheduler
+
+  private Report buildReport() {
+    return new Report("today");
+  }
+
+  private final java.util.concurrent.atomic.AtomicInteger reindexed =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  private int reindex() {
+    return reindexed.incrementAndGet();
+  }
+
+  @Test
+  void priorityScheduler() throws Exception {
+    ExecutorService executor = Executors.newCachedThreadPool();
+    CompletableFuture<Report> urgentResult;
+    CompletableFuture<String> pageResult;
+    try {
+      try (PriorityScheduler scheduler =
+          PriorityScheduler.builder().limit(4).executor(executor).aging(Duration.ofSeconds(10)).build()) {
+        CompletableFuture<Report> urgent = scheduler.submit(Priority.HIGH, () -> buildReport());   // blocking
+        CompletableFuture<String> page = scheduler.submitAsync(Priority.LOW, () -> callService()); // async
+        scheduler.submit(7, () -> reindex());                          // any int: higher runs first
+        scheduler.queued(Priority.LOW.value()); scheduler.running();   // counts, per priority or in all
+        page.cancel(false);                                            // if not started yet, it never will
+        urgentResult = urgent;
+        pageResult = page;
+      }                                                                // close(): finish what is queued, then return
+    } finally {
+      executor.shutdown();
+    }
+    assertEquals(new Report("today"), urgentResult.join());
+    assertTrue(pageResult.isDone(), "started at once (4 free slots) or cancelled: done either way");
+    assertEquals(1, reindexed.get(), "close() waited for the queued task");
+  }
 }
+
