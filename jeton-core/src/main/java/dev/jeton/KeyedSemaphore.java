@@ -213,6 +213,27 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     return global;
   }
 
+  /** Checks a request's weight against the global limit, if there is one. */
+  void checkGlobalWeight(int permits) {
+    FifoSemaphore g = global;
+    if (g != null && permits > g.limit()) {
+      throw new IllegalArgumentException(
+          "permits must not exceed the global limit " + g.limit() + ", was " + permits);
+    }
+  }
+
+  static long nanosLeft(long deadline) {
+    return deadline == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0L, deadline - System.nanoTime());
+  }
+
+  static long deadline(@Nullable Duration timeout) {
+    if (timeout == null) {
+      return Long.MAX_VALUE;
+    }
+    long nanos = Arguments.toNanos(timeout);
+    return nanos == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + nanos;
+  }
+
   /** The entry of {@code key} if it has one, for inspection; it may be retired. */
   @Nullable Entry peek(K key) {
     return entries.get(key);
@@ -459,26 +480,5 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
       }
       return new KeyedSemaphore<K1>((Builder<? super K1>) this, (ToIntFunction<? super K1>) limit);
     }
-  }
-
-  /** Checks a request's weight against the global limit, if there is one. */
-  void checkGlobalWeight(int permits) {
-    FifoSemaphore g = global;
-    if (g != null && permits > g.limit()) {
-      throw new IllegalArgumentException(
-          "permits must not exceed the global limit " + g.limit() + ", was " + permits);
-    }
-  }
-
-  static long nanosLeft(long deadline) {
-    return deadline == Long.MAX_VALUE ? Long.MAX_VALUE : Math.max(0L, deadline - System.nanoTime());
-  }
-
-  static long deadline(@Nullable Duration timeout) {
-    if (timeout == null) {
-      return Long.MAX_VALUE;
-    }
-    long nanos = Arguments.toNanos(timeout);
-    return nanos == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + nanos;
   }
 }

@@ -90,6 +90,31 @@ public abstract class SemaphoreContract {
     assertEquals(5, sem.available());
   }
 
+  /** The classic weighted case: a 4 and a 6 fill a limit of 10; three waiters of weight 1 all start when either finishes. */
+  @Test
+  void weighted_threeSmallWaitersAllStartWhenEitherBigHolderFinishes() throws Exception {
+    for (int finisher : new int[] {4, 6}) {
+      Semaphore sem = newSemaphore(10);
+      Permit four = sem.acquire(4);
+      Permit six = sem.acquire(6);
+      List<CompletableFuture<Permit>> ones = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        ones.add(sem.acquireAsync(1));
+      }
+      for (CompletableFuture<Permit> one : ones) {
+        assertFalse(one.isDone(), "4 + 6 fill the limit");
+      }
+      Permit done = finisher == 4 ? four : six;
+      Permit still = finisher == 4 ? six : four;
+      done.release();
+      for (CompletableFuture<Permit> one : ones) {
+        one.get(10, TimeUnit.SECONDS).release(); // all three start, whichever finished
+      }
+      still.release();
+      awaitTrue(() -> sem.available() == 10, "every permit to come back");
+    }
+  }
+
   @Test
   void release_isIdempotent() throws Exception {
     Semaphore sem = newSemaphore(2);
