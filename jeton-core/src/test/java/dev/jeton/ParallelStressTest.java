@@ -15,7 +15,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -38,25 +37,6 @@ class ParallelStressTest {
     pool.shutdownNow();
     assertTrue(timer.awaitTermination(10, TimeUnit.SECONDS));
     assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
-  }
-
-  /** One run's items: how much is at work, and the worst seen. */
-  static final class Work {
-    final int limit;
-    final AtomicInteger atWork = new AtomicInteger(); // weight of the items at work
-    final AtomicInteger worst = new AtomicInteger();
-
-    Work(int limit) {
-      this.limit = limit;
-    }
-
-    void begin(int weight) {
-      worst.accumulateAndGet(atWork.addAndGet(weight), Math::max);
-    }
-
-    void end(int weight) {
-      atWork.addAndGet(-weight);
-    }
   }
 
   @Test
@@ -87,7 +67,7 @@ class ParallelStressTest {
       fails[i] = random.nextDouble() < failRate;
       delays[i] = random.nextInt(3);
     }
-    Work work = new Work(limit);
+    AtWork work = new AtWork();
     Parallel parallel = Parallel.limit(limit);
     if (weighted) {
       parallel = parallel.<Integer>weighted(i -> weights[i]);
@@ -183,7 +163,7 @@ class ParallelStressTest {
         "virtual threads need JDK 21+; .ci/run runs this suite again on the newest JDK installed");
     ExecutorService virtualThreads = FifoSemaphoreStressTest.newVirtualThreadPerTaskExecutor();
     try {
-      Work work = new Work(64);
+      AtWork work = new AtWork();
       List<Integer> items = IntStream.range(0, 5_000).boxed().toList();
       List<Integer> out =
           Parallel.limit(64)
@@ -208,7 +188,7 @@ class ParallelStressTest {
 
       // One item fails: the others, asleep, are interrupted, and the run fails only once every
       // one of them has left.
-      Work failing = new Work(64);
+      AtWork failing = new AtWork();
       CompletableFuture<List<Integer>> run =
           Parallel.limit(64)
               .map(

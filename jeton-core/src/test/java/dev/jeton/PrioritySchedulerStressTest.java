@@ -41,22 +41,6 @@ class PrioritySchedulerStressTest {
     assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
   }
 
-  /** How much is at work, measured inside the tasks, and the worst seen. */
-  static final class Work {
-    final AtomicInteger atWork = new AtomicInteger();
-    final AtomicInteger worst = new AtomicInteger();
-    final AtomicInteger ran = new AtomicInteger();
-
-    void begin() {
-      ran.incrementAndGet();
-      worst.accumulateAndGet(atWork.incrementAndGet(), Math::max);
-    }
-
-    void end() {
-      atWork.decrementAndGet();
-    }
-  }
-
   @Test
   void manyProducers_randomPrioritiesFailuresAndCancellations_keepTheLimitAndAllComplete()
       throws Exception {
@@ -77,7 +61,7 @@ class PrioritySchedulerStressTest {
   }
 
   private void run(ExecutorService executor, int producers, int perProducer) throws Exception {
-    Work work = new Work();
+    AtWork work = new AtWork();
     PriorityScheduler scheduler =
         PriorityScheduler.builder()
             .limit(LIMIT)
@@ -118,7 +102,7 @@ class PrioritySchedulerStressTest {
   }
 
   private List<CompletableFuture<Integer>> produce(
-      PriorityScheduler scheduler, Work work, SplittableRandom random, int count) {
+      PriorityScheduler scheduler, AtWork work, SplittableRandom random, int count) {
     List<CompletableFuture<Integer>> futures = new ArrayList<>();
     for (int i = 0; i < count; i++) {
       int id = i;
@@ -182,7 +166,7 @@ class PrioritySchedulerStressTest {
 
   @Test
   void cancelledWhileEverySlotIsTaken_neverRun_underConcurrentProducers() throws Exception {
-    Work work = new Work();
+    AtWork work = new AtWork();
     PriorityScheduler scheduler = PriorityScheduler.builder().limit(LIMIT).executor(pool).build();
     CountDownLatch release = new CountDownLatch(1);
     for (int i = 0; i < LIMIT; i++) {
