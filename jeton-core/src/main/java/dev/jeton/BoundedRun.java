@@ -9,7 +9,6 @@ import java.util.Objects;
 import java.util.Queue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -61,16 +60,7 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
         } catch (Throwable failure) {
           return Handle.failed(failure);
         }
-        CompletableFuture<R> settled = new CompletableFuture<>();
-        stage.whenComplete(
-            (value, failure) -> {
-              if (failure != null) {
-                settled.completeExceptionally(unwrap(failure));
-              } else {
-                settled.complete(value);
-              }
-            });
-        return new Handle<>(settled, () -> cancel(stage));
+        return new Handle<>(Tasks.settled(stage), () -> cancel(stage));
       };
     }
 
@@ -267,7 +257,7 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
                       }
                     }
                   } else {
-                    fail(unwrap(failure)); // first: the permit must not start another item
+                    fail(Tasks.unwrap(failure)); // first: the permit must not start another item
                   }
                   permit.release();
                   oneLess();
@@ -335,11 +325,6 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
     } else {
       result.complete(null);
     }
-  }
-
-  private static Throwable unwrap(Throwable failure) {
-    Throwable cause = failure.getCause();
-    return failure instanceof CompletionException && cause != null ? cause : failure;
   }
 
   private static void cancel(CompletionStage<?> stage) {

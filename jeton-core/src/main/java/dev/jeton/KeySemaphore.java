@@ -5,7 +5,6 @@ import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -100,7 +99,7 @@ final class KeySemaphore<K> implements Semaphore {
       }
       throw interrupted;
     } catch (ExecutionException failed) {
-      Throwable cause = globalFailure(failed.getCause(), permits, timeout);
+      Throwable cause = globalFailure(Objects.requireNonNull(failed.getCause()), permits, timeout);
       if (cause instanceof TimeoutException) {
         throw (TimeoutException) cause;
       }
@@ -212,7 +211,7 @@ final class KeySemaphore<K> implements Semaphore {
 
     private void keyStageDone(@Nullable Permit keyPermit, @Nullable Throwable failure) {
       if (keyPermit == null) {
-        fail(null, unwrap(failure));
+        fail(null, Tasks.unwrap(Objects.requireNonNull(failure)));
         return;
       }
       if (keyed.global() == null) {
@@ -234,7 +233,7 @@ final class KeySemaphore<K> implements Semaphore {
           globalRequest.whenComplete(
               (globalPermit, globalFailure) -> {
                 if (globalPermit == null) {
-                  fail(keyPermit, globalFailure(globalFailure, permits, timeout));
+                  fail(keyPermit, globalFailure(Objects.requireNonNull(globalFailure), permits, timeout));
                 } else {
                   deliver(new KeyedPermit(keyed, key, entry, keyPermit, globalPermit));
                 }
@@ -247,13 +246,12 @@ final class KeySemaphore<K> implements Semaphore {
       }
     }
 
-    private void fail(@Nullable Permit keyPermit, @Nullable Throwable failure) {
+    private void fail(@Nullable Permit keyPermit, Throwable failure) {
       if (keyPermit != null) {
         keyPermit.release();
       }
       keyed.unuse(key, entry);
-      result.completeExceptionally(
-          failure != null ? failure : new CancellationException("request withdrawn"));
+      result.completeExceptionally(failure);
     }
   }
 
@@ -273,23 +271,14 @@ final class KeySemaphore<K> implements Semaphore {
   }
 
   /** The failure to report for a global request: a timeout names the whole wait and the key. */
-  private Throwable globalFailure(
-      @Nullable Throwable failure, int permits, @Nullable Duration timeout) {
-    Throwable cause = unwrap(failure);
+  private Throwable globalFailure(Throwable failure, int permits, @Nullable Duration timeout) {
+    Throwable cause = Tasks.unwrap(failure);
     if (cause instanceof TimeoutException && timeout != null) {
       return new TimeoutException(
           "timed out after " + timeout + " waiting for " + permits + " permits of key '" + key
               + "': the key's permits were granted, the global limit's were not");
     }
     return cause;
-  }
-
-  private static Throwable unwrap(@Nullable Throwable failure) {
-    if (failure == null) {
-      return new CancellationException("request withdrawn");
-    }
-    Throwable cause = failure.getCause();
-    return failure instanceof CompletionException && cause != null ? cause : failure;
   }
 
   private SemaphoreClosedException closedException() {

@@ -94,28 +94,17 @@ final class ScheduledTask<T extends @Nullable Object> extends CompletableFuture<
   }
 
   private CompletableFuture<T> startAsync(Supplier<? extends CompletionStage<T>> task) {
-    CompletableFuture<T> settled = new CompletableFuture<>();
     if (isDone()) {
-      settled.cancel(false);
-      return settled;
+      return CompletableFuture.failedFuture(
+          new CancellationException("completed from outside before it started"));
     }
     CompletionStage<T> stage;
     try {
       stage = Objects.requireNonNull(task.get(), "the task returned a null stage");
     } catch (Throwable failure) {
-      settled.completeExceptionally(failure);
-      return settled;
+      return CompletableFuture.failedFuture(failure);
     }
-    var unused =
-        stage.whenComplete(
-            (value, failure) -> {
-              if (failure != null) {
-                settled.completeExceptionally(failure);
-              } else {
-                settled.complete(value);
-              }
-            });
-    return settled;
+    return Tasks.settled(stage);
   }
 
   private T callUnlessWithdrawn(Callable<T> task) {
@@ -137,7 +126,6 @@ final class ScheduledTask<T extends @Nullable Object> extends CompletableFuture<
       complete(value);
       return;
     }
-    Throwable cause = failure.getCause();
-    completeExceptionally(failure instanceof CompletionException && cause != null ? cause : failure);
+    completeExceptionally(Tasks.unwrap(failure));
   }
 }

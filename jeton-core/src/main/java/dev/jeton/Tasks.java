@@ -2,6 +2,7 @@ package dev.jeton;
 
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -32,6 +33,30 @@ final class Tasks {
               }
             });
     return result;
+  }
+
+  /**
+   * A future that completes as {@code stage} does, failures unwrapped: what the rest of Jeton
+   * waits on to know a task's work has settled, whatever kind of stage the task returned.
+   */
+  static <T extends @Nullable Object> CompletableFuture<T> settled(CompletionStage<T> stage) {
+    CompletableFuture<T> settled = new CompletableFuture<>();
+    var unused =
+        stage.whenComplete(
+            (value, failure) -> {
+              if (failure != null) {
+                settled.completeExceptionally(unwrap(failure));
+              } else {
+                settled.complete(value);
+              }
+            });
+    return settled;
+  }
+
+  /** The cause of a {@link CompletionException}, which stages wrap around failures; else itself. */
+  static Throwable unwrap(Throwable failure) {
+    Throwable cause = failure.getCause();
+    return failure instanceof CompletionException && cause != null ? cause : failure;
   }
 
   private static <T extends @Nullable Object> void start(

@@ -11,12 +11,9 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -25,19 +22,8 @@ import org.junit.jupiter.api.Test;
  * cancellations: never more than the limit at work, every run completes, and when it does
  * nothing it started is still at work.
  */
-class ParallelStressTest {
+class ParallelStressTest extends StressPools {
   private static final int RUNS = 400;
-
-  private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2);
-  private final ExecutorService pool = Executors.newCachedThreadPool();
-
-  @AfterEach
-  void stop() throws InterruptedException {
-    timer.shutdownNow();
-    pool.shutdownNow();
-    assertTrue(timer.awaitTermination(10, TimeUnit.SECONDS));
-    assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
-  }
 
   @Test
   void manyRunsAtOnce_keepTheirLimitsAndAllComplete() throws Exception {

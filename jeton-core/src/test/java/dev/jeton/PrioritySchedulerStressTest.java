@@ -12,11 +12,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -27,19 +24,8 @@ import org.junit.jupiter.api.Test;
  * it could start never runs, and at the end nothing is queued or running and the scheduler has
  * terminated.
  */
-class PrioritySchedulerStressTest {
+class PrioritySchedulerStressTest extends StressPools {
   private static final int LIMIT = 4;
-
-  private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2);
-  private final ExecutorService pool = Executors.newCachedThreadPool();
-
-  @AfterEach
-  void stop() throws InterruptedException {
-    timer.shutdownNow();
-    pool.shutdownNow();
-    assertTrue(timer.awaitTermination(10, TimeUnit.SECONDS));
-    assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
-  }
 
   @Test
   void manyProducers_randomPrioritiesFailuresAndCancellations_keepTheLimitAndAllComplete()

@@ -458,6 +458,26 @@ class PrioritySchedulerTest {
     assertTrue(s.toString().contains("semaphore="), s.toString());
   }
 
+  /**
+   * Under a semaphore that is not the in-process one (here a key of a KeyedSemaphore; a
+   * machine-wide or Redis one in production) every task starts through the pump's acquireAsync,
+   * never a direct tryAcquire: the order and the limit still hold.
+   */
+  @Test
+  void semaphore_ofAnotherKind_startsEveryTaskThroughThePumpInPriorityOrder() {
+    KeyedSemaphore<String> keyed = KeyedSemaphore.create(1);
+    PriorityScheduler s = PriorityScheduler.builder().semaphore(keyed.forKey("jobs")).build();
+    var unused = s.submitAsync(Priority.CRITICAL, () -> rec.start("hold"));
+    s.submitAsync(Priority.LOW, () -> rec.run("low"));
+    s.submitAsync(Priority.HIGH, () -> rec.run("high"));
+    assertEquals(List.of("hold"), rec.started());
+    assertEquals(1, keyed.forKey("jobs").queueLength(), "the scheduler's one pending acquire");
+    rec.stage(0).complete("done");
+    assertEquals(List.of("hold", "high", "low"), rec.started());
+    s.close();
+    assertEquals(0, keyed.keyCount(), "every permit back, the key's entry gone");
+  }
+
   @Test
   void givenSemaphoreClosed_failsQueuedTasks() {
     Semaphore shared = Semaphore.create(1);
