@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.contract.LincheckRun;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -7,9 +8,6 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /**
  * Two keys (limit 2 each) under a global limit of 3, with requests that are granted and released
@@ -78,8 +76,7 @@ public class KeyedSemaphoreGlobalLincheckTest {
     }
   }
 
-  @Test
-  @Timeout(value = 5, unit = TimeUnit.MINUTES) // model checking through ConcurrentHashMap is slow
+  @LincheckRun
   void modelCheck() {
     new ModelCheckingOptions()
         .iterations(10)

@@ -1,15 +1,13 @@
 package dev.jeton;
 
 import dev.jeton.contract.HeldPermits;
+import dev.jeton.contract.LincheckRun;
 import java.util.concurrent.CompletableFuture;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 
 /**
  * Linearizability of the keys of a {@link KeyedSemaphore} without a global limit, over two keys:
@@ -60,8 +58,7 @@ public class KeyedSemaphoreLincheckTest {
     return keyed.forKey(key).queueLength();
   }
 
-  @Test
-  @Timeout(value = 5, unit = TimeUnit.MINUTES) // model checking through ConcurrentHashMap is slow
+  @LincheckRun
   void modelCheck() {
     new ModelCheckingOptions()
         .iterations(10)

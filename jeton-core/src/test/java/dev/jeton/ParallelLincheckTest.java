@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.contract.LincheckRun;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -8,7 +9,6 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.junit.jupiter.api.Test;
 
 /**
  * A run of {@link Parallel} (limit 2, four items) whose items are completed, failed, and the run
@@ -90,7 +90,7 @@ public class ParallelLincheckTest {
     }
   }
 
-  @Test
+  @LincheckRun
   void modelCheck() {
     new ModelCheckingOptions()
         .iterations(30)

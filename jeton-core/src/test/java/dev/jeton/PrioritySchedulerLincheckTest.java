@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.contract.LincheckRun;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -10,7 +11,6 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.junit.jupiter.api.Test;
 
 /**
  * A {@link PriorityScheduler} of limit 2, under a semaphore the test can inspect, whose async
@@ -146,7 +146,7 @@ public class PrioritySchedulerLincheckTest {
     }
   }
 
-  @Test
+  @LincheckRun
   void modelCheck() {
     new ModelCheckingOptions()
         .iterations(30)

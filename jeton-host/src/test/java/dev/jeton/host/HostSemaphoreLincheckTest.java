@@ -1,6 +1,7 @@
 package dev.jeton.host;
 
 import dev.jeton.contract.HeldPermits;
+import dev.jeton.contract.LincheckRun;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -12,7 +13,6 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.junit.jupiter.api.Test;
 
 /**
  * Lincheck, in stress mode (real threads; model checking cannot follow file locks into the
@@ -68,7 +68,7 @@ public class HostSemaphoreLincheckTest {
     held.releaseAll();
   }
 
-  @Test
+  @LincheckRun
   void stress() {
     new StressOptions()
         .iterations(20)
