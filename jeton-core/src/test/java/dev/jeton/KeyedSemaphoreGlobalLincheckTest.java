@@ -78,6 +78,7 @@ public class KeyedSemaphoreGlobalLincheckTest {
 
   @LincheckRun
   void modelCheck() {
+    // Small counts: model checking through ConcurrentHashMap is slow (20-45 s even at these).
     new ModelCheckingOptions()
         .iterations(10)
         .invocationsPerIteration(200)

@@ -60,6 +60,7 @@ public class KeyedSemaphoreLincheckTest {
 
   @LincheckRun
   void modelCheck() {
+    // Small counts: model checking through ConcurrentHashMap is slow (20-45 s even at these).
     new ModelCheckingOptions()
         .iterations(10)
         .invocationsPerIteration(300)
