@@ -7,24 +7,29 @@ import dev.jeton.SemaphoreStats;
 import dev.jeton.internal.Arguments;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -34,6 +39,14 @@ import org.jspecify.annotations.Nullable;
  * frees its permits at once, with no cleanup step and no timeout. The limit is stored with the
  * semaphore: the first opener sets it, a later opener with a different limit gets an error, and
  * {@link #setLimit(int)} changes it for everyone.
+ *
+ * <h2>The directory</h2>
+ *
+ * <p>The default directory is {@code /tmp/jeton-<uid>}, the same for a login shell, cron, systemd
+ * and sudo, made private (mode 700) if missing. A directory is used only if other users cannot
+ * get in: one private to this user, or one shared with a group this user is in (mode 2770, so
+ * that every file in it belongs to the group). Anything else, and a symbolic link in place of
+ * the directory or of any file in it, is refused with a message saying how to fix it.
  *
  * <h2>Ordering</h2>
  *
@@ -51,32 +64,37 @@ import org.jspecify.annotations.Nullable;
  *       ones, but other handles and processes are unaffected.
  *   <li>The limit is at least 1. {@link #stats()} is always empty.
  *   <li>Every operation does file I/O; an I/O failure surfaces as {@link UncheckedIOException}.
+ *   <li>{@link #tryAcquire} waits up to a second for another process that is taking its ticket
+ *       at that moment, and returns empty if that process does not finish by then (it may have
+ *       been stopped).
  * </ul>
  */
 public final class HostSemaphore implements Semaphore {
   /*
    * Overview
    *
-   * Files, under <directory>/<name>/:
-   *   limit          the stored limit, replaced atomically (write to a temporary file, rename)
-   *   meta.lock      locked briefly to create the semaphore, change its limit, or take a ticket
-   *   seq            the last ticket number, updated under meta.lock
-   *   queue/<n>      one file per waiting request, locked by it while it waits, holding its
-   *                  Holder record; <n> is the zero-padded ticket number
-   *   slots/<i>      one file per permit, i in [0, limit); holding permit i is holding the
-   *                  exclusive lock on slots/<i>, and the holder writes its record into it
+   * Files, under <directory>/<name>/ (see HostDirectory for how they are opened and made):
+   *   limit          the stored limit, replaced atomically (a new file renamed over it)
+   *   meta.lock      locked for a moment to take a ticket (see TicketQueue)
+   *   seq            the last ticket number
+   *   queue/<n>      one file per request, locked by it until it is granted or gives up, holding
+   *                  its record; <n> is the zero-padded ticket number
+   *   slots/<i>      one file per permit (see Slots)
    *
-   * A request: take a ticket (under meta.lock: bump seq, create and lock queue/<n>); then poll:
-   * when no older ticket is alive (locked; dead ones are deleted), lock free slots one by one
-   * until it holds as many as it asked for, then drop its ticket. Release unlocks the slots.
+   * A request: take a ticket; then poll: when no older ticket is alive, take free slots below
+   * the limit one by one until it holds as many as it needs, and is granted once the slots held
+   * in all (its own, other holders', and any at or above a lowered limit) are within the limit;
+   * then drop its ticket. Release unlocks the slots.
    *
    * Invariants:
-   *   I1. At most `limit` slots below the limit are ever locked, one per permit, because each
-   *       slot is one exclusive lock. After setLimit lowers the limit, slots at or above it are
-   *       no longer handed out; their holders keep them until they release.
+   *   I1. Granted permits never exceed the limit: each slot is one exclusive lock, only the head
+   *       of the queue takes slots, and it is granted only when every held slot, its own
+   *       included, fits within the limit.
    *   I2. Only the oldest live ticket takes slots, so grants follow ticket order.
    *   I3. A record in a file is believed only while the file is locked: a dead process's locks
    *       are gone, so its stale records are never shown as holders or waiters.
+   *   I4. Every wait (for meta.lock, for permits) is bounded by the caller's deadline and gives
+   *       way to interrupts, cancellation and close(); no wait spins.
    *
    * Threads of this JVM share the files through LockFiles, which keeps them from opening a file
    * another thread holds (closing any channel would drop the process's lock).
@@ -84,7 +102,9 @@ public final class HostSemaphore implements Semaphore {
 
   static final int MIN_POLL_MILLIS = 1;
   static final int MAX_POLL_MILLIS = 20;
-  private static final int MAX_NAME_LENGTH = 200;
+
+  /** How long tryAcquire waits for a process that is taking a ticket or trying at that moment. */
+  private static final long TRY_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private static final ExecutorService WAITERS =
       Executors.newCachedThreadPool(
@@ -95,16 +115,20 @@ public final class HostSemaphore implements Semaphore {
           });
 
   private final String name;
-  private final Path directory;
+  private final HostDirectory directory;
   private final Path home;
+  private final TicketQueue queue;
+  private final Slots slots;
   private final String command;
   private final Set<Request> pending = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
-  private HostSemaphore(String name, Path directory, Path home, String command) {
+  private HostSemaphore(String name, HostDirectory directory, String command) {
     this.name = name;
     this.directory = directory;
-    this.home = home;
+    this.home = directory.path.resolve(name);
+    this.queue = new TicketQueue(directory, home);
+    this.slots = new Slots(directory, home);
     this.command = command;
   }
 
@@ -116,26 +140,23 @@ public final class HostSemaphore implements Semaphore {
   }
 
   /**
-   * The directory used when none is given: {@code $XDG_RUNTIME_DIR/jeton} when that variable
-   * names a directory, else {@code jeton-<user>} in the system's temporary directory.
+   * The directory used when none is given: {@code /tmp/jeton-<uid>}, whatever the environment,
+   * so that every process of one user finds the same semaphores.
    */
   public static Path defaultDirectory() {
-    String runtime = System.getenv("XDG_RUNTIME_DIR");
-    if (runtime != null && !runtime.isBlank() && Files.isDirectory(Path.of(runtime))) {
-      return Path.of(runtime, "jeton");
-    }
-    return Path.of(System.getProperty("java.io.tmpdir"), "jeton-" + System.getProperty("user.name"));
+    return HostDirectory.defaultPath();
   }
 
   /** The names of the semaphores in {@code directory}, sorted; empty if it does not exist. */
   public static List<String> list(Path directory) throws IOException {
     List<String> names = new ArrayList<>();
-    if (!Files.isDirectory(directory)) {
+    if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
       return names;
     }
+    HostDirectory.trust(directory, false); // refuses a directory others could have filled
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
       for (Path entry : entries) {
-        if (Files.isRegularFile(entry.resolve("limit"))) {
+        if (Files.isRegularFile(entry.resolve("limit"), LinkOption.NOFOLLOW_LINKS)) {
           names.add(entry.getFileName().toString());
         }
       }
@@ -156,7 +177,11 @@ public final class HostSemaphore implements Semaphore {
       this.name = checkName(name);
     }
 
-    /** The directory that holds the semaphores; default {@link #defaultDirectory()}. */
+    /**
+     * The directory that holds the semaphores; default {@link #defaultDirectory()}. It must be
+     * private to this user, or shared with a group of theirs (see the class comment); it is made
+     * (private) if it is missing and the semaphore is to be created.
+     */
     public Builder directory(Path directory) {
       this.directory = directory;
       return this;
@@ -180,7 +205,7 @@ public final class HostSemaphore implements Semaphore {
       return this;
     }
 
-    /** The command line recorded for this process's holders; default the JVM's own. */
+    /** What this process's holders and waiters say they run; default the JVM's command line. */
     public Builder command(String command) {
       this.command = command;
       return this;
@@ -189,30 +214,20 @@ public final class HostSemaphore implements Semaphore {
     /**
      * Opens the semaphore, creating it if it does not exist and a limit was given.
      *
-     * @throws IllegalArgumentException if the directory is missing or not writable, if the
-     *     semaphore exists with another limit, or if it does not exist and no limit was given
+     * @throws IllegalArgumentException if the directory is missing (and nothing is to be
+     *     created), not writable or not trusted, if the semaphore exists with another limit, or
+     *     if it does not exist and no limit was given
      */
     public HostSemaphore open() throws IOException {
-      Path dir = directory;
-      if (dir == null) {
-        dir = defaultDirectory();
-        if (!Files.isDirectory(dir)) { // private to this user: others may not read the records
-          Files.createDirectories(
-              dir,
-              java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                  java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
-        }
+      int createLimit = limit != 0 ? limit : limitIfNew;
+      Path dir = directory != null ? directory : defaultDirectory();
+      if (createLimit == 0 && !Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+        throw new IllegalArgumentException("there is no semaphore '" + name + "' in " + dir);
       }
-      if (!Files.isDirectory(dir)) {
-        throw new IllegalArgumentException("the directory " + dir + " does not exist");
-      }
-      if (!Files.isWritable(dir)) {
-        throw new IllegalArgumentException("the directory " + dir + " is not writable");
-      }
-      Path home = dir.resolve(name);
+      HostDirectory trusted = HostDirectory.trust(dir, createLimit != 0);
       String recorded = command != null ? command : Holder.ofThisProcess(0).command();
-      HostSemaphore semaphore = new HostSemaphore(name, dir, home, recorded);
-      semaphore.openOrCreate(limit, limit != 0 ? limit : limitIfNew);
+      HostSemaphore semaphore = new HostSemaphore(name, trusted, recorded);
+      semaphore.openOrCreate(limit, createLimit);
       return semaphore;
     }
   }
@@ -223,53 +238,33 @@ public final class HostSemaphore implements Semaphore {
    */
   private void openOrCreate(int requestedLimit, int createLimit) throws IOException {
     Path limitFile = home.resolve("limit");
-    if (!Files.exists(limitFile) && createLimit == 0) {
+    if (createLimit == 0 && !Files.exists(limitFile, LinkOption.NOFOLLOW_LINKS)) {
       throw new IllegalArgumentException(
-          "there is no semaphore '" + name + "' in " + directory + ": give a limit to create it");
+          "there is no semaphore '" + name + "' in " + directory.path);
     }
-    Files.createDirectories(home.resolve("queue"));
-    Files.createDirectories(home.resolve("slots"));
-    LockFiles.exclusive(
-        home.resolve("meta.lock"),
-        () -> {
-          if (Files.exists(limitFile)) {
-            int stored = readLimit();
-            if (requestedLimit != 0 && requestedLimit != stored) {
-              throw new IllegalArgumentException(
-                  "semaphore '"
-                      + name
-                      + "' exists with limit "
-                      + stored
-                      + ", not "
-                      + requestedLimit
-                      + ": change the limit explicitly (setLimit, or jeton limit)");
-            }
-          } else {
-            writeLimit(createLimit);
-          }
-          return Boolean.TRUE;
-        });
+    directory.ensureDirectory(home);
+    directory.ensureDirectory(home.resolve("queue"));
+    directory.ensureDirectory(home.resolve("slots"));
+    if (createLimit != 0) {
+      directory.createIfAbsent(limitFile, createLimit + "\n");
+    }
+    if (requestedLimit != 0) {
+      int stored = readLimit();
+      if (stored != requestedLimit) {
+        throw new IllegalArgumentException(
+            "semaphore '"
+                + name
+                + "' exists with limit "
+                + stored
+                + ", not "
+                + requestedLimit
+                + ": change the limit explicitly (setLimit, or jeton limit)");
+      }
+    }
   }
 
   static String checkName(String name) {
-    if (name.isEmpty()) {
-      throw new IllegalArgumentException("the name must not be empty");
-    }
-    if (name.length() > MAX_NAME_LENGTH) {
-      throw new IllegalArgumentException(
-          "the name must be at most " + MAX_NAME_LENGTH + " characters, was " + name.length());
-    }
-    if (name.contains("/") || name.contains("\\") || name.contains("..") || name.equals(".")) {
-      throw new IllegalArgumentException(
-          "the name must not contain '/', '\\' or '..', nor be '.', was '" + name + "'");
-    }
-    for (int i = 0; i < name.length(); i++) {
-      if (Character.isISOControl(name.charAt(i))) {
-        throw new IllegalArgumentException(
-            "the name must not contain control characters, was " + name.codePoints().boxed().toList());
-      }
-    }
-    return name;
+    return Arguments.checkName("the name", name);
   }
 
   static int checkLimit(int limit) {
@@ -279,115 +274,59 @@ public final class HostSemaphore implements Semaphore {
     return limit;
   }
 
-  // ---------------------------------------------------------------- the files
+  // ---------------------------------------------------------------- the limit
 
   private int readLimit() throws IOException {
-    String text = Files.readString(home.resolve("limit"), StandardCharsets.UTF_8).trim();
+    Path file = home.resolve("limit");
+    String text = directory.read(file).trim();
+    int limit;
     try {
-      return Integer.parseInt(text);
+      limit = Integer.parseInt(text);
     } catch (NumberFormatException e) {
-      throw new IOException("the limit file of semaphore '" + name + "' is damaged: '" + text + "'");
+      limit = 0;
     }
+    if (limit < 1) {
+      throw new IOException(
+          "the limit file "
+              + file
+              + " of semaphore '"
+              + name
+              + "' is damaged: it holds '"
+              + (text.length() > 40 ? text.substring(0, 40) + "..." : text)
+              + "', not a number from 1 up; set the limit again (jeton limit --name "
+              + name
+              + " N, or HostSemaphore.setLimit)");
+    }
+    return limit;
   }
 
-  private void writeLimit(int limit) throws IOException {
-    Path temporary = home.resolve("limit.tmp-" + ProcessHandle.current().pid());
-    Files.writeString(temporary, limit + "\n", StandardCharsets.UTF_8);
+  @Override
+  public int limit() {
     try {
-      Files.move(
-          temporary,
-          home.resolve("limit"),
-          StandardCopyOption.ATOMIC_MOVE,
-          StandardCopyOption.REPLACE_EXISTING);
-    } catch (AtomicMoveNotSupportedException e) {
-      Files.move(temporary, home.resolve("limit"), StandardCopyOption.REPLACE_EXISTING);
+      return LockFiles.uninterrupted(this::readLimit);
+    } catch (NoSuchFileException e) {
+      throw new IllegalStateException("semaphore '" + name + "' was removed from " + directory.path, e);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 
-  private Path slot(int index) {
-    return home.resolve("slots").resolve(Integer.toString(index));
-  }
-
-  /** Takes the next ticket: creates and locks queue/<n>, with this request's record in it. */
-  private LockFiles.Held takeTicket(int permits, boolean trying) throws IOException {
-    return LockFiles.exclusive(
-        home.resolve("meta.lock"),
-        () -> {
-          Path seqFile = home.resolve("seq");
-          long seq = 0;
-          if (Files.exists(seqFile)) {
-            String text = Files.readString(seqFile, StandardCharsets.UTF_8).trim();
-            seq = text.isEmpty() ? 0 : Long.parseLong(text);
-          }
-          seq++;
-          Files.writeString(seqFile, Long.toString(seq), StandardCharsets.UTF_8);
-          Path ticket =
-              home.resolve("queue").resolve(String.format("%019d", seq) + (trying ? TRYING : ""));
-          // Another process may be probing the new file this instant (a probe holds a shared
-          // lock for a moment), so a failed first try is retried briefly.
-          LockFiles.Held held = LockFiles.tryLock(ticket);
-          long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
-          for (int attempt = 0; held == null && System.nanoTime() < deadline; attempt++) {
-            if (attempt < 100) {
-              Thread.yield();
-            } else {
-              java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
-            }
-            held = LockFiles.tryLock(ticket);
-          }
-          if (held == null) {
-            throw new IOException("could not lock the new ticket " + ticket);
-          }
-          try {
-            held.write(Holder.ofThisProcess(permits).withCommand(command).serialize());
-          } catch (IOException | RuntimeException e) {
-            closeQuietly(held); // e.g. an interrupt closed the channel: give the ticket up
-            Files.deleteIfExists(ticket);
-            throw e;
-          }
-          return held;
-        });
-  }
-
-  /** The suffix of a tryAcquire's ticket: it never waits, so it is not counted as queued. */
-  private static final String TRYING = ".try";
-
-  /** Live tickets of requests that wait (not tryAcquire's), oldest first, with their records. */
-  private TreeMap<String, String> waitingTickets() throws IOException {
-    TreeMap<String, String> waiting = liveTickets();
-    waiting.keySet().removeIf(ticket -> ticket.endsWith(TRYING));
-    return waiting;
-  }
-
-  /** Live tickets, oldest first, with their records; deletes the tickets of the dead. */
-  private TreeMap<String, String> liveTickets() throws IOException {
-    TreeMap<String, String> live = new TreeMap<>();
-    List<Path> dead = new ArrayList<>();
-    try (DirectoryStream<Path> entries = Files.newDirectoryStream(home.resolve("queue"))) {
-      for (Path entry : entries) {
-        LockFiles.Probe probe = LockFiles.probe(entry);
-        if (probe.held) {
-          live.put(entry.getFileName().toString(), probe.content);
-        } else {
-          dead.add(entry);
-        }
-      }
+  /**
+   * Stores a new limit for every handle and process. Never waits for another process: the limit
+   * file is replaced whole. Also repairs a damaged limit file.
+   */
+  @Override
+  public void setLimit(int limit) {
+    checkLimit(limit);
+    try {
+      LockFiles.uninterrupted(
+          () -> {
+            directory.replace(home.resolve("limit"), limit + "\n");
+            return Boolean.TRUE;
+          });
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
-    for (Path ticket : dead) {
-      deleteIfStillDead(ticket);
-    }
-    return live;
-  }
-
-  private void deleteIfStillDead(Path ticket) throws IOException {
-    LockFiles.exclusive(
-        home.resolve("meta.lock"),
-        () -> {
-          if (!LockFiles.probe(ticket).held) {
-            Files.deleteIfExists(ticket);
-          }
-          return Boolean.TRUE;
-        });
   }
 
   // ---------------------------------------------------------------- requests
@@ -400,15 +339,17 @@ public final class HostSemaphore implements Semaphore {
     final int permits; // 0: the whole limit (awaitIdle), given straight back
     final LockFiles.Held ticket;
     final boolean trying; // a tryAcquire: gives up rather than wait for permits
-    boolean busy; // a tryAcquire found it would have to wait; guarded by lock
-    final List<LockFiles.Held> slots = new ArrayList<>();
-    final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+    final String ticketName;
+    final List<LockFiles.Held> gathered = new ArrayList<>(); // guarded by lock
+    final ReentrantLock lock = new ReentrantLock();
+    boolean busy; // guarded by lock: a tryAcquire found it would have to wait for permits
     boolean finished; // guarded by lock
 
     Request(int permits, LockFiles.Held ticket, boolean trying) {
       this.permits = permits;
       this.ticket = ticket;
       this.trying = trying;
+      this.ticketName = ticket.path.getFileName().toString();
     }
 
     /**
@@ -417,11 +358,11 @@ public final class HostSemaphore implements Semaphore {
      * @throws IllegalArgumentException if the limit fell below the request
      */
     @Nullable HostPermit poll() throws IOException {
-      boolean interrupted = Thread.interrupted(); // see uninterrupted()
+      boolean interrupted = Thread.interrupted(); // see LockFiles.uninterrupted
       try {
         return pollNow();
       } catch (IOException e) {
-        if (!interruptedDuring(e)) {
+        if (!LockFiles.interruptedDuring(e)) {
           throw e;
         }
         interrupted = true; // the caller sees the interrupt; gathered slots are checked next poll
@@ -440,7 +381,7 @@ public final class HostSemaphore implements Semaphore {
           if (closed && permits != 0) {
             throw closedException();
           }
-          throw new java.util.concurrent.CancellationException("withdrawn");
+          throw new CancellationException("withdrawn");
         }
         int limit = readLimit();
         int need = permits == 0 ? limit : permits;
@@ -454,45 +395,64 @@ public final class HostSemaphore implements Semaphore {
                   + permits
                   + " permits");
         }
-        dropSlotsAtOrAbove(limit);
-        slots.removeIf(slot -> !slot.isValid()); // lost to an interrupt during I/O
-        String mine = ticket.path.getFileName().toString();
-        for (String older : liveTickets().headMap(mine).keySet()) {
-          if (trying && !older.endsWith(TRYING)) {
+        gathered.removeIf(slot -> dropIf(slot, !slot.isValid() || Slots.index(slot.path) >= limit));
+        String older = queue.live().lowerKey(ticketName);
+        if (older != null) {
+          if (trying && !older.endsWith(TicketQueue.TRYING)) {
             busy = true; // a request that waits is ahead: tryAcquire never jumps the queue
           }
           return null; // only the oldest takes slots; another tryAcquire finishes at once
         }
-        // Permits still held above a lowered limit count against it: hand out fewer slots.
-        int usable = limit - heldAtOrAbove(limit);
-        for (int i = 0; i < usable && slots.size() < need; i++) {
-          if (holds(i)) {
-            continue;
-          }
-          LockFiles.Held slot = LockFiles.tryLock(slot(i));
-          if (slot != null) {
-            slots.add(slot);
-          }
-        }
-        if (slots.size() < need) {
+        if (!gatherAndCheck(limit, need)) {
           if (trying) {
             busy = true; // not enough free now; withdraw() gives back what was gathered
           }
           return null;
         }
-        String record = Holder.ofThisProcess(need).withCommand(command).serialize();
-        for (LockFiles.Held slot : slots) {
+        Holder holder = Holder.ofThisProcess(need).withCommand(command);
+        String record = holder.serialize();
+        for (LockFiles.Held slot : gathered) {
           slot.write(record);
         }
-        if (slots.removeIf(slot -> !slot.isValid())) {
+        if (gathered.removeIf(slot -> dropIf(slot, !slot.isValid()))) {
           return null; // a lock was lost while writing; gather again rather than over-grant
         }
         finished = true;
         closeTicket();
-        return new HostPermit(HostSemaphore.this, List.copyOf(slots));
+        return new HostPermit(HostSemaphore.this, List.copyOf(gathered), holder);
       } finally {
         lock.unlock();
       }
+    }
+
+    /**
+     * Takes free slots below {@code limit} until it has {@code need}, and tells whether the
+     * request may be granted: every slot held, by anyone, at or above the limit included, must
+     * then fit within the limit (I1; after the limit was lowered, holders of retired slots still
+     * count until they release).
+     */
+    private boolean gatherAndCheck(int limit, int need) throws IOException {
+      Set<Integer> mine = new HashSet<>();
+      for (LockFiles.Held slot : gathered) {
+        mine.add(Slots.index(slot.path));
+      }
+      int others = 0;
+      for (int i = 0; i < limit; i++) {
+        if (mine.contains(i)) {
+          continue;
+        }
+        if (gathered.size() < need) {
+          LockFiles.Held slot = slots.tryTake(i);
+          if (slot != null) {
+            gathered.add(slot);
+            continue;
+          }
+          others++;
+        } else if (slots.isHeld(i)) {
+          others++;
+        }
+      }
+      return gathered.size() == need && need + others + slots.heldAtOrAbove(limit) <= limit;
     }
 
     /** Gives up: drops the ticket and any slots gathered. Returns false if already granted. */
@@ -503,37 +463,16 @@ public final class HostSemaphore implements Semaphore {
           return false;
         }
         finished = true;
-        for (LockFiles.Held slot : slots) {
+        for (LockFiles.Held slot : gathered) {
           closeQuietly(slot);
         }
-        slots.clear();
+        gathered.clear();
         closeTicket();
         return true;
       } finally {
         lock.unlock();
         pending.remove(this);
       }
-    }
-
-    private boolean holds(int index) {
-      Path path = slot(index);
-      for (LockFiles.Held slot : slots) {
-        if (slot.path.equals(path)) {
-          return true;
-        }
-      }
-      return false;
-    }
-
-    private void dropSlotsAtOrAbove(int limit) {
-      slots.removeIf(
-          slot -> {
-            if (slotIndex(slot.path) >= limit) {
-              closeQuietly(slot);
-              return true;
-            }
-            return false;
-          });
     }
 
     private void closeTicket() {
@@ -547,6 +486,13 @@ public final class HostSemaphore implements Semaphore {
     }
   }
 
+  private static boolean dropIf(LockFiles.Held slot, boolean drop) {
+    if (drop) {
+      closeQuietly(slot);
+    }
+    return drop;
+  }
+
   private static void closeQuietly(LockFiles.Held held) {
     try {
       held.close();
@@ -555,24 +501,36 @@ public final class HostSemaphore implements Semaphore {
     }
   }
 
-  private Request newRequest(int permits, boolean trying) {
-    if (closed) {
+  /**
+   * Takes a ticket for a new request, waiting for other processes taking theirs until
+   * {@code deadline}, or until {@code giveUp} says so.
+   */
+  private Request newRequest(int permits, boolean trying, long deadline, BooleanSupplier giveUp)
+      throws InterruptedException, TimeoutException {
+    if (closed && permits != 0) {
       throw closedException();
     }
+    String record = Holder.ofThisProcess(permits).withCommand(command).serialize();
     try {
-      Request request =
-          new Request(permits, uninterrupted(() -> takeTicket(permits, trying)), trying);
+      Request request = new Request(permits, queue.take(record, trying, deadline, giveUp), trying);
       pending.add(request);
+      if (closed && permits != 0) { // closed while the ticket was being taken
+        request.withdraw();
+        throw closedException();
+      }
       return request;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
-  /** Polls {@code request} until granted, failing after {@code nanos} unless MAX_VALUE. */
-  private Permit await(Request request, long nanos, @Nullable Duration timeout)
+  /**
+   * Polls {@code request} until granted, failing at {@code deadline} (a {@link System#nanoTime()}
+   * value, or {@link Long#MAX_VALUE}) or when {@code giveUp} says so; withdraws it unless granted.
+   */
+  private Permit await(
+      Request request, long deadline, @Nullable Duration timeout, BooleanSupplier giveUp)
       throws InterruptedException, TimeoutException {
-    long start = System.nanoTime();
     long sleep = MIN_POLL_MILLIS;
     boolean granted = false;
     try {
@@ -583,27 +541,22 @@ public final class HostSemaphore implements Semaphore {
         if (Thread.interrupted()) {
           throw new InterruptedException();
         }
+        if (giveUp.getAsBoolean()) {
+          throw new CancellationException("given up");
+        }
         HostPermit permit = request.poll();
         if (permit != null) {
           granted = true;
           return permit;
         }
-        long left = nanos == Long.MAX_VALUE ? Long.MAX_VALUE : nanos - (System.nanoTime() - start);
+        long left = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
         if (left <= 0) {
-          throw new TimeoutException(
-              "timed out after " + timeout + " waiting for permits of semaphore '" + name + "'");
+          throw timedOut(timeout);
         }
         Thread.sleep(Math.min(sleep, Math.max(1, left / 1_000_000)));
         sleep = Math.min(sleep * 2, MAX_POLL_MILLIS);
       }
     } catch (IOException e) {
-      // Interrupted during file I/O (interrupts are cleared around a poll, but may arrive in it):
-      // the channel closed itself, or a lock wait was cut short.
-      if (Thread.interrupted() || interruptedDuring(e)) {
-        InterruptedException interrupted = new InterruptedException();
-        interrupted.initCause(e);
-        throw interrupted;
-      }
       throw new UncheckedIOException(e);
     } finally {
       if (!granted) {
@@ -612,45 +565,25 @@ public final class HostSemaphore implements Semaphore {
     }
   }
 
-  /** File I/O that may not be cut short. */
-  private interface Io<T extends @Nullable Object> {
-    T run() throws IOException;
-  }
-
-  /**
-   * Runs file I/O with the thread's interrupt status cleared, then restores it. File channels
-   * close themselves when an interrupted thread uses them, which would drop this process's locks
-   * on the file; interrupts are honoured between polls instead.
-   */
-  static <T extends @Nullable Object> T uninterrupted(Io<T> io) throws IOException {
-    boolean interrupted = Thread.interrupted();
-    try {
-      for (int attempt = 1; ; attempt++) {
-        try {
-          return io.run();
-        } catch (IOException e) {
-          if (!interruptedDuring(e) || attempt == 3) {
-            throw e;
-          }
-          interrupted = true; // an interrupt arrived during the I/O: keep it, and try again
-          Thread.interrupted();
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  /** Whether {@code e} is file I/O cut short by an interrupt. */
-  static boolean interruptedDuring(IOException e) {
-    return e instanceof java.nio.channels.ClosedByInterruptException
-        || e instanceof java.nio.channels.FileLockInterruptionException;
+  private TimeoutException timedOut(@Nullable Duration timeout) {
+    return new TimeoutException(
+        "timed out after "
+            + (timeout == null ? "?" : Arguments.format(timeout))
+            + " waiting for permits of semaphore '"
+            + name
+            + "'");
   }
 
   private SemaphoreClosedException closedException() {
     return new SemaphoreClosedException("semaphore '" + name + "' is closed (this handle)");
+  }
+
+  private static long deadlineAfter(long nanos) {
+    if (nanos == Long.MAX_VALUE) {
+      return Long.MAX_VALUE;
+    }
+    long deadline = System.nanoTime() + nanos;
+    return deadline == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : deadline;
   }
 
   // ---------------------------------------------------------------- Semaphore
@@ -658,7 +591,7 @@ public final class HostSemaphore implements Semaphore {
   @Override
   public Permit acquire(int permits) throws InterruptedException {
     try {
-      return acquireTimed(permits, Long.MAX_VALUE, null);
+      return acquireUntil(permits, Long.MAX_VALUE, null);
     } catch (TimeoutException impossible) {
       throw new AssertionError(impossible);
     }
@@ -667,97 +600,146 @@ public final class HostSemaphore implements Semaphore {
   @Override
   public Permit acquire(int permits, Duration timeout)
       throws InterruptedException, TimeoutException {
-    return acquireTimed(permits, Arguments.toNanos(timeout), timeout);
+    return acquireUntil(permits, deadlineAfter(Arguments.toNanos(timeout)), timeout);
   }
 
-  private Permit acquireTimed(int permits, long nanos, @Nullable Duration timeout)
+  private Permit acquireUntil(int permits, long deadline, @Nullable Duration timeout)
       throws InterruptedException, TimeoutException {
     Arguments.checkWeight(permits, limit());
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
-    return await(newRequest(permits, false), nanos, timeout);
+    Request request;
+    try {
+      request = newRequest(permits, false, deadline, () -> false);
+    } catch (TimeoutException busy) {
+      throw timedOut(timeout);
+    }
+    return await(request, deadline, timeout, () -> false);
   }
 
   @Override
   public Optional<Permit> tryAcquire(int permits) {
     Arguments.checkWeight(permits, limit());
-    Request request = newRequest(permits, true);
+    boolean interrupted = Thread.interrupted(); // tryAcquire does not wait for long: no interrupts
+    long deadline = System.nanoTime() + TRY_GRACE_NANOS;
+    Request request = null;
     try {
+      request = newRequest(permits, true, deadline, () -> false);
+      long pause = 50_000;
       for (; ; ) {
         HostPermit permit = request.poll();
         if (permit != null) {
           return Optional.of(permit);
         }
-        if (request.busy) {
+        if (busy(request) || System.nanoTime() - deadline >= 0) {
           return Optional.empty();
         }
-        Thread.onSpinWait(); // an older tryAcquire is finishing; it never waits for permits
-        Thread.yield();
+        // An older tryAcquire is finishing: it never waits for permits, so this is short.
+        LockSupport.parkNanos(pause);
+        pause = Math.min(pause * 2, 2_000_000);
       }
+    } catch (TimeoutException | InterruptedException stoppedTakingATicket) {
+      return Optional.empty(); // a process stopped while taking its ticket: the queue is busy
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } finally {
-      request.withdraw(); // does nothing if granted
+      if (request != null) {
+        request.withdraw(); // does nothing if granted
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static boolean busy(Request request) {
+    request.lock.lock();
+    try {
+      return request.busy;
+    } finally {
+      request.lock.unlock();
     }
   }
 
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits) {
-    return acquireAsyncUpTo(permits, null);
+    return acquireAsyncUntil(permits, Long.MAX_VALUE, null);
   }
 
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
-    return acquireAsyncUpTo(permits, timeout);
+    return acquireAsyncUntil(permits, deadlineAfter(Arguments.toNanos(timeout)), timeout);
   }
 
-  private CompletableFuture<Permit> acquireAsyncUpTo(int permits, @Nullable Duration timeout) {
-    long nanos = timeout == null ? Long.MAX_VALUE : Arguments.toNanos(timeout);
+  private CompletableFuture<Permit> acquireAsyncUntil(
+      int permits, long deadline, @Nullable Duration timeout) {
     Arguments.checkWeight(permits, limit());
-    RequestFuture<Permit> future = new RequestFuture<>();
-    Request request;
-    try {
-      request = newRequest(permits, false);
-    } catch (SemaphoreClosedException e) {
-      future.completeExceptionally(e);
-      return future;
-    }
-    try {
-      HostPermit now = request.poll(); // granted at once when free: no thread hop
-      if (now != null) {
-        future.complete(now);
-        return future;
-      }
-    } catch (IOException | RuntimeException e) {
-      request.withdraw();
-      future.completeExceptionally(e);
-      return future;
-    }
-    future.request = request;
-    start(future, nanos, timeout, permit -> permit);
-    return future;
+    return start(permits, deadline, timeout, permit -> permit);
   }
 
   private interface Outcome<T extends @Nullable Object> {
     T of(Permit permit);
   }
 
-  /** Polls the future's request on a waiter thread, completing the future with the outcome. */
-  private <T extends @Nullable Object> void start(
-      RequestFuture<T> future, long nanos, @Nullable Duration timeout, Outcome<T> outcome) {
-    Request request = java.util.Objects.requireNonNull(future.request);
+  /**
+   * Starts a request whose future completes with {@code outcome} of its permit. It is granted on
+   * the caller's thread if it can be at once (no waiting for anyone); else a waiter thread takes
+   * it on. Cancelling the future, or completing it from outside, withdraws the request.
+   */
+  private <T extends @Nullable Object> CompletableFuture<T> start(
+      int permits, long deadline, @Nullable Duration timeout, Outcome<T> outcome) {
+    RequestFuture<T> future = new RequestFuture<>();
+    Request now;
+    try {
+      now = newRequest(permits, false, System.nanoTime(), future::isDone);
+    } catch (TimeoutException othersTakingTickets) {
+      now = null; // another process is taking a ticket: take ours on the waiter thread
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      now = null;
+    } catch (RuntimeException e) {
+      future.completeExceptionally(e);
+      return future;
+    }
+    if (now != null) {
+      try {
+        HostPermit granted = now.poll();
+        if (granted != null) {
+          future.complete(outcome.of(granted));
+          return future;
+        }
+      } catch (IOException | RuntimeException e) {
+        now.withdraw();
+        future.completeExceptionally(e);
+        return future;
+      }
+      future.request = now;
+    }
+    Request taken = now;
     WAITERS.execute(
         () -> {
           try {
-            Permit permit = await(request, nanos, timeout);
+            Request request = taken;
+            if (request == null) {
+              request = newRequest(permits, false, deadline, future::isDone);
+              future.request = request;
+              if (future.isDone()) {
+                request.withdraw();
+                return;
+              }
+            }
+            Permit permit = await(request, deadline, timeout, future::isDone);
             if (!future.complete(outcome.of(permit))) {
               permit.release(); // the caller gave up as it was granted
             }
+          } catch (TimeoutException busy) {
+            future.completeExceptionally(timedOut(timeout));
           } catch (Throwable failure) {
             future.completeExceptionally(failure);
           }
         });
+    return future;
   }
 
   /** A future whose withdrawal (cancel, failure from outside) withdraws its request at once. */
@@ -786,17 +768,6 @@ public final class HostSemaphore implements Semaphore {
     }
   }
 
-  @Override
-  public int limit() {
-    try {
-      return uninterrupted(this::readLimit);
-    } catch (NoSuchFileException e) {
-      throw new IllegalStateException("semaphore '" + name + "' was removed from " + directory, e);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
   /**
    * The free permits: the limit less the permits held, negative while a lowered limit is paid
    * back. A snapshot, not an atomic one: a request that is gathering its permits one lock at a
@@ -805,7 +776,7 @@ public final class HostSemaphore implements Semaphore {
   @Override
   public int available() {
     try {
-      return limit() - uninterrupted(this::heldSlots).size();
+      return limit() - LockFiles.uninterrupted(slots::heldRecords).size();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -814,59 +785,7 @@ public final class HostSemaphore implements Semaphore {
   @Override
   public int queueLength() {
     try {
-      return uninterrupted(this::waitingTickets).size();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  /** How many slots at or above {@code limit} are still held (after the limit was lowered). */
-  private int heldAtOrAbove(int limit) throws IOException {
-    int held = 0;
-    try (DirectoryStream<Path> entries = Files.newDirectoryStream(home.resolve("slots"))) {
-      for (Path entry : entries) {
-        if (slotIndex(entry) >= limit && LockFiles.probe(entry).held) {
-          held++;
-        }
-      }
-    }
-    return held;
-  }
-
-  private static int slotIndex(Path slot) {
-    try {
-      return Integer.parseInt(slot.getFileName().toString());
-    } catch (NumberFormatException foreign) {
-      return -1; // not a slot file: ignored
-    }
-  }
-
-  /** The held slots and the records their holders wrote. */
-  private List<String> heldSlots() throws IOException {
-    List<String> held = new ArrayList<>();
-    try (DirectoryStream<Path> entries = Files.newDirectoryStream(home.resolve("slots"))) {
-      for (Path entry : entries) {
-        LockFiles.Probe probe = LockFiles.probe(entry);
-        if (probe.held) {
-          held.add(probe.content);
-        }
-      }
-    }
-    return held;
-  }
-
-  @Override
-  public void setLimit(int limit) {
-    checkLimit(limit);
-    try {
-      uninterrupted(
-          () ->
-              LockFiles.exclusive(
-                  home.resolve("meta.lock"),
-                  () -> {
-                    writeLimit(limit);
-                    return Boolean.TRUE;
-                  }));
+      return LockFiles.uninterrupted(queue::waiting).size();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -875,21 +794,14 @@ public final class HostSemaphore implements Semaphore {
   @Override
   @SuppressWarnings("NullAway") // completes a CompletableFuture<Void> with null
   public CompletableFuture<Void> awaitIdle() {
-    RequestFuture<Void> future = new RequestFuture<>();
-    try {
-      future.request = new Request(0, uninterrupted(() -> takeTicket(0, false)), false);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    start(
-        future,
+    return start(
+        0,
         Long.MAX_VALUE,
         null,
         permit -> {
           permit.release();
           return null;
         });
-    return future;
   }
 
   /**
@@ -900,7 +812,9 @@ public final class HostSemaphore implements Semaphore {
   public void close() {
     closed = true;
     for (Request request : List.copyOf(pending)) {
-      request.withdraw();
+      if (request.permits != 0) {
+        request.withdraw();
+      }
     }
   }
 
@@ -918,23 +832,26 @@ public final class HostSemaphore implements Semaphore {
 
   /** The directory that holds it. */
   public Path directory() {
-    return directory;
+    return directory.path;
   }
 
-  /** Who holds permits now, one entry per holder, and who waits, oldest first. */
+  /**
+   * Who holds permits now, one entry per holder, and who waits, oldest first. Never waits for
+   * another process.
+   */
   public Status status() throws IOException {
     List<Holder> holders = new ArrayList<>();
-    Set<String> seen = new java.util.HashSet<>();
-    for (String record : heldSlots()) {
+    Set<String> seen = new HashSet<>();
+    for (String record : LockFiles.uninterrupted(slots::heldRecords)) {
       if (seen.add(record)) { // one record per holder, written into each of its slots
         Holder.parse(record).ifPresent(holders::add);
       }
     }
     List<Holder> waiters = new ArrayList<>();
-    for (String record : waitingTickets().values()) {
-      Holder.parse(record).ifPresent(waiters::add);
+    for (Map.Entry<String, String> ticket : LockFiles.uninterrupted(queue::waiting).entrySet()) {
+      Holder.parse(ticket.getValue()).ifPresent(waiters::add);
     }
-    return new Status(name, limit(), holders, waiters);
+    return new Status(name, LockFiles.uninterrupted(this::readLimit), holders, waiters);
   }
 
   /**
@@ -954,19 +871,47 @@ public final class HostSemaphore implements Semaphore {
 
   @Override
   public String toString() {
-    return "HostSemaphore[name=" + name + ", directory=" + directory + (closed ? ", closed]" : "]");
+    return "HostSemaphore[name=" + name + ", directory=" + directory.path + (closed ? ", closed]" : "]");
+  }
+
+  /**
+   * Keeps {@code permit}'s slots held, in the eyes of every process, for as long as any process
+   * of the session that {@code leader} leads runs (setsid(2)), even after this process has died
+   * and its locks with it. That is how {@code jeton run} keeps its permits held by the command it
+   * runs, and everything the command started, if {@code jeton} itself is killed: no one gets in
+   * beside them. On Linux every process of the session counts; elsewhere the leader only.
+   *
+   * @throws IllegalArgumentException if {@code permit} is not a live permit of this semaphore
+   */
+  public void holdWhileSessionRuns(Permit permit, ProcessHandle leader) throws IOException {
+    if (!(permit instanceof HostPermit) || ((HostPermit) permit).semaphore != this) {
+      throw new IllegalArgumentException(permit + " is not a permit of " + this);
+    }
+    HostPermit held = (HostPermit) permit;
+    if (held.released.get()) {
+      throw new IllegalArgumentException(permit + " was released");
+    }
+    String record = held.holder.serializeWithSession(leader);
+    LockFiles.uninterrupted(
+        () -> {
+          for (LockFiles.Held slot : held.slots) {
+            slot.write(record);
+          }
+          return Boolean.TRUE;
+        });
   }
 
   /** A permit: the slot locks it holds. Release is idempotent. */
   private static final class HostPermit implements Permit {
     private final HostSemaphore semaphore;
     private final List<LockFiles.Held> slots;
-    private final java.util.concurrent.atomic.AtomicBoolean released =
-        new java.util.concurrent.atomic.AtomicBoolean();
+    private final Holder holder;
+    private final AtomicBoolean released = new AtomicBoolean();
 
-    HostPermit(HostSemaphore semaphore, List<LockFiles.Held> slots) {
+    HostPermit(HostSemaphore semaphore, List<LockFiles.Held> slots, Holder holder) {
       this.semaphore = semaphore;
       this.slots = slots;
+      this.holder = holder;
     }
 
     @Override

@@ -6,7 +6,6 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
@@ -43,6 +42,17 @@ final class LockFiles {
       this.path = path;
       this.channel = channel;
       this.lock = lock;
+    }
+
+    /** What the file holds now (written by this process or an earlier holder). */
+    String read() throws IOException {
+      return HostDirectory.read(channel);
+    }
+
+    /** Empties the file, so that no one reads an earlier holder's record as ours. */
+    void clear() throws IOException {
+      channel.truncate(0);
+      content = "";
     }
 
     /** Replaces the file's content (the lock's holder record). */
@@ -88,15 +98,27 @@ final class LockFiles {
   }
 
   /** Locks {@code path}, creating it if needed, if no process holds it; else returns null. */
-  static @Nullable Held tryLock(Path path) throws IOException {
+  static @Nullable Held tryLock(HostDirectory directory, Path path) throws IOException {
+    return tryLock(directory, path, true);
+  }
+
+  /** Locks {@code path} if it exists and no process holds it; else returns null. */
+  static @Nullable Held tryLockExisting(HostDirectory directory, Path path) throws IOException {
+    try {
+      return tryLock(directory, path, false);
+    } catch (java.nio.file.NoSuchFileException gone) {
+      return null;
+    }
+  }
+
+  private static @Nullable Held tryLock(HostDirectory directory, Path path, boolean create)
+      throws IOException {
     if (IN_USE.putIfAbsent(path, LOOKING) != null) {
       return null; // this JVM holds it, or another thread is looking at it right now
     }
     FileChannel channel = null;
     try {
-      channel =
-          FileChannel.open(
-              path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+      channel = create ? directory.openOrCreate(path) : directory.open(path, true);
       FileLock lock = channel.tryLock();
       if (lock == null) {
         channel.close();
@@ -116,10 +138,52 @@ final class LockFiles {
   }
 
   /**
-   * Tells whether some process holds {@code path}, and what the holder wrote in it. A file that
-   * does not exist is free.
+   * Makes {@code path} holding {@code text}, already locked by this process: the file is made
+   * and locked under a temporary name, then linked into place, so that no one ever sees it
+   * unlocked. Returns null if {@code path} exists.
    */
-  static Probe probe(Path path) throws IOException {
+  static @Nullable Held createLocked(HostDirectory directory, Path path, String text)
+      throws IOException {
+    Path temporary = directory.writeTemporary(path, text);
+    try {
+      Held held = tryLock(directory, temporary, false);
+      if (held == null) {
+        throw new IOException("could not lock " + temporary + ", a file of this process's own");
+      }
+      // Claim the name first: a thread of this JVM probing the new file would close its own
+      // channel on it, and with it the lock.
+      for (Object claim; (claim = IN_USE.putIfAbsent(path, LOOKING)) != null; ) {
+        if (claim instanceof Held) {
+          held.close();
+          return null; // this JVM holds a file by that name
+        }
+        Thread.onSpinWait(); // another thread is looking at that name for a moment
+      }
+      try {
+        java.nio.file.Files.createLink(path, temporary);
+      } catch (IOException | RuntimeException e) {
+        IN_USE.remove(path, LOOKING);
+        held.close();
+        if (e instanceof java.nio.file.FileAlreadyExistsException) {
+          return null;
+        }
+        throw e;
+      }
+      Held placed = new Held(path, held.channel, held.lock);
+      placed.content = text;
+      IN_USE.remove(temporary, held);
+      IN_USE.put(path, placed);
+      return placed;
+    } finally {
+      java.nio.file.Files.deleteIfExists(temporary);
+    }
+  }
+
+  /**
+   * Tells whether some process holds {@code path}, and what the holder wrote in it. A file that
+   * does not exist is free. Never waits: the probe holds a shared lock for a moment only.
+   */
+  static Probe probe(HostDirectory directory, Path path) throws IOException {
     for (; ; ) {
       Object mine = IN_USE.get(path);
       if (mine instanceof Held) { // a lock lost to an interrupt is not held, whatever is left
@@ -130,8 +194,8 @@ final class LockFiles {
       }
       Thread.onSpinWait(); // another thread of this JVM is looking at it for a moment
     }
-    try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-      String content = readAll(channel);
+    try (FileChannel channel = directory.open(path, false)) {
+      String content = HostDirectory.read(channel);
       // A shared lock is enough to learn whether anyone holds an exclusive one.
       FileLock lock = channel.tryLock(0, Long.MAX_VALUE, true);
       if (lock != null) {
@@ -151,32 +215,96 @@ final class LockFiles {
     T run() throws IOException;
   }
 
+  /** The shortest and longest pause between two tries of a lock another process holds. */
+  private static final long MIN_PAUSE_NANOS = 50_000;
+
+  private static final long MAX_PAUSE_NANOS = 5_000_000;
+
   /**
-   * Runs {@code section} holding the exclusive lock on {@code path}, waiting for it: first
-   * against the other threads of this JVM, then, in the kernel, against other processes.
+   * Runs {@code section} holding the exclusive lock on {@code path}, waiting for it until
+   * {@code deadline} (a {@link System#nanoTime()} value, or {@link Long#MAX_VALUE}): first
+   * against the other threads of this JVM, then against other processes, by trying the lock with
+   * growing pauses (a kernel wait could not honour the deadline or an interrupt). The section runs
+   * with interrupts held back (see {@link HostSemaphore#uninterrupted}).
+   *
+   * @throws InterruptedException if interrupted while waiting
+   * @throws java.util.concurrent.TimeoutException if the deadline passed, or {@code giveUp} said
+   *     so, before the lock was had
    */
-  static <T extends @Nullable Object> T exclusive(Path path, Section<T> section) throws IOException {
+  static <T extends @Nullable Object> T exclusive(
+      HostDirectory directory,
+      Path path,
+      long deadline,
+      java.util.function.BooleanSupplier giveUp,
+      Section<T> section)
+      throws IOException, InterruptedException, java.util.concurrent.TimeoutException {
     ReentrantLock mutex = MUTEXES.computeIfAbsent(path, p -> new ReentrantLock());
-    mutex.lock();
-    try (FileChannel channel =
-            FileChannel.open(
-                path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        FileLock lock = channel.lock()) {
-      return section.run();
+    if (deadline == Long.MAX_VALUE) {
+      mutex.lockInterruptibly();
+    } else if (!mutex.tryLock(
+        Math.max(0, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS)) {
+      throw busy(path);
+    }
+    try {
+      long pause = MIN_PAUSE_NANOS;
+      for (; ; ) {
+        @Nullable Held held = LockFiles.<@Nullable Held>uninterrupted(() -> tryLock(directory, path));
+        if (held != null) {
+          try {
+            return uninterrupted(section::run);
+          } finally {
+            held.close();
+          }
+        }
+        if (Thread.interrupted()) {
+          throw new InterruptedException();
+        }
+        long left = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
+        if (left <= 0 || giveUp.getAsBoolean()) {
+          throw busy(path);
+        }
+        java.util.concurrent.locks.LockSupport.parkNanos(Math.min(pause, left));
+        pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
+      }
     } finally {
       mutex.unlock();
     }
   }
 
-  private static String readAll(FileChannel channel) throws IOException {
-    long size = channel.size();
-    if (size > 64 * 1024) {
-      size = 64 * 1024; // a holder record is small; never read a runaway file whole
+  private static java.util.concurrent.TimeoutException busy(Path path) {
+    return new java.util.concurrent.TimeoutException(
+        "another process holds " + path + " (it may be stopped)");
+  }
+
+  /**
+   * Runs file I/O with the thread's interrupt status cleared, then restores it. File channels
+   * close themselves when an interrupted thread uses them, which would drop this process's locks
+   * on the file; interrupts are honoured between steps instead.
+   */
+  static <T extends @Nullable Object> T uninterrupted(Section<T> io) throws IOException {
+    boolean interrupted = Thread.interrupted();
+    try {
+      for (int attempt = 1; ; attempt++) {
+        try {
+          return io.run();
+        } catch (IOException e) {
+          if (!interruptedDuring(e) || attempt == 3) {
+            throw e;
+          }
+          interrupted = true; // an interrupt arrived during the I/O: keep it, and try again
+          Thread.interrupted();
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
-    ByteBuffer buffer = ByteBuffer.allocate((int) size);
-    while (buffer.hasRemaining() && channel.read(buffer, buffer.position()) > 0) {
-      // keep reading
-    }
-    return new String(buffer.array(), 0, buffer.position(), StandardCharsets.UTF_8);
+  }
+
+  /** Whether {@code e} is file I/O cut short by an interrupt. */
+  static boolean interruptedDuring(IOException e) {
+    return e instanceof java.nio.channels.ClosedByInterruptException
+        || e instanceof java.nio.channels.FileLockInterruptionException;
   }
 }

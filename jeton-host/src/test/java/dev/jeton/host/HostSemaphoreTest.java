@@ -60,7 +60,10 @@ class HostSemaphoreTest {
 
   @Test
   void badNames_areRefusedWithAMessageAndCreateNothing() throws Exception {
-    for (String bad : List.of("", "a/b", "..", "x..y", ".", "tab\there", "nl\nx", "a\\b")) {
+    // One rule with the Redis semaphore (Arguments.checkName): what one backend takes, so does
+    // the other.
+    for (String bad :
+        List.of("", "a/b", "..", "x..y", ".", ".hidden", "a b", "a:b", "é", "tab\there", "nl\nx", "a\\b")) {
       assertBadInput(() -> HostSemaphore.builder(bad).directory(directory).limit(1).open());
     }
     assertBadInput(() -> HostSemaphore.builder("x".repeat(201)));
@@ -81,14 +84,27 @@ class HostSemaphoreTest {
   }
 
   @Test
-  void missingDirectory_isRefusedWithAMessage() {
+  void missingDirectory_isMadePrivateWhenASemaphoreIsCreated() throws Exception {
     Path missing = directory.resolve("missing");
     IllegalArgumentException e =
         assertThrows(
             IllegalArgumentException.class,
-            () -> HostSemaphore.builder("a").directory(missing).limit(1).open());
+            () -> HostSemaphore.builder("a").directory(missing).open());
     assertTrue(e.getMessage().contains(missing.toString()), e.getMessage());
-    assertFalse(Files.exists(missing));
+    assertFalse(Files.exists(missing), "opening an existing semaphore makes nothing");
+
+    HostSemaphore.builder("a").directory(missing).limit(1).open().acquire(1).release();
+    assertEquals(
+        "rwx------",
+        java.nio.file.attribute.PosixFilePermissions.toString(
+            Files.getPosixFilePermissions(missing)));
+
+    Path orphan = directory.resolve("no/parent");
+    e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> HostSemaphore.builder("a").directory(orphan).limit(1).open());
+    assertTrue(e.getMessage().contains("does not exist"), e.getMessage());
   }
 
   @Test
@@ -119,7 +135,7 @@ class HostSemaphoreTest {
       return false;
     }
     Process mount =
-        new ProcessBuilder("mount", "-t", "tmpfs", "-o", "ro", "tmpfs", dir.toString())
+        new ProcessBuilder("mount", "-t", "tmpfs", "-o", "ro,mode=700", "tmpfs", dir.toString())
             .redirectErrorStream(true)
             .start();
     String out = new String(mount.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -195,6 +211,7 @@ class HostSemaphoreTest {
     // failed with "could not lock the new ticket".
     HostSemaphore sem = open("probed", 1);
     Path queue = directory.resolve("probed/queue");
+    HostDirectory trusted = HostDirectory.trust(directory, false);
     java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
     Thread prober =
         new Thread(
@@ -203,8 +220,8 @@ class HostSemaphoreTest {
               while (!stop.get()) {
                 try {
                   for (long next = n; next < n + 3; next++) { // the next tickets to be created
-                    LockFiles.probe(queue.resolve(String.format("%019d", next)));
-                    LockFiles.probe(queue.resolve(String.format("%019d", next) + ".try"));
+                    LockFiles.probe(trusted, queue.resolve(String.format("%019d", next)));
+                    LockFiles.probe(trusted, queue.resolve(String.format("%019d", next) + ".try"));
                   }
                   String seq = Files.readString(directory.resolve("probed/seq")).trim();
                   n = Long.parseLong(seq) + 1;
@@ -283,6 +300,41 @@ class HostSemaphoreTest {
       assertEquals(List.of(), sem.status().holders());
     } finally {
       child.destroyForcibly();
+    }
+  }
+
+  @Test
+  void holdWhileSessionRuns_keepsThePermitHeldAfterItsLocksAreGone() throws Exception {
+    // What jeton run does for its command: if jeton dies (its locks with it), the command's
+    // session still holds the permit, for every process, until its last member exits.
+    HostSemaphore sem = open("session", 1);
+    Path childPid = directory.resolve("child-pid");
+    Process session =
+        new ProcessBuilder(
+                "setsid", "sh", "-c",
+                "sleep 60 & echo $! > " + childPid + ".new; mv " + childPid + ".new " + childPid + "; wait")
+            .start();
+    try {
+      Permit permit = sem.acquire(1);
+      sem.holdWhileSessionRuns(permit, session.toHandle());
+      permit.release(); // as if this process had died: the lock is gone
+      assertTrue(sem.tryAcquire(1).isEmpty(), "the session holds the permit");
+      assertEquals(1, sem.status().held());
+      assertEquals(session.pid(), sem.status().holders().get(0).session());
+      CompletableFuture<Permit> next = sem.acquireAsync(1);
+      while (!Files.exists(childPid)) {
+        Thread.sleep(5);
+      }
+      long child = Long.parseLong(Files.readString(childPid).trim());
+      session.destroy(); // the leader goes; its child (sleep) is still in the session
+      assertTrue(session.waitFor(30, TimeUnit.SECONDS));
+      assertFalse(next.isDone(), "a member of the session still runs");
+      assertTrue(sem.tryAcquire(1).isEmpty());
+      ProcessHandle.of(child).ifPresent(ProcessHandle::destroy);
+      next.get(30, TimeUnit.SECONDS).release();
+    } finally {
+      session.descendants().forEach(ProcessHandle::destroyForcibly);
+      session.destroyForcibly();
     }
   }
 

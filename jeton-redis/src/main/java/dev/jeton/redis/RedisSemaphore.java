@@ -30,7 +30,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -81,7 +80,6 @@ import org.jspecify.annotations.Nullable;
  * renewed) until released, and the connections close when the last one is.
  */
 public final class RedisSemaphore implements Semaphore {
-  private static final Pattern KEY_PART = Pattern.compile("[A-Za-z0-9._-]{1,200}");
 
   private static final ScheduledThreadPoolExecutor TIMER = newTimer();
 
@@ -249,7 +247,7 @@ base + "state", base + "queue", base + "done"};
     Reply reply = join(call("counts"));
     if (reply.limit < 0) {
       throw new IllegalArgumentException(
-          "there is no semaphore '" + name + "' in Redis: give a limit to create it");
+          "there is no semaphore '" + name + "' in Redis");
     }
     if (requiredLimit >= 0 && reply.limit != requiredLimit) {
       throw new IllegalArgumentException(
@@ -259,17 +257,11 @@ base + "state", base + "queue", base + "done"};
   }
 
   /**
-   * Checks a name or key prefix: letters, digits, '.', '_' and '-', so that it cannot break the
-   * key layout ('{', '}' and ':' would) and is also a valid machine-wide name ('.' and '..' are
-   * not).
+   * Checks a name or key prefix by the rule every backend shares ({@link Arguments#checkName}),
+   * which also keeps it from breaking the key layout ('{', '}' and ':' would).
    */
   static String checkKeyPart(String what, String value) {
-    if (!KEY_PART.matcher(value).matches() || value.contains("..") || value.equals(".")) {
-      throw new IllegalArgumentException(
-          what + " must be 1 to 200 letters, digits, '.', '_' or '-' (it is part of Redis keys),"
-              + " and neither contain '..' nor be '.', was '" + value + "'");
-    }
-    return value;
+    return Arguments.checkName(what, value);
   }
 
   private static int checkLimit(int limit) {

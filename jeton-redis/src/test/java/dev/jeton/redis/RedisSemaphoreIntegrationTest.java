@@ -116,8 +116,8 @@ class RedisSemaphoreIntegrationTest {
     assertEquals(3, open(builder("lim")).limit(), "no limit: opens the existing one");
     IllegalArgumentException missing =
         assertThrows(IllegalArgumentException.class, () -> builder("nobody").open());
-    assertTrue(missing.getMessage().contains("give a limit"), missing.getMessage());
-    for (String bad : List.of("", "a b", "a{b}", "a:b", "..", ".", "x".repeat(201), "é")) {
+    assertTrue(missing.getMessage().contains("there is no semaphore 'nobody'"), missing.getMessage());
+    for (String bad : List.of("", "a b", "a{b}", "a:b", "..", ".", ".hidden", "x".repeat(201), "é")) {
       IllegalArgumentException e =
           assertThrows(IllegalArgumentException.class, () -> RedisSemaphore.builder(bad));
       assertTrue(e.getMessage().contains("'" + bad + "'"), e.getMessage());

@@ -1,0 +1,167 @@
+package dev.jeton.host;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The queue of a {@link HostSemaphore}: one numbered ticket file per request, locked by it while
+ * it waits, holding its record.
+ *
+ * <p>Tickets are numbered from a counter that never goes back: {@code seq} is only ever replaced
+ * whole (a new file renamed over it), and a number is always above both the counter and every
+ * ticket in the queue, so a damaged or lost counter can cost at most a gap in the numbers, never
+ * a ticket that jumps the queue or a number used twice. Numbers are taken one at a time under
+ * {@code meta.lock}; that lock is held for a few file operations only, and waited for with a
+ * deadline and interrupts honoured, so a process stopped while it holds it cannot hang anyone
+ * beyond their own deadline.
+ *
+ * <p>A ticket file appears already locked (see {@link LockFiles#createLocked}), so an unlocked
+ * ticket is one whose owner has died or left: anyone may delete it, after locking it to be sure.
+ * Since numbers are never reused, the name deleted is always the dead ticket's.
+ */
+final class TicketQueue {
+  /** The suffix of a tryAcquire's ticket: it never waits, so it is not counted as queued. */
+  static final String TRYING = ".try";
+
+  private static final int DIGITS = 19;
+
+  private final HostDirectory directory;
+  private final Path queue;
+  private final Path seq;
+  private final Path metaLock;
+
+  TicketQueue(HostDirectory directory, Path home) {
+    this.directory = directory;
+    this.queue = home.resolve("queue");
+    this.seq = home.resolve("seq");
+    this.metaLock = home.resolve("meta.lock");
+  }
+
+  /**
+   * Takes the next ticket, holding {@code record}. Waits for {@code meta.lock} until
+   * {@code deadline} ({@link System#nanoTime()}, or {@link Long#MAX_VALUE}), or until
+   * {@code giveUp} says so.
+   */
+  LockFiles.Held take(String record, boolean trying, long deadline, BooleanSupplier giveUp)
+      throws IOException, InterruptedException, TimeoutException {
+    return LockFiles.exclusive(
+        directory,
+        metaLock,
+        deadline,
+        giveUp,
+        () -> {
+          long next = Math.max(readCounter(), highestInQueue()) + 1;
+          for (; ; next++) {
+            if (next >= 10_000_000_000_000_000L) {
+              throw new IOException(
+                  "the ticket counter " + seq + " ran out: remove the semaphore's queue and seq");
+            }
+            directory.replace(seq, Long.toString(next) + "\n");
+            LockFiles.Held ticket =
+                LockFiles.createLocked(directory, queue.resolve(name(next, trying)), record);
+            if (ticket != null) {
+              return ticket;
+            }
+            // a ticket by that name exists (left by a damaged counter): take the next number
+          }
+        });
+  }
+
+  private static String name(long number, boolean trying) {
+    String digits = Long.toString(number);
+    return "0".repeat(DIGITS - digits.length()) + digits + (trying ? TRYING : "");
+  }
+
+  /** The counter's value; -1 if it is missing or damaged (the queue then says where to go on). */
+  private long readCounter() throws IOException {
+    try {
+      return Long.parseLong(directory.read(seq).trim());
+    } catch (NoSuchFileException | NumberFormatException missingOrDamaged) {
+      return -1;
+    }
+  }
+
+  private long highestInQueue() throws IOException {
+    long highest = -1;
+    for (String name : names()) {
+      highest = Math.max(highest, number(name));
+    }
+    return highest;
+  }
+
+  /** A ticket's number, or -1 for a name that is not a ticket's. */
+  static long number(String name) {
+    String digits = name.endsWith(TRYING) ? name.substring(0, name.length() - TRYING.length()) : name;
+    if (digits.length() != DIGITS) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(digits);
+    } catch (NumberFormatException notATicket) {
+      return -1;
+    }
+  }
+
+  private List<String> names() throws IOException {
+    List<String> names = new ArrayList<>();
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(queue)) {
+      for (Path entry : entries) {
+        String name = entry.getFileName().toString();
+        if (number(name) >= 0) {
+          names.add(name);
+        }
+      }
+    }
+    return names;
+  }
+
+  /**
+   * The live tickets, oldest first, with their records; deletes the files of dead ones. Never
+   * waits for a lock.
+   */
+  TreeMap<String, String> live() throws IOException {
+    TreeMap<String, String> live = new TreeMap<>();
+    for (String name : names()) {
+      Path ticket = queue.resolve(name);
+      LockFiles.Probe probe = LockFiles.probe(directory, ticket);
+      if (probe.held) {
+        live.put(name, probe.content);
+      } else {
+        deleteIfDead(ticket);
+      }
+    }
+    return live;
+  }
+
+  /** The live tickets of requests that wait (not tryAcquire's), oldest first. */
+  TreeMap<String, String> waiting() throws IOException {
+    TreeMap<String, String> waiting = live();
+    waiting.keySet().removeIf(ticket -> ticket.endsWith(TRYING));
+    return waiting;
+  }
+
+  private void deleteIfDead(Path ticket) throws IOException {
+    LockFiles.Held dead = LockFiles.tryLockExisting(directory, ticket);
+    if (dead != null) {
+      try {
+        Files.deleteIfExists(ticket);
+      } finally {
+        dead.close();
+      }
+    }
+  }
+
+  /** Whether the file of {@code ticket} is still there (a test of what was cleaned up). */
+  boolean exists(String ticket) {
+    return Files.exists(queue.resolve(ticket), LinkOption.NOFOLLOW_LINKS);
+  }
+}
