@@ -40,6 +40,18 @@ interface Backend extends AutoCloseable {
   /** Gives the permit back, and waits until it is back (so that this process may exit). */
   void release(Permit permit);
 
+  /**
+   * Makes the permit stay held while any process of the session {@code leader} leads runs, even
+   * if this process dies (on this machine; a lease cannot outlive its renewals).
+   */
+  void holdWhileRuns(Semaphore semaphore, Permit permit, ProcessHandle leader) throws IOException;
+
+  /**
+   * How long the watchdog gives the command between SIGTERM and SIGKILL if {@code jeton} dies:
+   * with a lease, short enough that the command is gone before the lease could run out.
+   */
+  java.time.Duration stopGrace();
+
   /** Calls {@code onLost} with a reason if the permit is lost while held (leases only). */
   void whenLost(Permit permit, Consumer<String> onLost);
 

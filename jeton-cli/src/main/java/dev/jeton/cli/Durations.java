@@ -1,5 +1,6 @@
 package dev.jeton.cli;
 
+import dev.jeton.internal.Arguments;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -22,15 +23,28 @@ final class Durations implements ITypeConverter<Duration> {
           "'" + text + "' is not a duration: write a number and a unit, like 500ms, 30s, 5m or 1h");
     }
     long amount = Long.parseLong(m.group(1));
+    Duration duration;
     switch (m.group(2)) {
       case "ms":
-        return Duration.ofMillis(amount);
+        duration = Duration.ofMillis(amount);
+        break;
       case "s":
-        return Duration.ofSeconds(amount);
+        duration = Duration.ofSeconds(amount);
+        break;
       case "m":
-        return Duration.ofMinutes(amount);
+        duration = Duration.ofMinutes(amount);
+        break;
       default:
-        return Duration.ofHours(amount);
+        duration = Duration.ofHours(amount);
     }
+    if (duration.compareTo(MAX) > 0) {
+      throw new TypeConversionException(
+          "'" + text + "' is too long: a duration may be at most " + Arguments.format(MAX)
+              + " (about 290 years)");
+    }
+    return duration;
   }
+
+  /** The longest duration: what fits in a long count of nanoseconds, in whole hours. */
+  static final Duration MAX = Duration.ofHours(Long.MAX_VALUE / 3_600_000_000_000L);
 }

@@ -75,6 +75,17 @@ final class HostBackend implements Backend {
   }
 
   @Override
+  public void holdWhileRuns(Semaphore semaphore, Permit permit, ProcessHandle leader)
+      throws IOException {
+    ((HostSemaphore) semaphore).holdWhileSessionRuns(permit, leader);
+  }
+
+  @Override
+  public java.time.Duration stopGrace() {
+    return java.time.Duration.ofSeconds(10); // the permit stays held meanwhile
+  }
+
+  @Override
   public void whenLost(Permit permit, Consumer<String> onLost) {
     // A file lock is held until this process exits: it cannot be lost while the command runs.
   }

@@ -42,9 +42,9 @@ import picocli.CommandLine.ScopeType;
       "Exit codes: the command's own; 128+N if it died of signal N; 75 (or -E) when --timeout"
           + " or --no-wait found no permit; 126 if the command is not executable; 127 if it"
           + " was not found; 2 for bad input; 1 for other errors.",
-      "State lives in $XDG_RUNTIME_DIR/jeton, else in jeton-$USER under the temporary"
-          + " directory, unless --dir says otherwise; with --redis (or JETON_REDIS_URL), in"
-          + " Redis."
+      "State lives in /tmp/jeton-UID (UID: your user id), the same for every login, cron job"
+          + " and service of yours, unless --dir names another (private, or shared with a group"
+          + " in mode 2770); with --redis (or JETON_REDIS_URL), in Redis."
     })
 public final class Jeton {
   static final int EXIT_ERROR = 1;
@@ -57,8 +57,9 @@ public final class Jeton {
       names = "--dir",
       scope = ScopeType.INHERIT,
       paramLabel = "DIR",
-      description = "Directory holding the semaphores (default: $XDG_RUNTIME_DIR/jeton, else a"
-          + " per-user directory under the temporary directory).")
+      description = "Directory holding the semaphores (default: /tmp/jeton-UID, made private if"
+          + " missing). It must be yours and private (mode 700), or shared with a group of yours"
+          + " (mode 2770); it is made, private, if missing.")
   @Nullable Path directory;
 
   @Option(
@@ -84,6 +85,12 @@ public final class Jeton {
    * Where the semaphores are: in Redis with {@code --redis} (or JETON_REDIS_URL), else in the
    * directory given with {@code --dir}, else in the default directory.
    */
+  /** Whether the semaphores are in Redis (--redis or JETON_REDIS_URL). */
+  boolean usesRedis() {
+    String uri = redis;
+    return uri != null && !uri.isBlank();
+  }
+
   Backend backend(java.time.@Nullable Duration leaseTime) {
     String uri = redis;
     if (uri == null || uri.isBlank()) {
@@ -98,9 +105,29 @@ public final class Jeton {
 
   /** Runs the command line and returns the exit code (what {@code main} exits with). */
   static int run(String... args) {
+    return commandLine().execute(args);
+  }
+
+  /** The command line, set up as {@code main} runs it. */
+  static CommandLine commandLine() {
     CommandLine commandLine = new CommandLine(new Jeton());
     commandLine.setExecutionExceptionHandler(Jeton::handle);
-    return commandLine.execute(args);
+    commandLine.setParameterExceptionHandler(Jeton::badUsage);
+    // Everything after the command's name is the command's: `jeton run make --jobs 4` runs
+    // `make --jobs 4`, as sudo, timeout and flock do. Options of jeton come before it.
+    java.util.Objects.requireNonNull(commandLine.getSubcommands().get("run")).setStopAtPositional(true);
+    return commandLine;
+  }
+
+  /** Bad usage: the error in one line, and where help is, not the whole usage text. */
+  private static int badUsage(CommandLine.ParameterException e, String[] args) {
+    CommandLine bad = e.getCommandLine();
+    PrintWriter err = bad.getErr();
+    err.println("jeton: " + e.getMessage());
+    CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+    err.println("Try '" + bad.getCommandSpec().qualifiedName() + " --help' for more.");
+    err.flush();
+    return EXIT_USAGE;
   }
 
   /** Bad input and I/O failures get one line on stderr, not a stack trace. */

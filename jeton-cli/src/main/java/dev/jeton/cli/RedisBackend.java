@@ -96,6 +96,24 @@ final class RedisBackend implements Backend {
   }
 
   @Override
+  public void holdWhileRuns(Semaphore semaphore, Permit permit, ProcessHandle leader) {
+    // A lease is held by its renewals: if this process dies, the watchdog stops the command
+    // before the lease can run out (stopGrace).
+  }
+
+  /**
+   * At most 10 s, and at most half of what is left of the lease in the worst case (renewed a
+   * renewal interval ago), so the command is stopped before the lease could run out.
+   */
+  @Override
+  public java.time.Duration stopGrace() {
+    java.time.Duration left = options.leaseTime().minus(options.renewInterval());
+    java.time.Duration half = left.dividedBy(2);
+    java.time.Duration grace = half.compareTo(java.time.Duration.ofSeconds(10)) < 0 ? half : java.time.Duration.ofSeconds(10);
+    return grace.isNegative() ? java.time.Duration.ZERO : grace;
+  }
+
+  @Override
   public void whenLost(Permit permit, Consumer<String> onLost) {
     ((Lease) permit).lost().thenAccept(loss -> onLost.accept(loss.reason()));
   }

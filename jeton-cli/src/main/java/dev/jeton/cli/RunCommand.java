@@ -2,6 +2,7 @@ package dev.jeton.cli;
 
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
+import dev.jeton.internal.Arguments;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -93,25 +94,27 @@ final class RunCommand implements Callable<Integer> {
     kill
   }
 
-  @Option(names = "--on-lost", defaultValue = "warn", paramLabel = "ACTION",
+  @Option(names = "--on-lost", paramLabel = "ACTION",
       description = "With --redis, when the lease is lost while CMD runs: warn (say so on"
           + " stderr; the default) or kill (also send CMD SIGTERM, then SIGKILL after 10s).")
-  OnLost onLost = OnLost.warn;
+  @Nullable OnLost onLost;
 
-  @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command and its arguments.")
+  @Parameters(arity = "1..*", paramLabel = "CMD",
+      description = "The command and its arguments. Everything from CMD on is the command's:"
+          + " jeton's options come before it (a -- before CMD is allowed, not needed).")
   List<String> command = List.of();
 
   /** Guards the hand-over from waiting to running, against signals arriving meanwhile. */
   private final Object lock = new Object();
-  private @Nullable Process child; // guarded by lock
+  private @Nullable CommandSession child; // guarded by lock
   private @Nullable String signalled; // guarded by lock: a signal that came before CMD started
   private @Nullable CompletableFuture<Permit> acquiring; // guarded by lock
 
   private void onSignal(String signal) {
     synchronized (lock) {
-      Process running = child;
+      CommandSession running = child;
       if (running != null) {
-        Signals.send(signal, running);
+        running.signal(signal); // to the command and everything it started
         return;
       }
       signalled = signal;
@@ -129,12 +132,68 @@ final class RunCommand implements Callable<Integer> {
     }
   }
 
+  /** Checks what the options say together; each fails with exit 2 and a message naming it. */
+  private void checkOptions() {
+    if (weight < 1) {
+      throw new IllegalArgumentException("--weight must be 1 or more, was " + weight);
+    }
+    Integer l = limit;
+    if (l != null && l < 1) {
+      throw new IllegalArgumentException("--permits must be 1 or more, was " + l);
+    }
+    if (l != null && weight > l) {
+      throw new IllegalArgumentException("--weight " + weight + " is more than --permits " + l);
+    }
+    if (busyExitCode < 0 || busyExitCode > 255) {
+      throw new IllegalArgumentException(
+          "-E must be an exit code from 0 to 255, was " + busyExitCode);
+    }
+    if (!jeton.usesRedis() && (lease != null || onLost != null)) {
+      throw new IllegalArgumentException(
+          (lease != null ? "--lease" : "--on-lost")
+              + " needs --redis (or JETON_REDIS_URL): only a Redis permit is a lease that can"
+              + " run out; this machine's permits last as long as the command runs");
+    }
+  }
+
+  /**
+   * Opens the semaphore, creating it only if the request fits the limit it would get, so that a
+   * bad --weight changes nothing.
+   */
+  private Semaphore open(Backend backend) throws java.io.IOException {
+    String what = String.join(" ", command);
+    if (limit != null || weight == 1) {
+      return checkFits(backend.open(name, limit, 1, what));
+    }
+    try {
+      return checkFits(backend.open(name, null, 0, what));
+    } catch (IllegalArgumentException e) {
+      if (String.valueOf(e.getMessage()).startsWith("there is no semaphore")) {
+        throw new IllegalArgumentException(
+            e.getMessage() + "; to create it for --weight " + weight + ", give --permits "
+                + weight + " or more");
+      }
+      throw e;
+    }
+  }
+
+  private Semaphore checkFits(Semaphore semaphore) {
+    int stored = semaphore.limit();
+    if (weight > stored) {
+      throw new IllegalArgumentException(
+          "--weight " + weight + " is more than the limit " + stored + " of semaphore '" + name
+              + "'");
+    }
+    return semaphore;
+  }
+
   @Override
   public Integer call() throws Exception {
+    checkOptions();
     PrintWriter err = spec.commandLine().getErr();
     Signals.install(this::onSignal);
     try (Backend backend = jeton.backend(lease)) {
-      Semaphore semaphore = backend.open(name, limit, 1, String.join(" ", command));
+      Semaphore semaphore = open(backend);
       Optional<Permit> permit = acquire(backend, semaphore, err);
       if (permit.isEmpty()) {
         synchronized (lock) {
@@ -188,7 +247,8 @@ final class RunCommand implements Callable<Integer> {
       if (e.getCause() instanceof TimeoutException) {
         progress.clear();
         if (!quiet) {
-          err.println("jeton: timed out after " + timeout + " waiting for semaphore '" + name + "'");
+          err.println("jeton: timed out after " + Arguments.format(java.util.Objects.requireNonNull(timeout))
+              + " waiting for semaphore '" + name + "'");
         }
         return Optional.empty();
       }
@@ -199,62 +259,44 @@ final class RunCommand implements Callable<Integer> {
   }
 
   private int runCommand(Backend backend, Semaphore semaphore, Permit permit, PrintWriter err)
-      throws InterruptedException {
-    ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
-    Map<String, String> env = builder.environment();
+      throws IOException {
+    String unrunnable = CommandSession.unrunnable(command.get(0));
+    if (unrunnable != null) {
+      err.println("jeton: cannot run '" + command.get(0) + "': " + unrunnable);
+      return unrunnable.equals("not found") ? Jeton.EXIT_NOT_FOUND : Jeton.EXIT_CANNOT_EXECUTE;
+    }
+    Map<String, String> env = new java.util.HashMap<>();
     env.put("JETON_NAME", name);
     env.put("JETON_WEIGHT", Integer.toString(weight));
     env.putAll(backend.environment(semaphore, permit));
-    Process process;
-    try {
-      synchronized (lock) {
-        if (signalled != null) {
-          return signalledExit(); // signalled after the grant, before the command started
-        }
-        process = builder.start();
-        child = process;
+    CommandSession session;
+    synchronized (lock) {
+      if (signalled != null) {
+        return signalledExit(); // signalled after the grant, before the command started
       }
-    } catch (IOException e) {
-      String message = String.valueOf(e.getMessage());
-      boolean notExecutable = message.contains("error=13") || message.contains("Permission denied");
-      err.println("jeton: cannot run '" + command.get(0) + "': "
-          + (notExecutable ? "not executable" : "not found"));
-      return notExecutable ? Jeton.EXIT_CANNOT_EXECUTE : Jeton.EXIT_NOT_FOUND;
+      session = CommandSession.start(command, env, backend.stopGrace());
+      child = session;
     }
-    backend.whenLost(permit, reason -> leaseLost(process, reason, err));
-    for (; ; ) {
-      try {
-        return process.waitFor(); // 128+N when the command died of signal N
-      } catch (InterruptedException e) {
-        // keep waiting: the permit must be held until the command has really exited
-      }
+    try (session) {
+      // The command waits at its gate until the permit names its session, so that it never
+      // runs without the permit, even if this process is killed now.
+      backend.holdWhileRuns(semaphore, permit, session.leader());
+      session.go();
+      backend.whenLost(permit, reason -> leaseLost(session, reason, err));
+      return session.waitForAll(); // 128+N when the command died of signal N
     }
   }
 
   /** The lease was lost while the command runs: say so, and stop it if asked to. */
-  private void leaseLost(Process process, String reason, PrintWriter err) {
-    if (!process.isAlive()) {
+  private void leaseLost(CommandSession session, String reason, PrintWriter err) {
+    if (!session.running()) {
       return;
     }
     err.println("jeton: lost the lease on semaphore '" + name + "': " + reason
         + (onLost == OnLost.kill ? "; terminating the command" : ""));
     err.flush();
     if (onLost == OnLost.kill) {
-      process.destroy(); // SIGTERM
-      Thread killer =
-          new Thread(
-              () -> {
-                try {
-                  if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                    process.destroyForcibly();
-                  }
-                } catch (InterruptedException e) {
-                  process.destroyForcibly();
-                }
-              },
-              "jeton-on-lost-kill");
-      killer.setDaemon(true);
-      killer.start();
+      session.stop(Duration.ofSeconds(10)); // SIGTERM to all of it, SIGKILL 10 s later
     }
   }
 

@@ -1,6 +1,9 @@
 package dev.jeton.cli;
 
+import dev.jeton.internal.Sessions;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import sun.misc.Signal;
@@ -28,14 +31,37 @@ final class Signals {
     }
   }
 
+  /**
+   * Sends {@code signal} to every process of the session {@code leader} leads: its process group
+   * and any process of the session that made a group of its own.
+   */
+  static void sendToGroup(String signal, long leader) {
+    StringBuilder targets = new StringBuilder("-").append(leader);
+    for (long member : Sessions.members(leader)) {
+      targets.append(' ').append(member);
+    }
+    try {
+      // The shell's own kill: /bin/kill (procps) is not on every system.
+      new ProcessBuilder("sh", "-c", "kill -" + signal + " " + targets)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+          .redirectError(ProcessBuilder.Redirect.DISCARD) // some may have exited meanwhile
+          .start()
+          .waitFor();
+    } catch (IOException e) {
+      ProcessHandle.of(leader).ifPresent(ProcessHandle::destroy);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** Sends {@code signal} to {@code process}, if it still runs. */
   static void send(String signal, Process process) {
     if (!process.isAlive()) {
       return;
     }
     try {
-      // Java can only send TERM and KILL itself; kill(1) sends any signal.
-      new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+      // Java can only send TERM and KILL itself; the shell's kill sends any signal.
+      new ProcessBuilder("sh", "-c", "kill -" + signal + " " + process.pid())
           .inheritIO()
           .start()
           .waitFor();

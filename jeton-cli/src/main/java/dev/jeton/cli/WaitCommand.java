@@ -1,6 +1,7 @@
 package dev.jeton.cli;
 
 import dev.jeton.Semaphore;
+import dev.jeton.internal.Arguments;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -39,7 +40,7 @@ final class WaitCommand implements Callable<Integer> {
       while (backend.status(semaphore).held() > 0) {
         if (limit != null && System.nanoTime() - start >= limit.toNanos()) {
           spec.commandLine().getErr().println(
-              "jeton: semaphore '" + name + "' still held after " + limit);
+              "jeton: semaphore '" + name + "' still held after " + Arguments.format(limit));
           return Jeton.EXIT_BUSY;
         }
         Thread.sleep(50);

@@ -52,13 +52,19 @@ abstract class AbstractJetonCommandTest {
 
   /** Starts {@code jeton <backend args> args...} as its own JVM. */
   Process jeton(String... args) throws IOException {
+    List<String> all = new ArrayList<>(backendArgs());
+    all.addAll(List.of(args));
+    return jetonAlone(all.toArray(new String[0]));
+  }
+
+  /** Starts {@code jeton args...}, without the backend's arguments, as its own JVM. */
+  Process jetonAlone(String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-XX:TieredStopAtLevel=1"); // as the ./jeton launcher runs it
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(Jeton.class.getName());
-    command.addAll(backendArgs());
     command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
     builder.environment().putAll(environment());
@@ -130,6 +136,13 @@ abstract class AbstractJetonCommandTest {
   }
 
   @Test
+  void run_givesEverythingAfterTheCommandsNameToTheCommand() throws Exception {
+    Process p = jeton("run", "--name", "args", "echo", "--name", "x", "-E", "3");
+    assertEquals("--name x -E 3", outputOf(p).trim());
+    assertEquals(0, p.exitValue());
+  }
+
+  @Test
   void run_passesNameAndWeightInTheEnvironment() throws Exception {
     Process p = jeton("run", "--name", "envy", "--permits", "3", "--weight", "2", "--",
         "sh", "-c", "echo $JETON_NAME $JETON_WEIGHT");
@@ -144,7 +157,10 @@ abstract class AbstractJetonCommandTest {
     Process noWait = jeton("run", "--name", "busy", "--no-wait", "--", "true");
     assertEquals(75, exitOf(noWait));
     assertTrue(outputOf(noWait).contains("busy"));
-    assertEquals(75, exitOf(jeton("run", "--name", "busy", "--timeout", "200ms", "--", "true")));
+    Process timed = jeton("run", "--name", "busy", "--timeout", "200ms", "--", "true");
+    assertEquals(75, exitOf(timed));
+    String said = outputOf(timed);
+    assertTrue(said.contains("timed out after 200ms"), "the duration as the user wrote it: " + said);
     assertEquals(0, exitOf(jeton("run", "--name", "busy", "--no-wait", "-E", "0", "-q", "--", "true")));
     assertEquals(9, exitOf(jeton("run", "--name", "busy", "--no-wait", "-E", "9", "--", "true")));
     holder.descendants().forEach(ProcessHandle::destroy);
@@ -154,17 +170,59 @@ abstract class AbstractJetonCommandTest {
   }
 
   @Test
-  void run_killedWithSigkill_freesItsPermitForTheNextWaiter() throws Exception {
+  void run_killedWithSigkill_neverLetsTheNextHolderInWhileItsCommandRuns() throws Exception {
+    // jeton alone is killed (the OOM killer, systemd's KillMode=process): its command ignores
+    // SIGTERM and goes on for a while, writing a heartbeat. The next holder must start only
+    // after the last heartbeat: on this machine the permit stays held by the command's session;
+    // with Redis the watchdog kills it before the lease can run out.
+    Path beat = directory.resolve("heartbeat");
     List<String> args = new ArrayList<>(List.of("run", "--name", "k"));
     args.addAll(quickRecoveryArgs());
-    args.addAll(List.of("--", "sleep", "60"));
+    args.addAll(List.of("--", "sh", "-c", "trap '' TERM; i=0; while [ $i -lt 30 ]; do"
+        + " date +%s%N > " + beat + "; sleep 0.05; i=$((i + 1)); done"));
     Process holder = jeton(args.toArray(new String[0]));
-    awaitStatus("k", "\"held\": 1");
-    List<ProcessHandle> orphans = holder.descendants().toList();
+    awaitFile(beat);
     holder.destroyForcibly(); // SIGKILL to jeton itself
     exitOf(holder);
-    orphans.forEach(ProcessHandle::destroyForcibly);
-    assertEquals(0, exitOf(jeton("run", "--name", "k", "--timeout", "20s", "--", "true")));
+    Path started = directory.resolve("next-started");
+    Process next = jeton("run", "--name", "k", "--timeout", "30s", "--",
+        "sh", "-c", "date +%s%N > " + started);
+    assertEquals(0, exitOf(next), outputOf(next));
+    long lastBeat = Long.parseLong(Files.readString(beat).trim());
+    long nextStart = Long.parseLong(Files.readString(started).trim());
+    assertTrue(lastBeat < nextStart, "the orphaned command ran beside the next holder");
+  }
+
+  @Test
+  void run_signalled_stopsEverythingTheCommandStartedAndReleasesOnlyThen() throws Exception {
+    Path child = directory.resolve("child-pid");
+    Process run = jeton("run", "--name", "tree", "--", "sh", "-c",
+        "sleep 60 & echo $! > " + child + ".new; mv " + child + ".new " + child + "; wait");
+    awaitFile(child);
+    long sleeper = Long.parseLong(Files.readString(child).trim());
+    assertEquals(0, exitOf(new ProcessBuilder("kill", "-TERM", Long.toString(run.pid())).start()));
+    assertEquals(128 + 15, exitOf(run));
+    assertFalse(runs(sleeper), "the command's child got the signal too");
+    assertEquals(0, exitOf(jeton("run", "--name", "tree", "--no-wait", "--", "true")));
+  }
+
+  @Test
+  void run_commandThatLeavesAChildBehind_holdsThePermitUntilTheChildExits() throws Exception {
+    Path late = directory.resolve("late");
+    Process run = jeton("run", "--name", "straggler", "--", "sh", "-c",
+        "(sleep 1; touch " + late + ") & exit 0");
+    assertEquals(0, exitOf(run), outputOf(run));
+    assertTrue(Files.exists(late), "jeton returned, and released, before the child was done");
+  }
+
+  /** Whether process {@code pid} runs (a zombie, exited and not yet reaped, does not). */
+  static boolean runs(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+      return !stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
+    } catch (IOException gone) {
+      return false;
+    }
   }
 
   @ParameterizedTest
@@ -241,16 +299,30 @@ abstract class AbstractJetonCommandTest {
       {"run", "--name", "keep", "--weight", "3", "--", "true"},
       {"run", "--name", "keep", "--timeout", "soon", "--", "true"},
       {"limit", "--name", "keep", "0"},
+      {"run", "--name", "fresh", "--weight", "4", "--", "true"},
+      {"wait", "--name", "fresh"},
+      {"status", "--name", "fresh"},
+      {"run", "--name", "keep", "--timeout", "2562048h", "--", "true"},
     };
     for (String[] args : bad) {
       Process p = jeton(args);
       String out = outputOf(p);
       assertEquals(2, p.exitValue(), String.join(" ", args) + " -> " + out);
       assertFalse(out.isBlank(), "a message for " + String.join(" ", args));
+      assertFalse(out.contains("Exception"), "no stack trace: " + out);
+      assertTrue(out.lines().count() <= 3, "the error, not the whole usage: " + out);
     }
     String json = outputOf(jeton("status", "--json"));
     assertTrue(json.contains("{\"name\": \"keep\", \"limit\": 2, \"held\": 0"), json);
     assertFalse(json.contains("\"name\": \"a"), json);
+    assertFalse(json.contains("fresh"), "a request that could never fit created nothing: " + json);
+    Process missing = jeton("wait", "--name", "fresh");
+    String said = outputOf(missing);
+    assertTrue(said.contains("there is no semaphore 'fresh'") && !said.contains("give a limit"), said);
+    Process heavy = jeton("run", "--name", "fresh", "--weight", "4", "--", "true");
+    said = outputOf(heavy);
+    assertTrue(said.contains("give --permits 4 or more"), said);
+    assertEquals(0, exitOf(jeton("run", "--name", "fresh", "--permits", "4", "--weight", "4", "--", "true")));
   }
 
   @Test

@@ -91,10 +91,13 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     java.nio.file.Path killedRuns = directory.resolve("killed-runs");
     Process warned = jeton("run", "--name", "warn", "--lease", "1s", "--",
         "sh", "-c", "touch " + warnedRuns + "; sleep 60");
+    java.nio.file.Path killedChild = directory.resolve("killed-child");
     Process killed = jeton("run", "--name", "kill", "--lease", "1s", "--on-lost", "kill", "--",
-        "sh", "-c", "touch " + killedRuns + "; exec sleep 60");
+        "sh", "-c", "touch " + killedRuns + "; sleep 60 & echo $! > " + killedChild + ".new; mv " + killedChild + ".new "
+            + killedChild + "; wait");
     awaitFile(warnedRuns);
     awaitFile(killedRuns);
+    awaitFile(killedChild);
 
     server.restart(); // empty: every lease is gone
 
@@ -102,6 +105,8 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     String said = outputOf(killed);
     assertTrue(said.contains("lost the lease on semaphore 'kill'"), said);
     assertTrue(said.contains("terminating the command"), said);
+    long child = Long.parseLong(java.nio.file.Files.readString(killedChild).trim());
+    assertTrue(!runs(child), "what the command started was terminated too");
     // Each jeton finds its loss on its own schedule: read until the warned one has said so.
     java.io.BufferedReader warnings =
         new java.io.BufferedReader(
