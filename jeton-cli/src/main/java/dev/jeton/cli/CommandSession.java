@@ -3,8 +3,11 @@ package dev.jeton.cli;
 import dev.jeton.internal.Sessions;
 import java.io.File;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -12,6 +15,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -24,113 +28,129 @@ import org.jspecify.annotations.Nullable;
  * SIGKILL (by the OOM killer, or systemd with {@code KillMode=process}):
  *
  * <ul>
- *   <li>A watchdog, a small shell in a session of its own, sees {@code jeton} die at once (the
- *       pipe it reads from {@code jeton} closes, however {@code jeton} died) and stops the whole
- *       session: SIGTERM, then SIGKILL after a grace period. With Redis the
- *       grace period ends well before the lease can run out.
+ *   <li>A watchdog, a small shell in a session of its own, reads a pipe from {@code jeton}. When
+ *       the pipe ends without a word, {@code jeton} has died (the kernel closes its end however
+ *       it died), and the watchdog stops the whole session: SIGTERM, then SIGKILL after a grace
+ *       period. With Redis the grace period ends well before the lease can run out.
  *   <li>On this machine, the permits' records name the session, so that other processes count
  *       the permits as held until its last process has exited, whether or not {@code jeton}
  *       lives ({@code HostSemaphore.holdWhileSessionRuns}).
- *   <li>The command does not start until both are in place: it waits, in a small shell, for a
- *       go-ahead file that {@code jeton} makes last, and gives up if {@code jeton} dies first.
+ *   <li>Both are in place before the command starts: the session is made while {@code jeton}
+ *       waits for its permits, as a shell stopped (SIGSTOP) at a gate; once the permits are
+ *       granted and recorded, the watchdog continues it (SIGCONT) and it runs the command. Until
+ *       then it dies with {@code jeton} (a parent-death signal, cleared for the command).
  * </ul>
+ *
+ * <p>So the grant costs no process start: the command starts within a few milliseconds.
  *
  * <p>The price of a session of its own: the command has no controlling terminal. It still reads
  * and writes the terminal through stdin, stdout and stderr, and {@code jeton} forwards the
  * terminal's signals to it, but a program that opens {@code /dev/tty} itself (a password prompt)
- * cannot.
+ * cannot. Where {@code setsid} or {@code setpriv} (util-linux) is missing, the command is started
+ * plainly, as a child of {@code jeton}, when the permits are granted.
  */
 final class CommandSession implements AutoCloseable {
   /**
-   * Runs the command once the go-ahead file exists; exits 125 without running it if {@code
-   * jeton} died first. Arguments: jeton's pid, the go-ahead file, the command.
+   * Stops itself until the permits are granted, then reads the command's environment (JETON_*)
+   * from the file {@code jeton} wrote, and runs the command without the parent-death signal.
+   * Arguments: the environment file, the command.
    */
   private static final String GATE =
-      "j=$1 go=$2; shift 2\n"
-          + "while [ ! -e \"$go\" ]; do\n"
-          + "  kill -0 \"$j\" 2>/dev/null || exit 125\n"
-          + "  sleep 0.002\n"
-          + "done\n"
-          + "exec \"$@\"\n";
+      "kill -STOP $$\n"
+          + ". \"$1\" || exit 125\n"
+          + "shift\n"
+          + "exec setpriv --pdeathsig clear -- \"$@\"\n";
 
   /**
-   * Waits on a pipe from jeton: a line "done" means the command is over; the end of the pipe
-   * without it means jeton died (the kernel closes its end, whatever killed it). Then stops the
-   * command's session: SIGTERM, then SIGKILL if it still runs after the grace period. Immune to
-   * the signals a terminal or a group kill sends. Arguments: the session, the grace period in
-   * tenths of a second.
+   * The watchdog reads lines from jeton: "go" continues the gate; "check" asks whether any
+   * process of the command's group still runs (answered "alive" or "gone": the shell's kill asks
+   * the kernel at once, where a look through /proc reads a file per process); "done" means the
+   * session is over. The end of the pipe without "done" means jeton died, and the session is
+   * stopped: SIGTERM (and SIGCONT, so that a gate still stopped sees it), then SIGKILL if anything
+   * runs after the grace period. Immune to the signals a terminal or a group kill sends.
+   * Arguments: the session, the grace period in tenths of a second.
    */
   private static final String WATCHDOG =
       "trap '' INT TERM HUP QUIT\n"
-          + "if read -r line && [ \"$line\" = done ]; then exit 0; fi\n"
+          + "while read -r word; do\n"
+          + "  case $word in\n"
+          + "    go) kill -CONT \"$1\" ;;\n"
+          + "    check) if kill -0 -\"$1\" 2>/dev/null; then echo alive; else echo gone; fi ;;\n"
+          + "    done) exit 0 ;;\n"
+          + "  esac\n"
+          + "done\n"
           + "kill -TERM -\"$1\" 2>/dev/null || exit 0\n"
+          + "kill -CONT -\"$1\" 2>/dev/null\n"
           + "t=0\n"
           + "while kill -0 -\"$1\" 2>/dev/null; do\n"
           + "  if [ $t -ge \"$2\" ]; then kill -KILL -\"$1\" 2>/dev/null; exit 0; fi\n"
           + "  sleep 0.1; t=$((t + 1))\n"
           + "done\n";
 
+  private static final boolean SESSIONS =
+      onPath("setsid") && onPath("setpriv") && onPath("sh") && Files.isDirectory(Path.of("/proc"));
+
   private static final long STRAGGLER_POLL_MILLIS = 50;
 
-  private final Process leader;
-  private final @Nullable Instant leaderStart;
-  private final @Nullable Path gate; // null: no setsid here, the command runs plainly
-  private final @Nullable Process watchdog;
+  private final List<String> command;
+  private final @Nullable Path scratch; // the environment file's directory; null: plain
+  private final @Nullable OutputStream toWatchdog;
+  private final java.io.@Nullable BufferedReader fromWatchdog;
+  private @Nullable Process leader; // the gate, then the command (the same process)
+  private @Nullable Instant leaderStart;
+  private @Nullable Process watchdog;
+  private boolean started;
 
-  private CommandSession(Process leader, @Nullable Path gate, @Nullable Process watchdog) {
+  private CommandSession(List<String> command, @Nullable Path scratch, @Nullable Process leader,
+      @Nullable Process watchdog) {
+    this.command = command;
+    this.scratch = scratch;
     this.leader = leader;
-    this.leaderStart = Sessions.startOf(leader.pid());
-    this.gate = gate;
+    this.leaderStart = leader == null ? null : Sessions.startOf(leader.pid());
     this.watchdog = watchdog;
+    this.toWatchdog = watchdog == null ? null : watchdog.getOutputStream();
+    this.fromWatchdog =
+        watchdog == null
+            ? null
+            : new java.io.BufferedReader(
+                new java.io.InputStreamReader(watchdog.getInputStream(), StandardCharsets.US_ASCII));
   }
 
   /**
-   * Starts {@code command} in a session of its own, held back until {@link #go()}, with a
-   * watchdog that stops the session if this process dies, after {@code grace}. Where there is no
-   * {@code setsid} (not Linux), starts it plainly, as a child of this process.
+   * Makes the command's session, stopped at its gate, and its watchdog (which stops the session,
+   * after {@code grace}, if this process dies). Call it before waiting for permits: it costs two
+   * process starts, which the wait hides.
    */
-  static CommandSession start(List<String> command, Map<String, String> environment, Duration grace)
-      throws IOException {
-    if (!SETSID) {
-      ProcessBuilder plain = new ProcessBuilder(command).inheritIO();
-      plain.environment().putAll(environment);
-      return new CommandSession(plain.start(), null, null);
+  static CommandSession prepare(List<String> command, Duration grace) throws IOException {
+    if (!SESSIONS) {
+      return new CommandSession(command, null, null, null);
     }
-    Path gate = Files.createTempDirectory("jeton-run-");
-    String self = Long.toString(ProcessHandle.current().pid());
-    Process leader;
+    Path scratch = Files.createTempDirectory("jeton-run-"); // private: mode 700
+    Process gate = null;
     try {
-      List<String> gated = new ArrayList<>(List.of("setsid", "sh", "-c", GATE, "jeton-run", self,
-          gate.resolve("go").toString()));
+      List<String> gated = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--",
+          "setsid", "sh", "-c", GATE, "jeton-run", scratch.resolve("env").toString()));
       gated.addAll(command);
-      ProcessBuilder builder = new ProcessBuilder(gated).inheritIO();
-      builder.environment().putAll(environment);
-      leader = builder.start();
-    } catch (IOException | RuntimeException e) {
-      deleteTree(gate);
-      throw e;
-    }
-    try {
+      gate = new ProcessBuilder(gated).inheritIO().start();
       Process watchdog =
           new ProcessBuilder("setsid", "sh", "-c", WATCHDOG, "jeton-watchdog",
-                  Long.toString(leader.pid()), Long.toString(grace.toMillis() / 100))
-              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                  Long.toString(gate.pid()), Long.toString(grace.toMillis() / 100))
               .redirectError(ProcessBuilder.Redirect.DISCARD)
               .start();
-      return new CommandSession(leader, gate, watchdog);
+      return new CommandSession(command, scratch, gate, watchdog);
     } catch (IOException | RuntimeException e) {
-      leader.destroyForcibly(); // it has not passed its gate: nothing of the command ran
-      deleteTree(gate);
+      if (gate != null) {
+        gate.destroyForcibly(); // stopped at its gate: nothing of the command ran
+      }
+      deleteTree(scratch);
       throw e;
     }
   }
-
-  /** Whether {@code setsid} (util-linux) is on the PATH. */
-  private static final boolean SETSID = onPath("setsid") && onPath("sh");
 
   /**
    * Why {@code program} cannot be run ("not found", "not executable"), or null if it can: the
-   * command is started through a shell, whose own message would be less clear.
+   * command is started through a shell, whose own message would be less clear, and this is known
+   * before any permit is taken.
    */
   static @Nullable String unrunnable(String program) {
     if (program.contains("/")) {
@@ -157,31 +177,120 @@ final class CommandSession implements AutoCloseable {
     return false;
   }
 
-  /** The session's leader: the command itself, once it has passed its gate. */
-  ProcessHandle leader() {
-    return leader.toHandle();
+  /** Whether the command gets a session of its own (else it runs plainly). */
+  boolean isolated() {
+    return scratch != null;
   }
 
-  /** Lets the command start. */
-  void go() throws IOException {
-    Path g = gate;
-    if (g != null) {
-      Files.createFile(g.resolve("go"));
+  /** The session's leader (its id is the session's): the command, once started. */
+  ProcessHandle leader() {
+    Process l = leader;
+    if (l == null) {
+      throw new IllegalStateException("not started");
+    }
+    return l.toHandle();
+  }
+
+  /**
+   * Starts the command with {@code environment} added to this process's. The session exists
+   * already (see {@link #prepare}); where sessions are not supported, the command starts now.
+   */
+  void start(Map<String, String> environment) throws IOException {
+    started = true;
+    Path dir = scratch;
+    OutputStream watch = toWatchdog;
+    Process gate = leader;
+    if (dir == null || watch == null || gate == null) {
+      ProcessBuilder plain = new ProcessBuilder(command).inheritIO();
+      plain.environment().putAll(environment);
+      leader = plain.start();
+      leaderStart = Sessions.startOf(leader.pid());
+      return;
+    }
+    StringBuilder exports = new StringBuilder();
+    for (Map.Entry<String, String> e : environment.entrySet()) {
+      exports.append("export ").append(e.getKey()).append("='")
+          .append(e.getValue().replace("'", "'\\''")).append("'\n");
+    }
+    Path file = dir.resolve("env");
+    Path temporary = dir.resolve("env.new");
+    Files.writeString(temporary, exports.toString(), StandardCharsets.UTF_8);
+    Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
+    awaitStopped(gate);
+    synchronized (this) {
+      watch.write("go\n".getBytes(StandardCharsets.US_ASCII));
+      watch.flush();
+    }
+  }
+
+  /** Waits until the gate has stopped itself: continuing it earlier would be lost. */
+  private static void awaitStopped(Process gate) throws IOException {
+    Path stat = Path.of("/proc", Long.toString(gate.pid()), "stat");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    for (; ; ) {
+      if (!gate.isAlive()) {
+        throw new IOException("the command's session ended before it could start");
+      }
+      String fields;
+      try {
+        String text = Files.readString(stat);
+        fields = text.substring(text.lastIndexOf(')') + 2);
+      } catch (IOException gone) {
+        fields = "";
+      }
+      if (fields.startsWith("T")) {
+        return;
+      }
+      if (System.nanoTime() - deadline > 0) {
+        throw new IOException("the command's session did not reach its gate");
+      }
+      LockSupport.parkNanos(100_000);
     }
   }
 
   /** Sends {@code signal} (INT, TERM, HUP, KILL) to every process of the session. */
   void signal(String signal) {
-    if (gate == null) {
-      Signals.send(signal, leader);
+    Process l = leader;
+    if (l == null) {
+      return;
+    }
+    if (scratch == null) {
+      Signals.send(signal, l);
     } else {
-      Signals.sendToGroup(signal, leader.pid());
+      Signals.sendToGroup(signal, l.pid());
     }
   }
 
-  /** Whether the command, or anything it started, still runs. */
-  boolean running() {
-    return leader.isAlive() || (gate != null && Sessions.alive(leader.pid(), leaderStart));
+  /**
+   * Whether the command, or anything it started, still runs: its process group, asked of the
+   * watchdog; then, if that has members, its session, from /proc, where zombies (exited, never
+   * reaped: for ever in a container whose first process reaps nothing) do not count.
+   */
+  synchronized boolean running() {
+    Process l = leader;
+    if (l == null) {
+      return false;
+    }
+    if (l.isAlive()) {
+      return true;
+    }
+    if (scratch == null) {
+      return false;
+    }
+    OutputStream watch = toWatchdog;
+    java.io.BufferedReader answers = fromWatchdog;
+    if (watch != null && answers != null) {
+      try {
+        watch.write("check\n".getBytes(StandardCharsets.US_ASCII));
+        watch.flush();
+        if ("gone".equals(answers.readLine())) {
+          return false;
+        }
+      } catch (IOException watchdogGone) {
+        // look in /proc
+      }
+    }
+    return Sessions.alive(l.pid(), leaderStart);
   }
 
   /** Sends SIGTERM to the whole session, and SIGKILL if it still runs after {@code grace}. */
@@ -212,10 +321,14 @@ final class CommandSession implements AutoCloseable {
    * they stay in its session), and returns the command's exit code (128+N for signal N).
    */
   int waitForAll() {
+    Process l = leader;
+    if (l == null) {
+      throw new IllegalStateException("not started");
+    }
     int code;
     for (; ; ) {
       try {
-        code = leader.waitFor();
+        code = l.waitFor();
         break;
       } catch (InterruptedException e) {
         // keep waiting: the permit must be held until the command has really exited
@@ -231,20 +344,32 @@ final class CommandSession implements AutoCloseable {
     return code;
   }
 
-  /** Tells the watchdog the session is over, and removes the go-ahead file. */
+  /**
+   * Tells the watchdog the session is over, and removes the environment file. A session that
+   * never started (no permit) is killed at its gate.
+   */
   @Override
   public void close() {
-    Process w = watchdog;
-    if (w != null) {
-      try (java.io.OutputStream pipe = w.getOutputStream()) {
-        pipe.write("done\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    Process gate = leader;
+    if (!started && gate != null) {
+      gate.destroyForcibly();
+    }
+    OutputStream watch = toWatchdog;
+    if (watch != null) {
+      try (watch) {
+        synchronized (this) {
+          watch.write("done\n".getBytes(StandardCharsets.US_ASCII));
+        }
       } catch (IOException gone) {
-        w.destroyForcibly();
+        Process w = watchdog;
+        if (w != null) {
+          w.destroyForcibly();
+        }
       }
     }
-    Path g = gate;
-    if (g != null) {
-      deleteTree(g);
+    Path dir = scratch;
+    if (dir != null) {
+      deleteTree(dir);
     }
   }
 

@@ -191,22 +191,30 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     checkOptions();
     PrintWriter err = spec.commandLine().getErr();
+    String unrunnable = CommandSession.unrunnable(command.get(0));
+    if (unrunnable != null) { // known before any permit is taken
+      err.println("jeton: cannot run '" + command.get(0) + "': " + unrunnable);
+      return unrunnable.equals("not found") ? Jeton.EXIT_NOT_FOUND : Jeton.EXIT_CANNOT_EXECUTE;
+    }
     Signals.install(this::onSignal);
     try (Backend backend = jeton.backend(lease)) {
       Semaphore semaphore = open(backend);
-      Optional<Permit> permit = acquire(backend, semaphore, err);
-      if (permit.isEmpty()) {
-        synchronized (lock) {
-          if (signalled != null) {
-            return signalledExit();
+      // The command's session is made while the permits are waited for: see CommandSession.
+      try (CommandSession session = CommandSession.prepare(command, backend.stopGrace())) {
+        Optional<Permit> permit = acquire(backend, semaphore, err);
+        if (permit.isEmpty()) {
+          synchronized (lock) {
+            if (signalled != null) {
+              return signalledExit();
+            }
           }
+          return busyExitCode;
         }
-        return busyExitCode;
-      }
-      try {
-        return runCommand(backend, semaphore, permit.get(), err);
-      } finally {
-        backend.release(permit.get());
+        try {
+          return runCommand(backend, semaphore, permit.get(), session, err);
+        } finally {
+          backend.release(permit.get());
+        }
       }
     }
   }
@@ -258,33 +266,27 @@ final class RunCommand implements Callable<Integer> {
     }
   }
 
-  private int runCommand(Backend backend, Semaphore semaphore, Permit permit, PrintWriter err)
+  private int runCommand(
+      Backend backend, Semaphore semaphore, Permit permit, CommandSession session, PrintWriter err)
       throws IOException {
-    String unrunnable = CommandSession.unrunnable(command.get(0));
-    if (unrunnable != null) {
-      err.println("jeton: cannot run '" + command.get(0) + "': " + unrunnable);
-      return unrunnable.equals("not found") ? Jeton.EXIT_NOT_FOUND : Jeton.EXIT_CANNOT_EXECUTE;
-    }
     Map<String, String> env = new java.util.HashMap<>();
     env.put("JETON_NAME", name);
     env.put("JETON_WEIGHT", Integer.toString(weight));
     env.putAll(backend.environment(semaphore, permit));
-    CommandSession session;
+    if (session.isolated()) {
+      // Recorded before the command may start, so that it never runs without the permit, even
+      // if this process is killed now.
+      backend.holdWhileRuns(semaphore, permit, session.leader());
+    }
     synchronized (lock) {
       if (signalled != null) {
         return signalledExit(); // signalled after the grant, before the command started
       }
-      session = CommandSession.start(command, env, backend.stopGrace());
+      session.start(env);
       child = session;
     }
-    try (session) {
-      // The command waits at its gate until the permit names its session, so that it never
-      // runs without the permit, even if this process is killed now.
-      backend.holdWhileRuns(semaphore, permit, session.leader());
-      session.go();
-      backend.whenLost(permit, reason -> leaseLost(session, reason, err));
-      return session.waitForAll(); // 128+N when the command died of signal N
-    }
+    backend.whenLost(permit, reason -> leaseLost(session, reason, err));
+    return session.waitForAll(); // 128+N when the command died of signal N
   }
 
   /** The lease was lost while the command runs: say so, and stop it if asked to. */

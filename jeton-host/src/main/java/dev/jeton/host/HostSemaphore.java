@@ -54,8 +54,10 @@ import org.jspecify.annotations.Nullable;
  * by a live process or thread may take permits; it keeps the ones it gets until it has all it
  * needs. So requests are granted in the order they took their tickets, across processes and
  * threads, and a large request is never starved by small ones. A waiter that dies is dropped from
- * the queue as soon as a live one notices its ticket is no longer locked. Waiters poll (every 1
- * to 20 ms), so a grant reaches its waiter within about 20 ms of the permits coming free.
+ * the queue as soon as the one behind it is woken by its lock going. A waiter sleeps in the kernel
+ * on the ticket just ahead of it, so a long queue costs nothing while it waits; only the head
+ * looks for free permits, every 0.25 to 2 ms, so a grant reaches it within about 2 ms of the
+ * permits coming free.
  *
  * <h2>Differences from the in-process semaphore</h2>
  *
@@ -100,11 +102,22 @@ public final class HostSemaphore implements Semaphore {
    * another thread holds (closing any channel would drop the process's lock).
    */
 
-  static final int MIN_POLL_MILLIS = 1;
-  static final int MAX_POLL_MILLIS = 20;
+  /** How often the head of the queue looks for free permits: from 0.25 ms, doubling to 2 ms. */
+  static final long MIN_HEAD_PAUSE_NANOS = 250_000;
+
+  static final long MAX_HEAD_PAUSE_NANOS = 2_000_000;
 
   /** How long tryAcquire waits for a process that is taking a ticket or trying at that moment. */
   private static final long TRY_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  /** Ends waits at their deadlines. */
+  private static final java.util.concurrent.ScheduledExecutorService TIMER =
+      Executors.newSingleThreadScheduledExecutor(
+          task -> {
+            Thread thread = new Thread(task, "jeton-host-timer");
+            thread.setDaemon(true);
+            return thread;
+          });
 
   private static final ExecutorService WAITERS =
       Executors.newCachedThreadPool(
@@ -344,6 +357,11 @@ public final class HostSemaphore implements Semaphore {
     final ReentrantLock lock = new ReentrantLock();
     boolean busy; // guarded by lock: a tryAcquire found it would have to wait for permits
     boolean finished; // guarded by lock
+    /** The live ticket just ahead, as the last poll found it; null at the head. */
+    volatile @Nullable String predecessor;
+    /** The wait in progress for the predecessor, which withdraw() ends. */
+    volatile LockFiles.@Nullable Wait waiting;
+    volatile boolean withdrawn;
 
     Request(int permits, LockFiles.Held ticket, boolean trying) {
       this.permits = permits;
@@ -396,7 +414,8 @@ public final class HostSemaphore implements Semaphore {
                   + " permits");
         }
         gathered.removeIf(slot -> dropIf(slot, !slot.isValid() || Slots.index(slot.path) >= limit));
-        String older = queue.live().lowerKey(ticketName);
+        String older = queue.predecessor(ticketName);
+        predecessor = older;
         if (older != null) {
           if (trying && !older.endsWith(TicketQueue.TRYING)) {
             busy = true; // a request that waits is ahead: tryAcquire never jumps the queue
@@ -455,8 +474,37 @@ public final class HostSemaphore implements Semaphore {
       return gathered.size() == need && need + others + slots.heldAtOrAbove(limit) <= limit;
     }
 
+    /**
+     * Waits, in the kernel, until the predecessor's ticket is unlocked (it was granted, gave up
+     * or died), until {@code deadline}, or until the request is withdrawn.
+     */
+    void awaitPredecessor(String older, long deadline) throws IOException, InterruptedException {
+      LockFiles.Wait wait = new LockFiles.Wait(queue.path(older));
+      waiting = wait;
+      java.util.concurrent.ScheduledFuture<?> timeout = null;
+      if (deadline != Long.MAX_VALUE) {
+        timeout = TIMER.schedule(wait::cancel, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+      }
+      try {
+        if (withdrawn) {
+          return; // withdrawn before this wait could be ended by it
+        }
+        LockFiles.awaitUnlocked(directory, wait);
+      } finally {
+        waiting = null;
+        if (timeout != null) {
+          timeout.cancel(false);
+        }
+      }
+    }
+
     /** Gives up: drops the ticket and any slots gathered. Returns false if already granted. */
     boolean withdraw() {
+      withdrawn = true;
+      LockFiles.Wait wait = waiting;
+      if (wait != null) {
+        wait.cancel();
+      }
       lock.lock();
       try {
         if (finished) {
@@ -531,7 +579,7 @@ public final class HostSemaphore implements Semaphore {
   private Permit await(
       Request request, long deadline, @Nullable Duration timeout, BooleanSupplier giveUp)
       throws InterruptedException, TimeoutException {
-    long sleep = MIN_POLL_MILLIS;
+    long pause = MIN_HEAD_PAUSE_NANOS;
     boolean granted = false;
     try {
       for (; ; ) {
@@ -553,8 +601,16 @@ public final class HostSemaphore implements Semaphore {
         if (left <= 0) {
           throw timedOut(timeout);
         }
-        Thread.sleep(Math.min(sleep, Math.max(1, left / 1_000_000)));
-        sleep = Math.min(sleep * 2, MAX_POLL_MILLIS);
+        String older = request.predecessor;
+        if (older != null) {
+          request.awaitPredecessor(older, deadline); // the kernel wakes it: nothing polls
+          pause = MIN_HEAD_PAUSE_NANOS;
+        } else {
+          // At the head: the permits it needs are held by processes that may die or release at
+          // any moment, with no one to tell it, so it looks every few milliseconds.
+          LockSupport.parkNanos(Math.min(pause, left));
+          pause = Math.min(pause * 2, MAX_HEAD_PAUSE_NANOS);
+        }
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -879,7 +935,8 @@ public final class HostSemaphore implements Semaphore {
    * of the session that {@code leader} leads runs (setsid(2)), even after this process has died
    * and its locks with it. That is how {@code jeton run} keeps its permits held by the command it
    * runs, and everything the command started, if {@code jeton} itself is killed: no one gets in
-   * beside them. On Linux every process of the session counts; elsewhere the leader only.
+   * beside them. On Linux every process of the session counts; elsewhere the leader only. A
+   * {@link Permit#release()} still frees the permits at once: call it once the session is over.
    *
    * @throws IllegalArgumentException if {@code permit} is not a live permit of this semaphore
    */
@@ -923,6 +980,17 @@ public final class HostSemaphore implements Semaphore {
     public void release() {
       if (released.compareAndSet(false, true)) {
         for (LockFiles.Held slot : slots) {
+          try {
+            // A record left behind would be believed if it names a session that still runs;
+            // emptying it also spares the next taker the look for one.
+            LockFiles.uninterrupted(
+                () -> {
+                  slot.clear();
+                  return Boolean.TRUE;
+                });
+          } catch (IOException | RuntimeException e) {
+            // the lock goes all the same; the record is checked by the next taker
+          }
           closeQuietly(slot);
         }
       }

@@ -23,7 +23,10 @@ import org.jspecify.annotations.Nullable;
 final class LockFiles {
   private LockFiles() {}
 
-  /** Paths this JVM has open: a {@link Held} lock, or {@link #LOOKING} for a short probe. */
+  /**
+   * Paths this JVM has open: a {@link Held} lock, {@link #LOOKING} for a short probe, or a
+   * {@link Wait} for a thread waiting in the kernel for another process to unlock the file.
+   */
   private static final ConcurrentHashMap<Path, Object> IN_USE = new ConcurrentHashMap<>();
 
   private static final Object LOOKING = new Object();
@@ -37,6 +40,8 @@ final class LockFiles {
     private final FileChannel channel;
     private final FileLock lock;
     private volatile String content = "";
+    private final java.util.concurrent.CompletableFuture<Void> closed =
+        new java.util.concurrent.CompletableFuture<>();
 
     private Held(Path path, FileChannel channel, FileLock lock) {
       this.path = path;
@@ -82,6 +87,7 @@ final class LockFiles {
         channel.close();
       } finally {
         IN_USE.remove(path, this);
+        closed.complete(null);
       }
     }
   }
@@ -189,6 +195,15 @@ final class LockFiles {
       if (mine instanceof Held) { // a lock lost to an interrupt is not held, whatever is left
         return new Probe(((Held) mine).isValid(), ((Held) mine).content());
       }
+      if (mine instanceof Wait) {
+        // A thread of this JVM waits for the file's holder, so it was held a moment ago; a
+        // lock tried here would clash with that wait (OverlappingFileLockException).
+        try {
+          return new Probe(true, directory.read(path));
+        } catch (java.nio.file.NoSuchFileException gone) {
+          return new Probe(false, "");
+        }
+      }
       if (mine == null && IN_USE.putIfAbsent(path, LOOKING) == null) {
         break;
       }
@@ -207,6 +222,87 @@ final class LockFiles {
       return new Probe(false, "");
     } finally {
       IN_USE.remove(path, LOOKING);
+    }
+  }
+
+  /**
+   * A thread's wait, in the kernel, for another process to unlock a file; {@link #cancel()} ends
+   * it from another thread (a cancelled request, a deadline, close).
+   */
+  static final class Wait {
+    final Path path;
+    private final java.util.concurrent.CompletableFuture<Void> cancelled =
+        new java.util.concurrent.CompletableFuture<>();
+    private volatile @Nullable FileChannel channel;
+
+    Wait(Path path) {
+      this.path = path;
+    }
+
+    /** Ends the wait now, or before it starts. */
+    void cancel() {
+      cancelled.complete(null);
+      FileChannel c = channel;
+      if (c != null) {
+        try {
+          c.close(); // the blocked lock call throws AsynchronousCloseException
+        } catch (IOException ignored) {
+          // closed all the same
+        }
+      }
+    }
+  }
+
+  /**
+   * Waits until no process holds the exclusive lock on {@code wait.path} (its holder unlocked it
+   * or died), or until {@code wait} is cancelled. The kernel wakes the thread: nothing polls.
+   * Returns early, for the caller to look again, when another thread of this JVM is looking at
+   * the file, or when the kernel refuses the wait as a deadlock (it judges whole processes, so a
+   * multi-threaded process can look like one).
+   *
+   * @throws InterruptedException if the thread is interrupted (the wait ends at once)
+   */
+  static void awaitUnlocked(HostDirectory directory, Wait wait)
+      throws IOException, InterruptedException {
+    Path path = wait.path;
+    Object claim = IN_USE.putIfAbsent(path, wait);
+    if (claim instanceof Held) { // a thread of this JVM holds it: wait for it here
+      try {
+        java.util.concurrent.CompletableFuture.anyOf(((Held) claim).closed, wait.cancelled).get();
+      } catch (java.util.concurrent.ExecutionException impossible) {
+        throw new AssertionError(impossible);
+      }
+      return;
+    }
+    if (claim != null) {
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // someone looks: look again
+      return;
+    }
+    FileChannel channel = null;
+    try {
+      channel = directory.open(path, false);
+      wait.channel = channel;
+      if (wait.cancelled.isDone()) {
+        return;
+      }
+      channel.lock(0, Long.MAX_VALUE, true).release(); // a shared lock: granted once unheld
+    } catch (java.nio.channels.ClosedByInterruptException
+        | java.nio.channels.FileLockInterruptionException e) {
+      Thread.interrupted(); // thrown instead
+      throw new InterruptedException();
+    } catch (java.nio.file.NoSuchFileException | java.nio.channels.ClosedChannelException gone) {
+      // the file is gone, or the wait was cancelled (AsynchronousCloseException)
+    } catch (IOException e) {
+      if (!String.valueOf(e.getMessage()).contains("deadlock")) {
+        throw e;
+      }
+      java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // EDEADLK: look again soon
+    } finally {
+      wait.channel = null;
+      if (channel != null) {
+        channel.close();
+      }
+      IN_USE.remove(path, wait);
     }
   }
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The queue of a {@link HostSemaphore}: one numbered ticket file per request, locked by it while
@@ -140,6 +141,34 @@ final class TicketQueue {
       }
     }
     return live;
+  }
+
+  /**
+   * The youngest live ticket older than {@code mine}, or null if there is none ({@code mine} is
+   * at the head). Looks at older tickets from the youngest down, deleting dead ones, so it
+   * usually probes one file, however long the queue.
+   */
+  @Nullable String predecessor(String mine) throws IOException {
+    List<String> older = new ArrayList<>();
+    for (String name : names()) {
+      if (name.compareTo(mine) < 0) {
+        older.add(name);
+      }
+    }
+    older.sort(java.util.Comparator.reverseOrder());
+    for (String name : older) {
+      Path ticket = queue.resolve(name);
+      if (LockFiles.probe(directory, ticket).held) {
+        return name;
+      }
+      deleteIfDead(ticket);
+    }
+    return null;
+  }
+
+  /** The file of ticket {@code name}. */
+  Path path(String name) {
+    return queue.resolve(name);
   }
 
   /** The live tickets of requests that wait (not tryAcquire's), oldest first. */

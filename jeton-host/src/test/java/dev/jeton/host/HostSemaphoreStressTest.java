@@ -24,13 +24,7 @@ class HostSemaphoreStressTest {
   @TempDir Path directory;
 
   private Process child(Class<?> main, String... args) throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(main.getName());
-    command.addAll(List.of(args));
-    return new ProcessBuilder(command).redirectErrorStream(true).start();
+    return dev.jeton.contract.Processes.java(main, args);
   }
 
   @Test

@@ -276,17 +276,7 @@ class HostSemaphoreTest {
   void killedHolder_freesItsPermitsAtOnce() throws Exception {
     HostSemaphore sem = open("crash", 1);
     Process child =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp",
-                System.getProperty("java.class.path"),
-                HoldForever.class.getName(),
-                directory.toString(),
-                "crash",
-                "1",
-                "1")
-            .redirectErrorStream(true)
-            .start();
+        dev.jeton.contract.Processes.java(HoldForever.class, directory.toString(), "crash", "1", "1");
     try {
       BufferedReader out =
           new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
@@ -304,37 +294,40 @@ class HostSemaphoreTest {
   }
 
   @Test
-  void holdWhileSessionRuns_keepsThePermitHeldAfterItsLocksAreGone() throws Exception {
-    // What jeton run does for its command: if jeton dies (its locks with it), the command's
-    // session still holds the permit, for every process, until its last member exits.
+  void holdWhileSessionRuns_keepsThePermitHeldAfterItsHolderIsKilled() throws Exception {
+    // What jeton run does for its command: if jeton is killed (its locks with it), the
+    // command's session still holds the permit, for every process, until its last member exits.
     HostSemaphore sem = open("session", 1);
     Path childPid = directory.resolve("child-pid");
-    Process session =
-        new ProcessBuilder(
-                "setsid", "sh", "-c",
-                "sleep 60 & echo $! > " + childPid + ".new; mv " + childPid + ".new " + childPid + "; wait")
-            .start();
+    Process holder =
+        dev.jeton.contract.Processes.java(
+            HoldForSession.class, directory.toString(), "session", childPid.toString());
+    long leader = 0;
     try {
-      Permit permit = sem.acquire(1);
-      sem.holdWhileSessionRuns(permit, session.toHandle());
-      permit.release(); // as if this process had died: the lock is gone
+      BufferedReader out =
+          new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+      String line = out.readLine();
+      assertTrue(line != null && line.startsWith("held "), String.valueOf(line));
+      leader = Long.parseLong(line.substring("held ".length()));
+      holder.destroyForcibly(); // SIGKILL: its locks are gone
+      assertTrue(holder.waitFor(30, TimeUnit.SECONDS));
       assertTrue(sem.tryAcquire(1).isEmpty(), "the session holds the permit");
       assertEquals(1, sem.status().held());
-      assertEquals(session.pid(), sem.status().holders().get(0).session());
+      assertEquals(leader, sem.status().holders().get(0).session());
       CompletableFuture<Permit> next = sem.acquireAsync(1);
-      while (!Files.exists(childPid)) {
+      long child = Long.parseLong(Files.readString(childPid).trim());
+      ProcessHandle.of(leader).ifPresent(ProcessHandle::destroy); // a member still runs
+      while (dev.jeton.contract.Processes.runs(leader)) {
         Thread.sleep(5);
       }
-      long child = Long.parseLong(Files.readString(childPid).trim());
-      session.destroy(); // the leader goes; its child (sleep) is still in the session
-      assertTrue(session.waitFor(30, TimeUnit.SECONDS));
       assertFalse(next.isDone(), "a member of the session still runs");
       assertTrue(sem.tryAcquire(1).isEmpty());
       ProcessHandle.of(child).ifPresent(ProcessHandle::destroy);
       next.get(30, TimeUnit.SECONDS).release();
+      assertEquals("", Files.readString(directory.resolve("session/slots/0")), "release empties");
     } finally {
-      session.descendants().forEach(ProcessHandle::destroyForcibly);
-      session.destroyForcibly();
+      holder.destroyForcibly();
+      ProcessHandle.of(leader).ifPresent(ProcessHandle::destroyForcibly);
     }
   }
 
