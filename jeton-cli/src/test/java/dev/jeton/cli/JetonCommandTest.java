@@ -81,6 +81,52 @@ class JetonCommandTest extends AbstractJetonCommandTest {
   }
 
   @Test
+  void processStoppedWhileTakingATicket_neverHangsTheOthers() throws Exception {
+    assertEquals(0, exitOf(jeton("run", "--name", "frozen", "--", "true")));
+    Process stopped =
+        dev.jeton.contract.Processes.java(
+            dev.jeton.contract.HoldLock.class, directory.resolve("frozen/meta.lock").toString());
+    started.add(stopped);
+    assertEquals("locked", new java.io.BufferedReader(new java.io.InputStreamReader(
+        stopped.getInputStream(), StandardCharsets.UTF_8)).readLine());
+    assertEquals(0, exitOf(new ProcessBuilder("kill", "-STOP", Long.toString(stopped.pid())).start()));
+
+    assertEquals(75, exitOf(jeton("run", "--name", "frozen", "--no-wait", "--", "true")));
+    assertEquals(75, exitOf(jeton("run", "--name", "frozen", "--timeout", "1s", "--", "true")));
+    Process status = jeton("status", "--name", "frozen");
+    assertEquals(0, exitOf(status), outputOf(status));
+    Process waiting = jeton("run", "--name", "frozen", "--", "true");
+    awaitLine(waiting); // started: its JVM is up (see below)
+    assertEquals(0, exitOf(new ProcessBuilder("kill", "-TERM", Long.toString(waiting.pid())).start()));
+    assertEquals(128 + 15, exitOf(waiting), "SIGTERM ends a request waiting for the stopped one");
+
+    new ProcessBuilder("kill", "-CONT", Long.toString(stopped.pid())).start().waitFor();
+    stopped.destroyForcibly();
+    exitOf(stopped);
+    assertEquals(0, exitOf(jeton("run", "--name", "frozen", "--no-wait", "--", "true")));
+  }
+
+  /** Waits until the process is far enough to handle signals: its command's session exists. */
+  private static void awaitLine(Process jeton) throws InterruptedException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+    while (jeton.descendants().findAny().isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+  }
+
+  @Test
+  void damagedLimitFile_isReportedAndJetonLimitRepairsIt() throws Exception {
+    assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--permits", "2", "--", "true")));
+    Files.writeString(directory.resolve("damaged/limit"), "garbage");
+    Process run = jeton("run", "--name", "damaged", "--", "true");
+    String said = outputOf(run);
+    assertEquals(1, run.exitValue(), said);
+    assertTrue(said.contains("damaged") && said.contains("jeton limit --name damaged"), said);
+    assertEquals(0, exitOf(jeton("limit", "--name", "damaged", "2")));
+    assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--", "true")));
+  }
+
+  @Test
   void sharedDirectory_worksForEveryMemberOfItsGroupAndNoOneElse() throws Exception {
     OtherUsers.ensure();
     Path shared = OtherUsers.sharedDirectory();

@@ -162,7 +162,7 @@ class HostSemaphoreAttackTest {
   @Test
   void processStoppedWhileTakingATicket_delaysOthersOnlyUntilTheirDeadline() throws Exception {
     HostSemaphore sem = open("frozen", 1);
-    Process stopped = child(HoldLock.class, directory.resolve("frozen/meta.lock").toString());
+    Process stopped = child(dev.jeton.contract.HoldLock.class, directory.resolve("frozen/meta.lock").toString());
     assertEquals("locked", firstLine(stopped));
     signal(stopped, "STOP");
 
@@ -199,7 +199,7 @@ class HostSemaphoreAttackTest {
   void olderTryAcquireOfAStoppedProcess_makesTryAcquireGiveUpWithoutSpinning() throws Exception {
     HostSemaphore sem = open("try", 1);
     Path ticket = directory.resolve("try/queue/0000000000000000001.try");
-    Process stopped = child(HoldLock.class, ticket.toString());
+    Process stopped = child(dev.jeton.contract.HoldLock.class, ticket.toString());
     assertEquals("locked", firstLine(stopped));
     signal(stopped, "STOP");
     long cpuBefore = cpuNanos();

@@ -1,4 +1,4 @@
-package dev.jeton.host;
+package dev.jeton.contract;
 
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
