@@ -568,7 +568,9 @@ public final class HostSemaphore implements Semaphore {
       }
       return request;
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw new UncheckedIOException(
+          "cannot queue for semaphore '" + name + "' in " + directory.path + ": " + e.getMessage(),
+          e);
     }
   }
 

@@ -238,6 +238,43 @@ class HostSemaphoreAttackTest {
   }
 
   @Test
+  void fullDisk_failsARequestWithAMessageAndDamagesNothing() throws Exception {
+    assumeTrue(
+        HostDirectory.MY_UID == 0,
+        "a full disk is a small tmpfs mounted for the test, which needs root (CI runs as root)");
+    Path small = Files.createDirectory(directory.resolve("small"));
+    run("mount", "-t", "tmpfs", "-o", "size=64k,mode=700", "tmpfs", small.toString());
+    try {
+      HostSemaphore sem = HostSemaphore.builder("full").directory(small).limit(1).open();
+      sem.acquire(1).release();
+      String seq = Files.readString(small.resolve("full/seq"));
+      Path filler = small.resolve("filler");
+      try (var out = Files.newOutputStream(filler)) {
+        byte[] block = new byte[4096];
+        for (; ; ) {
+          out.write(block);
+        }
+      } catch (IOException full) {
+        // the disk is full
+      }
+      UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> sem.acquire(1));
+      assertTrue(e.getMessage().contains("cannot queue for semaphore 'full'"), e.getMessage());
+      assertEquals(seq, Files.readString(small.resolve("full/seq")), "the counter is intact");
+      assertEquals(0, sem.queueLength());
+      Files.delete(filler);
+      sem.acquire(1).release();
+    } finally {
+      run("umount", small.toString());
+    }
+  }
+
+  private static void run(String... command) throws Exception {
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, p.waitFor(), String.join(" ", command) + ": " + out);
+  }
+
+  @Test
   void damagedLimitFile_isReportedWithTheRepairAndSetLimitRepairsIt() throws Exception {
     HostSemaphore sem = open("lim", 2);
     for (String damage : List.of("0", "-3", "garbage", "")) {
