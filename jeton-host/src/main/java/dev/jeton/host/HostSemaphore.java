@@ -19,16 +19,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -111,7 +108,7 @@ public final class HostSemaphore implements Semaphore {
   private static final long TRY_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /** Ends waits at their deadlines. */
-  private static final java.util.concurrent.ScheduledExecutorService TIMER =
+  static final java.util.concurrent.ScheduledExecutorService TIMER =
       Executors.newSingleThreadScheduledExecutor(
           task -> {
             Thread thread = new Thread(task, "jeton-host-timer");
@@ -128,13 +125,13 @@ public final class HostSemaphore implements Semaphore {
           });
 
   private final String name;
-  private final HostDirectory directory;
+  final HostDirectory directory;
   private final Path home;
-  private final TicketQueue queue;
-  private final Slots slots;
-  private final String command;
-  private final Set<Request> pending = ConcurrentHashMap.newKeySet();
-  private volatile boolean closed;
+  final TicketQueue queue;
+  final Slots slots;
+  final String command;
+  final Set<HostRequest> pending = ConcurrentHashMap.newKeySet();
+  volatile boolean closed;
 
   private HostSemaphore(String name, HostDirectory directory, String command) {
     this.name = name;
@@ -289,7 +286,7 @@ public final class HostSemaphore implements Semaphore {
 
   // ---------------------------------------------------------------- the limit
 
-  private int readLimit() throws IOException {
+  int readLimit() throws IOException {
     Path file = home.resolve("limit");
     String text = directory.read(file).trim();
     int limit;
@@ -345,222 +342,18 @@ public final class HostSemaphore implements Semaphore {
   // ---------------------------------------------------------------- requests
 
   /**
-   * One request, from ticket to grant. Its lock makes a poll and a withdrawal (cancel, close)
-   * exclusive, so that a withdrawal never races with a grant.
-   */
-  private final class Request {
-    final int permits; // 0: the whole limit (awaitIdle), given straight back
-    final LockFiles.Held ticket;
-    final boolean trying; // a tryAcquire: gives up rather than wait for permits
-    final String ticketName;
-    final List<LockFiles.Held> gathered = new ArrayList<>(); // guarded by lock
-    final ReentrantLock lock = new ReentrantLock();
-    boolean busy; // guarded by lock: a tryAcquire found it would have to wait for permits
-    boolean finished; // guarded by lock
-    /** The live ticket just ahead, as the last poll found it; null at the head. */
-    volatile @Nullable String predecessor;
-    /** The wait in progress for the predecessor, which withdraw() ends. */
-    volatile LockFiles.@Nullable Wait waiting;
-    volatile boolean withdrawn;
-
-    Request(int permits, LockFiles.Held ticket, boolean trying) {
-      this.permits = permits;
-      this.ticket = ticket;
-      this.trying = trying;
-      this.ticketName = ticket.path.getFileName().toString();
-    }
-
-    /**
-     * One attempt: returns the permit if granted now, null to keep waiting.
-     *
-     * @throws IllegalArgumentException if the limit fell below the request
-     */
-    @Nullable HostPermit poll() throws IOException {
-      boolean interrupted = Thread.interrupted(); // see LockFiles.uninterrupted
-      try {
-        return pollNow();
-      } catch (IOException e) {
-        if (!LockFiles.interruptedDuring(e)) {
-          throw e;
-        }
-        interrupted = true; // the caller sees the interrupt; gathered slots are checked next poll
-        return null;
-      } finally {
-        if (interrupted) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    }
-
-    private @Nullable HostPermit pollNow() throws IOException {
-      lock.lock();
-      try {
-        if (finished) { // withdrawn by close() or by the caller
-          if (closed && permits != 0) {
-            throw closedException();
-          }
-          throw new CancellationException("withdrawn");
-        }
-        int limit = readLimit();
-        int need = permits == 0 ? limit : permits;
-        if (need > limit) {
-          throw new IllegalArgumentException(
-              "the limit of semaphore '"
-                  + name
-                  + "' is now "
-                  + limit
-                  + ", below the request for "
-                  + permits
-                  + " permits");
-        }
-        gathered.removeIf(slot -> dropIf(slot, !slot.isValid() || Slots.index(slot.path) >= limit));
-        String older = queue.predecessor(ticketName);
-        predecessor = older;
-        if (older != null) {
-          if (trying && !older.endsWith(TicketQueue.TRYING)) {
-            busy = true; // a request that waits is ahead: tryAcquire never jumps the queue
-          }
-          return null; // only the oldest takes slots; another tryAcquire finishes at once
-        }
-        if (!gatherAndCheck(limit, need)) {
-          if (trying) {
-            busy = true; // not enough free now; withdraw() gives back what was gathered
-          }
-          return null;
-        }
-        Holder holder = Holder.ofThisProcess(need).withCommand(command);
-        String record = holder.serialize();
-        for (LockFiles.Held slot : gathered) {
-          slot.write(record);
-        }
-        if (gathered.removeIf(slot -> dropIf(slot, !slot.isValid()))) {
-          return null; // a lock was lost while writing; gather again rather than over-grant
-        }
-        finished = true;
-        closeTicket();
-        return new HostPermit(HostSemaphore.this, List.copyOf(gathered), holder);
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    /**
-     * Takes free slots below {@code limit} until it has {@code need}, and tells whether the
-     * request may be granted: every slot held, by anyone, at or above the limit included, must
-     * then fit within the limit (I1; after the limit was lowered, holders of retired slots still
-     * count until they release).
-     */
-    private boolean gatherAndCheck(int limit, int need) throws IOException {
-      Set<Integer> mine = new HashSet<>();
-      for (LockFiles.Held slot : gathered) {
-        mine.add(Slots.index(slot.path));
-      }
-      int others = 0;
-      for (int i = 0; i < limit; i++) {
-        if (mine.contains(i)) {
-          continue;
-        }
-        if (gathered.size() < need) {
-          LockFiles.Held slot = slots.tryTake(i);
-          if (slot != null) {
-            gathered.add(slot);
-            continue;
-          }
-          others++;
-        } else if (slots.isHeld(i)) {
-          others++;
-        }
-      }
-      return gathered.size() == need && need + others + slots.heldAtOrAbove(limit) <= limit;
-    }
-
-    /**
-     * Waits, in the kernel, until the predecessor's ticket is unlocked (it was granted, gave up
-     * or died), until {@code deadline}, or until the request is withdrawn.
-     */
-    void awaitPredecessor(String older, long deadline) throws IOException, InterruptedException {
-      LockFiles.Wait wait = new LockFiles.Wait(queue.path(older));
-      waiting = wait;
-      java.util.concurrent.ScheduledFuture<?> timeout = null;
-      if (deadline != Long.MAX_VALUE) {
-        timeout = TIMER.schedule(wait::cancel, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-      }
-      try {
-        if (withdrawn) {
-          return; // withdrawn before this wait could be ended by it
-        }
-        LockFiles.awaitUnlocked(directory, wait);
-      } finally {
-        waiting = null;
-        if (timeout != null) {
-          timeout.cancel(false);
-        }
-      }
-    }
-
-    /** Gives up: drops the ticket and any slots gathered. Returns false if already granted. */
-    boolean withdraw() {
-      withdrawn = true;
-      LockFiles.Wait wait = waiting;
-      if (wait != null) {
-        wait.cancel();
-      }
-      lock.lock();
-      try {
-        if (finished) {
-          return false;
-        }
-        finished = true;
-        for (LockFiles.Held slot : gathered) {
-          closeQuietly(slot);
-        }
-        gathered.clear();
-        closeTicket();
-        return true;
-      } finally {
-        lock.unlock();
-        pending.remove(this);
-      }
-    }
-
-    private void closeTicket() {
-      try {
-        Files.deleteIfExists(ticket.path);
-      } catch (IOException ignored) {
-        // an undeletable ticket is unlocked below, so it counts as dead and is swept later
-      }
-      closeQuietly(ticket);
-      pending.remove(this);
-    }
-  }
-
-  private static boolean dropIf(LockFiles.Held slot, boolean drop) {
-    if (drop) {
-      closeQuietly(slot);
-    }
-    return drop;
-  }
-
-  private static void closeQuietly(LockFiles.Held held) {
-    try {
-      held.close();
-    } catch (IOException ignored) {
-      // the lock dies with the channel, and the channel with the process at the latest
-    }
-  }
-
-  /**
    * Takes a ticket for a new request, waiting for other processes taking theirs until
    * {@code deadline}, or until {@code giveUp} says so.
    */
-  private Request newRequest(int permits, boolean trying, long deadline, BooleanSupplier giveUp)
+  private HostRequest newRequest(int permits, boolean trying, long deadline, BooleanSupplier giveUp)
       throws InterruptedException, TimeoutException {
     if (closed && permits != 0) {
       throw closedException();
     }
     String record = Holder.ofThisProcess(permits).withCommand(command).serialize();
     try {
-      Request request = new Request(permits, queue.take(record, trying, deadline, giveUp), trying);
+      HostRequest request =
+          new HostRequest(this, permits, queue.take(record, trying, deadline, giveUp), trying);
       pending.add(request);
       if (closed && permits != 0) { // closed while the ticket was being taken
         request.withdraw();
@@ -574,56 +367,7 @@ public final class HostSemaphore implements Semaphore {
     }
   }
 
-  /**
-   * Polls {@code request} until granted, failing at {@code deadline} (a {@link System#nanoTime()}
-   * value, or {@link Long#MAX_VALUE}) or when {@code giveUp} says so; withdraws it unless granted.
-   */
-  private Permit await(
-      Request request, long deadline, @Nullable Duration timeout, BooleanSupplier giveUp)
-      throws InterruptedException, TimeoutException {
-    long pause = MIN_HEAD_PAUSE_NANOS;
-    boolean granted = false;
-    try {
-      for (; ; ) {
-        if (closed && request.permits != 0) { // awaitIdle keeps working after close
-          throw closedException();
-        }
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
-        }
-        if (giveUp.getAsBoolean()) {
-          throw new CancellationException("given up");
-        }
-        HostPermit permit = request.poll();
-        if (permit != null) {
-          granted = true;
-          return permit;
-        }
-        long left = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
-        if (left <= 0) {
-          throw timedOut(timeout);
-        }
-        String older = request.predecessor;
-        if (older != null) {
-          request.awaitPredecessor(older, deadline); // the kernel wakes it: nothing polls
-          pause = MIN_HEAD_PAUSE_NANOS;
-        } else {
-          // At the head: the permits it needs are held by processes that may die or release at
-          // any moment, with no one to tell it, so it looks every few milliseconds.
-          LockSupport.parkNanos(Math.min(pause, left));
-          pause = Math.min(pause * 2, MAX_HEAD_PAUSE_NANOS);
-        }
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } finally {
-      if (!granted) {
-        request.withdraw();
-      }
-    }
-  }
-
-  private TimeoutException timedOut(@Nullable Duration timeout) {
+  TimeoutException timedOut(@Nullable Duration timeout) {
     return new TimeoutException(
         "timed out after "
             + (timeout == null ? "?" : Arguments.format(timeout))
@@ -632,7 +376,7 @@ public final class HostSemaphore implements Semaphore {
             + "'");
   }
 
-  private SemaphoreClosedException closedException() {
+  SemaphoreClosedException closedException() {
     return new SemaphoreClosedException("semaphore '" + name + "' is closed (this handle)");
   }
 
@@ -667,13 +411,13 @@ public final class HostSemaphore implements Semaphore {
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
-    Request request;
+    HostRequest request;
     try {
       request = newRequest(permits, false, deadline, () -> false);
     } catch (TimeoutException busy) {
       throw timedOut(timeout);
     }
-    return await(request, deadline, timeout, () -> false);
+    return request.awaitGrant(deadline, timeout, () -> false);
   }
 
   @Override
@@ -681,7 +425,7 @@ public final class HostSemaphore implements Semaphore {
     Arguments.checkWeight(permits, limit());
     boolean interrupted = Thread.interrupted(); // tryAcquire does not wait for long: no interrupts
     long deadline = System.nanoTime() + TRY_GRACE_NANOS;
-    Request request = null;
+    HostRequest request = null;
     try {
       request = newRequest(permits, true, deadline, () -> false);
       long pause = 50_000;
@@ -711,7 +455,7 @@ public final class HostSemaphore implements Semaphore {
     }
   }
 
-  private static boolean busy(Request request) {
+  private static boolean busy(HostRequest request) {
     request.lock.lock();
     try {
       return request.busy;
@@ -748,7 +492,7 @@ public final class HostSemaphore implements Semaphore {
   private <T extends @Nullable Object> CompletableFuture<T> start(
       int permits, long deadline, @Nullable Duration timeout, Outcome<T> outcome) {
     RequestFuture<T> future = new RequestFuture<>();
-    Request now;
+    HostRequest now;
     try {
       now = newRequest(permits, false, System.nanoTime(), future::isDone);
     } catch (TimeoutException othersTakingTickets) {
@@ -774,11 +518,11 @@ public final class HostSemaphore implements Semaphore {
       }
       future.request = now;
     }
-    Request taken = now;
+    HostRequest taken = now;
     WAITERS.execute(
         () -> {
           try {
-            Request request = taken;
+            HostRequest request = taken;
             if (request == null) {
               request = newRequest(permits, false, deadline, future::isDone);
               future.request = request;
@@ -787,7 +531,7 @@ public final class HostSemaphore implements Semaphore {
                 return;
               }
             }
-            Permit permit = await(request, deadline, timeout, future::isDone);
+            Permit permit = request.awaitGrant(deadline, timeout, future::isDone);
             if (!future.complete(outcome.of(permit))) {
               permit.release(); // the caller gave up as it was granted
             }
@@ -802,7 +546,7 @@ public final class HostSemaphore implements Semaphore {
 
   /** A future whose withdrawal (cancel, failure from outside) withdraws its request at once. */
   private static final class RequestFuture<T extends @Nullable Object> extends CompletableFuture<T> {
-    volatile @Nullable Request request;
+    volatile @Nullable HostRequest request;
 
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
@@ -819,7 +563,7 @@ public final class HostSemaphore implements Semaphore {
     }
 
     private void withdraw() {
-      Request r = request;
+      HostRequest r = request;
       if (r != null && isDone()) {
         r.withdraw();
       }
@@ -869,7 +613,7 @@ public final class HostSemaphore implements Semaphore {
   @Override
   public void close() {
     closed = true;
-    for (Request request : List.copyOf(pending)) {
+    for (HostRequest request : List.copyOf(pending)) {
       if (request.permits != 0) {
         request.withdraw();
       }
@@ -958,49 +702,5 @@ public final class HostSemaphore implements Semaphore {
           }
           return Boolean.TRUE;
         });
-  }
-
-  /** A permit: the slot locks it holds. Release is idempotent. */
-  private static final class HostPermit implements Permit {
-    private final HostSemaphore semaphore;
-    private final List<LockFiles.Held> slots;
-    private final Holder holder;
-    private final AtomicBoolean released = new AtomicBoolean();
-
-    HostPermit(HostSemaphore semaphore, List<LockFiles.Held> slots, Holder holder) {
-      this.semaphore = semaphore;
-      this.slots = slots;
-      this.holder = holder;
-    }
-
-    @Override
-    public int permits() {
-      return slots.size();
-    }
-
-    @Override
-    public void release() {
-      if (released.compareAndSet(false, true)) {
-        for (LockFiles.Held slot : slots) {
-          try {
-            // A record left behind would be believed if it names a session that still runs;
-            // emptying it also spares the next taker the look for one.
-            LockFiles.uninterrupted(
-                () -> {
-                  slot.clear();
-                  return Boolean.TRUE;
-                });
-          } catch (IOException | RuntimeException e) {
-            // the lock goes all the same; the record is checked by the next taker
-          }
-          closeQuietly(slot);
-        }
-      }
-    }
-
-    @Override
-    public String toString() {
-      return "Permit[permits=" + slots.size() + ", semaphore=" + semaphore.name + "]";
-    }
   }
 }

@@ -403,4 +403,13 @@ final class LockFiles {
     return e instanceof java.nio.channels.ClosedByInterruptException
         || e instanceof java.nio.channels.FileLockInterruptionException;
   }
+
+  /** Releases {@code held}, ignoring failure: the lock dies with the channel, or the process. */
+  static void closeQuietly(Held held) {
+    try {
+      held.close();
+    } catch (IOException ignored) {
+      // the lock dies with the channel, and the channel with the process at the latest
+    }
+  }
 }

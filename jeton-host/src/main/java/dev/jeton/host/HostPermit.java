@@ -1,0 +1,50 @@
+package dev.jeton.host;
+
+import dev.jeton.Permit;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/** A permit: the slot locks it holds. Release is idempotent. */
+final class HostPermit implements Permit {
+  final HostSemaphore semaphore;
+  final List<LockFiles.Held> slots;
+  final Holder holder;
+  final AtomicBoolean released = new AtomicBoolean();
+
+  HostPermit(HostSemaphore semaphore, List<LockFiles.Held> slots, Holder holder) {
+    this.semaphore = semaphore;
+    this.slots = slots;
+    this.holder = holder;
+  }
+
+  @Override
+  public int permits() {
+    return slots.size();
+  }
+
+  @Override
+  public void release() {
+    if (released.compareAndSet(false, true)) {
+      for (LockFiles.Held slot : slots) {
+        try {
+          // A record left behind would be believed if it names a session that still runs;
+          // emptying it also spares the next taker the look for one.
+          LockFiles.uninterrupted(
+              () -> {
+                slot.clear();
+                return Boolean.TRUE;
+              });
+        } catch (IOException | RuntimeException e) {
+          // the lock goes all the same; the record is checked by the next taker
+        }
+        LockFiles.closeQuietly(slot);
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Permit[permits=" + slots.size() + ", semaphore=" + semaphore.name() + "]";
+  }
+}

@@ -1,0 +1,266 @@
+package dev.jeton.host;
+
+import dev.jeton.Permit;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One request, from ticket to grant. Its lock makes a poll and a withdrawal (cancel, close)
+ * exclusive, so that a withdrawal never races with a grant.
+ */
+final class HostRequest {
+  private final HostSemaphore semaphore;
+
+  final int permits; // 0: the whole limit (awaitIdle), given straight back
+  final LockFiles.Held ticket;
+  final boolean trying; // a tryAcquire: gives up rather than wait for permits
+  final String ticketName;
+  final List<LockFiles.Held> gathered = new ArrayList<>(); // guarded by lock
+  final ReentrantLock lock = new ReentrantLock();
+  boolean busy; // guarded by lock: a tryAcquire found it would have to wait for permits
+  boolean finished; // guarded by lock
+  /** The live ticket just ahead, as the last poll found it; null at the head. */
+  volatile @Nullable String predecessor;
+  /** The wait in progress for the predecessor, which withdraw() ends. */
+  volatile LockFiles.@Nullable Wait waiting;
+  volatile boolean withdrawn;
+
+  HostRequest(HostSemaphore semaphore, int permits, LockFiles.Held ticket, boolean trying) {
+    this.semaphore = semaphore;
+    this.permits = permits;
+    this.ticket = ticket;
+    this.trying = trying;
+    this.ticketName = ticket.path.getFileName().toString();
+  }
+
+  /**
+   * One attempt: returns the permit if granted now, null to keep waiting.
+   *
+   * @throws IllegalArgumentException if the limit fell below the request
+   */
+  @Nullable HostPermit poll() throws IOException {
+    boolean interrupted = Thread.interrupted(); // see LockFiles.uninterrupted
+    try {
+      return pollNow();
+    } catch (IOException e) {
+      if (!LockFiles.interruptedDuring(e)) {
+        throw e;
+      }
+      interrupted = true; // the caller sees the interrupt; gathered slots are checked next poll
+      return null;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private @Nullable HostPermit pollNow() throws IOException {
+    lock.lock();
+    try {
+      if (finished) { // withdrawn by close() or by the caller
+        if (semaphore.closed && permits != 0) {
+          throw semaphore.closedException();
+        }
+        throw new CancellationException("withdrawn");
+      }
+      int limit = semaphore.readLimit();
+      int need = permits == 0 ? limit : permits;
+      if (need > limit) {
+        throw new IllegalArgumentException(
+            "the limit of semaphore '"
+                + semaphore.name()
+                + "' is now "
+                + limit
+                + ", below the request for "
+                + permits
+                + " permits");
+      }
+      gathered.removeIf(slot -> dropIf(slot, !slot.isValid() || Slots.index(slot.path) >= limit));
+      String older = semaphore.queue.predecessor(ticketName);
+      predecessor = older;
+      if (older != null) {
+        if (trying && !older.endsWith(TicketQueue.TRYING)) {
+          busy = true; // a request that waits is ahead: tryAcquire never jumps the queue
+        }
+        return null; // only the oldest takes slots; another tryAcquire finishes at once
+      }
+      if (!gatherAndCheck(limit, need)) {
+        if (trying) {
+          busy = true; // not enough free now; withdraw() gives back what was gathered
+        }
+        return null;
+      }
+      Holder holder = Holder.ofThisProcess(need).withCommand(semaphore.command);
+      String record = holder.serialize();
+      for (LockFiles.Held slot : gathered) {
+        slot.write(record);
+      }
+      if (gathered.removeIf(slot -> dropIf(slot, !slot.isValid()))) {
+        return null; // a lock was lost while writing; gather again rather than over-grant
+      }
+      finished = true;
+      closeTicket();
+      return new HostPermit(semaphore, List.copyOf(gathered), holder);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Takes free slots below {@code limit} until it has {@code need}, and tells whether the
+   * request may be granted: every slot held, by anyone, at or above the limit included, must
+   * then fit within the limit (I1; after the limit was lowered, holders of retired slots still
+   * count until they release).
+   */
+  private boolean gatherAndCheck(int limit, int need) throws IOException {
+    Set<Integer> mine = new HashSet<>();
+    for (LockFiles.Held slot : gathered) {
+      mine.add(Slots.index(slot.path));
+    }
+    int others = 0;
+    for (int i = 0; i < limit; i++) {
+      if (mine.contains(i)) {
+        continue;
+      }
+      if (gathered.size() < need) {
+        LockFiles.Held slot = semaphore.slots.tryTake(i);
+        if (slot != null) {
+          gathered.add(slot);
+          continue;
+        }
+        others++;
+      } else if (semaphore.slots.isHeld(i)) {
+        others++;
+      }
+    }
+    return gathered.size() == need && need + others + semaphore.slots.heldAtOrAbove(limit) <= limit;
+  }
+
+  /**
+   * Waits, in the kernel, until the predecessor's ticket is unlocked (it was granted, gave up
+   * or died), until {@code deadline}, or until the request is withdrawn.
+   */
+  void awaitPredecessor(String older, long deadline) throws IOException, InterruptedException {
+    LockFiles.Wait wait = new LockFiles.Wait(semaphore.queue.path(older));
+    waiting = wait;
+    java.util.concurrent.ScheduledFuture<?> timeout = null;
+    if (deadline != Long.MAX_VALUE) {
+      timeout = HostSemaphore.TIMER.schedule(wait::cancel, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+    }
+    try {
+      if (withdrawn) {
+        return; // withdrawn before this wait could be ended by it
+      }
+      LockFiles.awaitUnlocked(semaphore.directory, wait);
+    } finally {
+      waiting = null;
+      if (timeout != null) {
+        timeout.cancel(false);
+      }
+    }
+  }
+
+  /** Gives up: drops the ticket and any slots gathered. Returns false if already granted. */
+  boolean withdraw() {
+    withdrawn = true;
+    LockFiles.Wait wait = waiting;
+    if (wait != null) {
+      wait.cancel();
+    }
+    lock.lock();
+    try {
+      if (finished) {
+        return false;
+      }
+      finished = true;
+      for (LockFiles.Held slot : gathered) {
+        LockFiles.closeQuietly(slot);
+      }
+      gathered.clear();
+      closeTicket();
+      return true;
+    } finally {
+      lock.unlock();
+      semaphore.pending.remove(this);
+    }
+  }
+
+  private void closeTicket() {
+    try {
+      Files.deleteIfExists(ticket.path);
+    } catch (IOException ignored) {
+      // an undeletable ticket is unlocked below, so it counts as dead and is swept later
+    }
+    LockFiles.closeQuietly(ticket);
+    semaphore.pending.remove(this);
+  }
+
+  /**
+   * Polls until granted, failing at {@code deadline} (a {@link System#nanoTime()}
+   * value, or {@link Long#MAX_VALUE}) or when {@code giveUp} says so; withdraws it unless granted.
+   */
+  Permit awaitGrant(long deadline, @Nullable Duration timeout, BooleanSupplier giveUp)
+      throws InterruptedException, TimeoutException {
+    long pause = HostSemaphore.MIN_HEAD_PAUSE_NANOS;
+    boolean granted = false;
+    try {
+      for (; ; ) {
+        if (semaphore.closed && permits != 0) { // awaitIdle keeps working after close
+          throw semaphore.closedException();
+        }
+        if (Thread.interrupted()) {
+          throw new InterruptedException();
+        }
+        if (giveUp.getAsBoolean()) {
+          throw new CancellationException("given up");
+        }
+        HostPermit permit = poll();
+        if (permit != null) {
+          granted = true;
+          return permit;
+        }
+        long left = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
+        if (left <= 0) {
+          throw semaphore.timedOut(timeout);
+        }
+        String older = predecessor;
+        if (older != null) {
+          awaitPredecessor(older, deadline); // the kernel wakes it: nothing polls
+          pause = HostSemaphore.MIN_HEAD_PAUSE_NANOS;
+        } else {
+          // At the head: the permits it needs are held by processes that may die or release at
+          // any moment, with no one to tell it, so it looks every few milliseconds.
+          LockSupport.parkNanos(Math.min(pause, left));
+          pause = Math.min(pause * 2, HostSemaphore.MAX_HEAD_PAUSE_NANOS);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } finally {
+      if (!granted) {
+        withdraw();
+      }
+    }
+  }
+
+  private static boolean dropIf(LockFiles.Held slot, boolean drop) {
+    if (drop) {
+      LockFiles.closeQuietly(slot);
+    }
+    return drop;
+  }
+}
