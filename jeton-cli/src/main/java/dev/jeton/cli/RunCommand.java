@@ -30,11 +30,13 @@ import picocli.CommandLine.Model.CommandSpec;
     name = "run",
     mixinStandardHelpOptions = true,
     description = {
-      "Waits for WEIGHT permits of semaphore NAME, runs CMD, and releases the permits when CMD"
-          + " exits. Exits with CMD's exit code.",
+      "Waits for WEIGHT permits of semaphore NAME, runs CMD in a session of its own, and"
+          + " releases the permits when CMD and everything it started have exited. Exits with"
+          + " CMD's exit code.",
       "CMD gets stdin, stdout and stderr, and JETON_NAME, JETON_WEIGHT and JETON_DIR (or, with"
           + " --redis, JETON_LEASE_ID, JETON_FENCING_TOKENS and JETON_KEY_PREFIX) in its"
-          + " environment. SIGINT, SIGTERM and SIGHUP are forwarded to it.",
+          + " environment. SIGINT, SIGTERM and SIGHUP are forwarded to all of it. If jeton is"
+          + " killed, a watchdog stops CMD, and no one else gets the permits while any of it runs.",
       "With --redis the permits are a lease, renewed while CMD runs; if it is lost (Redis"
           + " restarted, or this process could not renew it in time), jeton says so on stderr"
           + " and, with --on-lost kill, terminates CMD."
