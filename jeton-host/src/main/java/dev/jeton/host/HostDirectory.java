@@ -375,11 +375,6 @@ final class HostDirectory {
             + Long.toHexString(ThreadLocalRandom.current().nextLong()));
   }
 
-  /** Whether {@code name} is one of the temporary names {@link #temporaryBeside} makes. */
-  static boolean isTemporary(String name) {
-    return name.startsWith(".");
-  }
-
   /** The text of a small file, never through a symbolic link; at most 64 KiB of it. */
   String read(Path file) throws IOException {
     try (FileChannel channel = open(file, false)) {

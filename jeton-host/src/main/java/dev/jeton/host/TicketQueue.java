@@ -3,7 +3,6 @@ package dev.jeton.host;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -187,10 +186,5 @@ final class TicketQueue {
         dead.close();
       }
     }
-  }
-
-  /** Whether the file of {@code ticket} is still there (a test of what was cleaned up). */
-  boolean exists(String ticket) {
-    return Files.exists(queue.resolve(ticket), LinkOption.NOFOLLOW_LINKS);
   }
 }
