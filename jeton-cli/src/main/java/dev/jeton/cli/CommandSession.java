@@ -52,12 +52,14 @@ import org.jspecify.annotations.Nullable;
 final class CommandSession implements AutoCloseable {
   /**
    * Stops itself until the permits are granted, then reads the command's environment (JETON_*)
-   * from the file {@code jeton} wrote, and runs the command without the parent-death signal.
+   * from the file {@code jeton} wrote (and removes it), and runs the command without the
+   * parent-death signal.
    * Arguments: the environment file, the command.
    */
   private static final String GATE =
       "kill -STOP $$\n"
           + ". \"$1\" || exit 125\n"
+          + "rm -f \"$1\"\n"
           + "shift\n"
           + "exec setpriv --pdeathsig clear -- \"$@\"\n";
 
@@ -68,10 +70,12 @@ final class CommandSession implements AutoCloseable {
    * session is over. The end of the pipe without "done" means jeton died, and the session is
    * stopped: SIGTERM (and SIGCONT, so that a gate still stopped sees it), then SIGKILL if anything
    * runs after the grace period. Immune to the signals a terminal or a group kill sends.
-   * Arguments: the session, the grace period in tenths of a second.
+   * Arguments: the session, the grace period in tenths of a second, and the directory of the
+   * environment file, which it removes when it exits: jeton may have died without doing so.
    */
   private static final String WATCHDOG =
       "trap '' INT TERM HUP QUIT\n"
+          + "trap 'rm -f \"$3/env\" \"$3/env.new\"; rmdir \"$3\" 2>/dev/null' EXIT\n"
           + "while read -r word; do\n"
           + "  case $word in\n"
           + "    go) kill -CONT \"$1\" ;;\n"
@@ -134,7 +138,8 @@ final class CommandSession implements AutoCloseable {
       gate = new ProcessBuilder(gated).inheritIO().start();
       Process watchdog =
           new ProcessBuilder("setsid", "sh", "-c", WATCHDOG, "jeton-watchdog",
-                  Long.toString(gate.pid()), Long.toString(grace.toMillis() / 100))
+                  Long.toString(gate.pid()), Long.toString(grace.toMillis() / 100),
+                  scratch.toString())
               .redirectError(ProcessBuilder.Redirect.DISCARD)
               .start();
       return new CommandSession(command, scratch, gate, watchdog);

@@ -62,6 +62,7 @@ abstract class AbstractJetonCommandTest {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-XX:TieredStopAtLevel=1"); // as the ./jeton launcher runs it
+    command.add("-Djava.io.tmpdir=" + temporaryFiles()); // to see what it leaves behind
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(Jeton.class.getName());
@@ -71,6 +72,27 @@ abstract class AbstractJetonCommandTest {
     Process p = builder.start();
     started.add(p);
     return p;
+  }
+
+  /** The temporary directory of every {@code jeton} process this test starts. */
+  Path temporaryFiles() throws IOException {
+    return Files.createDirectories(directory.resolve("tmp"));
+  }
+
+  /** Waits until every process in {@code processes} has exited. */
+  static void awaitExit(List<ProcessHandle> processes) throws InterruptedException {
+    for (ProcessHandle p : processes) {
+      while (runs(p.pid())) {
+        Thread.sleep(10);
+      }
+    }
+  }
+
+  /** Asserts that the {@code jeton} processes left no temporary file behind. */
+  void assertNoTemporaryFilesLeft() throws IOException {
+    try (java.util.stream.Stream<Path> left = Files.list(temporaryFiles())) {
+      assertEquals(List.of(), left.toList(), "temporary files left behind");
+    }
   }
 
   static int exitOf(Process p) throws InterruptedException {
@@ -182,6 +204,7 @@ abstract class AbstractJetonCommandTest {
         + " date +%s%N > " + beat + "; sleep 0.05; i=$((i + 1)); done"));
     Process holder = jeton(args.toArray(new String[0]));
     awaitFile(beat);
+    List<ProcessHandle> helpers = holder.descendants().toList(); // the command, its watchdog
     holder.destroyForcibly(); // SIGKILL to jeton itself
     exitOf(holder);
     Path started = directory.resolve("next-started");
@@ -191,6 +214,8 @@ abstract class AbstractJetonCommandTest {
     long lastBeat = Long.parseLong(Files.readString(beat).trim());
     long nextStart = Long.parseLong(Files.readString(started).trim());
     assertTrue(lastBeat < nextStart, "the orphaned command ran beside the next holder");
+    awaitExit(helpers);
+    assertNoTemporaryFilesLeft();
   }
 
   @Test
@@ -204,16 +229,13 @@ abstract class AbstractJetonCommandTest {
     List<ProcessHandle> helpers = waiter.descendants().toList(); // its command's gate, watchdog
     waiter.destroyForcibly();
     exitOf(waiter);
-    for (ProcessHandle helper : helpers) {
-      while (runs(helper.pid())) {
-        Thread.sleep(10); // each goes at once: a parent-death signal, the end of a pipe
-      }
-    }
+    awaitExit(helpers); // each goes at once: a parent-death signal, the end of a pipe
     holder.descendants().forEach(ProcessHandle::destroy);
     assertEquals(128 + 15, exitOf(holder));
     // With Redis, the dead waiter's entry stays queued until it expires: wait for that.
     assertEquals(0, exitOf(jeton("run", "--name", "kw", "--timeout", "30s", "--", "true")));
     assertFalse(Files.exists(ran), "the killed waiter's command never ran");
+    assertNoTemporaryFilesLeft();
   }
 
   @Test
