@@ -8,10 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.jeton.Permit;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,7 +19,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,13 +30,6 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(120) // a hang guard: every wait below is for an event
 class HostSemaphoreAsyncTest {
   @TempDir Path directory;
-  private final List<Process> children = new ArrayList<>();
-
-  @AfterEach
-  void killChildren() {
-    children.forEach(Process::destroyForcibly);
-  }
-
   private HostSemaphore open(String name, int limit) throws IOException {
     return HostSemaphore.builder(name).directory(directory).limit(limit).open();
   }
@@ -69,7 +58,7 @@ class HostSemaphoreAsyncTest {
     int during = hostThreads();
     assertTrue(
         during - before <= 3,
-        "200 waiting requests use " + (during - before) + " more threads: " + hostThreadNames());
+        "200 waiting requests use " + (during - before) + " more threads");
     holder.release();
     for (CompletableFuture<Void> f : done) {
       f.get(60, TimeUnit.SECONDS);
@@ -86,24 +75,23 @@ class HostSemaphoreAsyncTest {
   void asyncMethods_returnAndCancelWhileAnotherProcessHoldsTheTicketLock() throws Exception {
     HostSemaphore sem = open("frozen", 2);
     Permit held = sem.acquire(1);
-    Process stopped = child(dev.jeton.contract.HoldLock.class, directory.resolve("frozen/meta.lock").toString());
-    assertEquals("locked", firstLine(stopped));
-    signal(stopped, "STOP");
+    CompletableFuture<Permit> cancelled;
+    CompletableFuture<Permit> waiting;
+    CompletableFuture<Permit> timed;
+    CompletableFuture<Void> idle;
+    try (FrozenLock stopped = FrozenLock.on(directory.resolve("frozen/meta.lock"))) {
+      cancelled = sem.acquireAsync(1);
+      waiting = sem.acquireAsync(1);
+      timed = sem.acquireAsync(2, Duration.ofHours(1));
+      CompletableFuture<Permit> expiring = sem.acquireAsync(1, Duration.ofMillis(50));
+      idle = sem.awaitIdle();
+      assertFalse(waiting.isDone() || timed.isDone() || idle.isDone(), "no ticket can be taken");
+      assertTrue(cancelled.cancel(false));
 
-    CompletableFuture<Permit> cancelled = sem.acquireAsync(1);
-    CompletableFuture<Permit> waiting = sem.acquireAsync(1);
-    CompletableFuture<Permit> timed = sem.acquireAsync(2, Duration.ofHours(1));
-    CompletableFuture<Permit> expiring = sem.acquireAsync(1, Duration.ofMillis(50));
-    CompletableFuture<Void> idle = sem.awaitIdle();
-    assertFalse(waiting.isDone() || timed.isDone() || idle.isDone(), "no ticket can be taken");
-    assertTrue(cancelled.cancel(false));
-
-    ExecutionException e =
-        assertThrows(ExecutionException.class, () -> expiring.get(60, TimeUnit.SECONDS));
-    assertInstanceOf(TimeoutException.class, e.getCause(), "the deadline counts while queueing");
-
-    signal(stopped, "CONT");
-    stopped.destroyForcibly().waitFor(); // its lock dies with it: the tickets are taken now
+      ExecutionException e =
+          assertThrows(ExecutionException.class, () -> expiring.get(60, TimeUnit.SECONDS));
+      assertInstanceOf(TimeoutException.class, e.getCause(), "the deadline counts while queueing");
+    } // the child dies, and its lock with it: the tickets are taken now
     Permit first = waiting.get(60, TimeUnit.SECONDS);
     assertTrue(cancelled.isCancelled());
     assertFalse(timed.isDone(), "needs both permits");
@@ -159,37 +147,14 @@ class HostSemaphoreAsyncTest {
     return calls;
   }
 
+  /** The live threads of jeton-host (they are all named jeton-host-something). */
   private static int hostThreads() {
-    return hostThreadNames().size();
-  }
-
-  private static List<String> hostThreadNames() {
-    List<String> names = new ArrayList<>();
+    int count = 0;
     for (Thread t : Thread.getAllStackTraces().keySet()) {
       if (t.isAlive() && t.getName().startsWith("jeton-host")) {
-        names.add(t.getName());
+        count++;
       }
     }
-    return names;
-  }
-
-  // ---------------------------------------------------------------- children
-
-  private Process child(Class<?> main, String... args) throws IOException {
-    Process p = dev.jeton.contract.Processes.java(main, args);
-    children.add(p);
-    return p;
-  }
-
-  private static String firstLine(Process p) throws IOException {
-    return new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
-        .readLine();
-  }
-
-  private static void signal(Process p, String signal) throws Exception {
-    assertEquals(
-        0,
-        new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).start().waitFor(),
-        "kill -" + signal);
+    return count;
   }
 }
