@@ -405,7 +405,7 @@ public final class HostSemaphore implements Semaphore {
    */
   private int limitFor(int permits) {
     int known = limitFile.known();
-    return permits >= 1 && permits <= known ? known : limit();
+    return permits <= known ? known : limit();
   }
 
   /**

@@ -75,11 +75,15 @@ class HostSemaphoreAsyncTest {
   void asyncMethods_returnAndCancelWhileAnotherProcessHoldsTheTicketLock() throws Exception {
     HostSemaphore sem = open("frozen", 2);
     Permit held = sem.acquire(1);
+    CompletableFuture<Permit> queued = sem.acquireAsync(2);
+    assertEquals(1, sem.queueLength(), "it has its ticket");
     CompletableFuture<Permit> cancelled;
     CompletableFuture<Permit> waiting;
     CompletableFuture<Permit> timed;
     CompletableFuture<Void> idle;
     try (FrozenLock stopped = FrozenLock.on(directory.resolve("frozen/meta.lock"))) {
+      assertTrue(queued.cancel(false));
+      assertEquals(0, sem.queueLength(), "withdrawn without meta.lock");
       cancelled = sem.acquireAsync(1);
       waiting = sem.acquireAsync(1);
       timed = sem.acquireAsync(2, Duration.ofHours(1));
@@ -109,9 +113,12 @@ class HostSemaphoreAsyncTest {
     assumeTrue(Files.isReadable(io), "needs Linux's per-thread I/O counts");
     HostSemaphore sem = open("io", 1);
     Permit holder = sem.acquire(1);
-    sem.acquireAsync(1).cancel(false); // loads the classes involved (class loading reads jars)
-    sem.acquireAsync(1, Duration.ofHours(1)).cancel(false);
-    sem.awaitIdle().cancel(false);
+    for (int i = 0; i < 3; i++) { // loads the classes involved (class loading reads jars)
+      sem.acquireAsync(1).cancel(false);
+      sem.acquireAsync(1, Duration.ofHours(1)).cancel(false);
+      sem.awaitIdle().cancel(false);
+      sem.queueLength();
+    }
     CompletableFuture<Permit> waiting = sem.acquireAsync(1);
     while (sem.queueLength() < 1) {
       Thread.sleep(5);
