@@ -42,10 +42,12 @@ import org.jspecify.annotations.Nullable;
  * complete on the common pool (decision 21): a callback that blocks, or that calls back into
  * this semaphore, never holds up the driver.
  *
- * <p>Field access: {@link #incoming}, {@link #running}, {@link #signalled} and {@link #driver}
- * are shared and thread-safe. Everything else is touched only by the driver; consecutive driver
- * runs are ordered by {@link #running} (set false at the end of one, compare-and-set true to
- * start the next). {@link KernelWait#done} is written by the waiting thread, read by the driver.
+ * <p>Field access: {@link #incoming}, {@link #running}, {@link #signalled}, {@link #driver} and
+ * {@link #submitted} are shared and thread-safe; {@link #processed} is written by the driver
+ * only (volatile), and waited for under {@link #roundDone}. Everything else is touched only by
+ * the driver; consecutive driver runs are ordered by {@link #running} (set false at the end of
+ * one, compare-and-set true to start the next). {@link KernelWait}'s flags are written by the
+ * waiting thread, read by the driver.
  */
 final class AsyncRequests {
   /** Runs drivers and kernel waits; threads end after a minute idle. */
@@ -285,8 +287,9 @@ final class AsyncRequests {
           return; // the ticket ahead is still held (or a cancelled wait is ending)
         }
         kernelWait = null;
-        if (wait.failed) {
-          nextPoll = now + headPause; // look again after a pause, never in a tight loop
+        if (wait.failed) { // look again after a growing pause, never in a tight loop
+          nextPoll = now + headPause;
+          headPause = Math.min(headPause * 2, HostSemaphore.MAX_HEAD_PAUSE_NANOS);
         }
       }
       if (front != polled) { // a new front looks at once
