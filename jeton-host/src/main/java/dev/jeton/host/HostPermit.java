@@ -43,6 +43,21 @@ final class HostPermit implements Permit {
     }
   }
 
+  /** Writes {@code leader}'s session into the records of its slots (see HostSemaphore). */
+  void holdWhileSessionRuns(ProcessHandle leader) throws IOException {
+    if (released.get()) {
+      throw new IllegalArgumentException(this + " was released");
+    }
+    String record = holder.serializeWithSession(leader);
+    LockFiles.uninterrupted(
+        () -> {
+          for (LockFiles.Held slot : slots) {
+            slot.write(record);
+          }
+          return Boolean.TRUE;
+        });
+  }
+
   @Override
   public String toString() {
     return "Permit[permits=" + slots.size() + ", semaphore=" + semaphore.name() + "]";

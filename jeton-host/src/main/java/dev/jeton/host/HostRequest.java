@@ -121,6 +121,33 @@ final class HostRequest {
   }
 
   /**
+   * For a tryAcquire: polls until granted, or until it finds it would have to wait (for permits,
+   * or behind a request that waits), or until {@code deadline}. It looks again only while an older
+   * tryAcquire is finishing, which never waits for permits, so this is short.
+   */
+  @Nullable HostPermit pollUntilBusy(long deadline) throws IOException {
+    long pause = 50_000;
+    for (; ; ) {
+      HostPermit permit = poll();
+      if (permit != null) {
+        return permit;
+      }
+      boolean wouldWait;
+      lock.lock();
+      try {
+        wouldWait = busy;
+      } finally {
+        lock.unlock();
+      }
+      if (wouldWait || System.nanoTime() - deadline >= 0) {
+        return null;
+      }
+      LockSupport.parkNanos(pause);
+      pause = Math.min(pause * 2, 2_000_000);
+    }
+  }
+
+  /**
    * Takes free slots below {@code limit} until it has {@code need}, and tells whether the
    * request may be granted: every slot held, by anyone, at or above the limit included, must
    * then fit within the limit (I1; after the limit was lowered, holders of retired slots still

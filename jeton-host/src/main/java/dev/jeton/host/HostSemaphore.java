@@ -7,7 +7,6 @@ import dev.jeton.SemaphoreStats;
 import dev.jeton.internal.Arguments;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -21,11 +20,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -56,6 +53,14 @@ import org.jspecify.annotations.Nullable;
  * looks for free permits, every 0.25 to 2 ms, so a grant reaches it within about 2 ms of the
  * permits coming free.
  *
+ * <p>The asynchronous methods ({@link #acquireAsync}, {@link #awaitIdle}) return at once, and
+ * cancelling their futures too: they never wait for file I/O or for another process. One thread
+ * per handle takes their tickets and polls for them, and it is there only while they wait; the
+ * requests of one handle queue behind each other in memory, so however many there are, they use
+ * at most two threads. Their futures complete on the common pool. The other methods of a handle
+ * see the asynchronous requests made on it before them: a request made just before {@link
+ * #queueLength()} is counted in it.
+ *
  * <h2>Differences from the in-process semaphore</h2>
  *
  * <ul>
@@ -73,7 +78,7 @@ public final class HostSemaphore implements Semaphore {
    * Overview
    *
    * Files, under <directory>/<name>/ (see HostDirectory for how they are opened and made):
-   *   limit          the stored limit, replaced atomically (a new file renamed over it)
+   *   limit          the stored limit, replaced atomically (see LimitFile)
    *   meta.lock      locked for a moment to take a ticket (see TicketQueue)
    *   seq            the last ticket number
    *   queue/<n>      one file per request, locked by it until it is granted or gives up, holding
@@ -94,6 +99,8 @@ public final class HostSemaphore implements Semaphore {
    *       are gone, so its stale records are never shown as holders or waiters.
    *   I4. Every wait (for meta.lock, for permits) is bounded by the caller's deadline and gives
    *       way to interrupts, cancellation and close(); no wait spins.
+   *   I5. The asynchronous methods, and cancelling their futures, do no file I/O and take no lock
+   *       another thread may hold for long: AsyncRequests' driver does the work.
    *
    * Threads of this JVM share the files through LockFiles, which keeps them from opening a file
    * another thread holds (closing any channel would drop the process's lock).
@@ -116,27 +123,21 @@ public final class HostSemaphore implements Semaphore {
             return thread;
           });
 
-  private static final ExecutorService WAITERS =
-      Executors.newCachedThreadPool(
-          task -> {
-            Thread thread = new Thread(task, "jeton-host-waiter");
-            thread.setDaemon(true);
-            return thread;
-          });
-
   private final String name;
   final HostDirectory directory;
-  private final Path home;
+  private final LimitFile limitFile;
   final TicketQueue queue;
   final Slots slots;
   final String command;
   final Set<HostRequest> pending = ConcurrentHashMap.newKeySet();
+  private final AsyncRequests async = new AsyncRequests(this);
   volatile boolean closed;
 
   private HostSemaphore(String name, HostDirectory directory, String command) {
     this.name = name;
     this.directory = directory;
-    this.home = directory.path.resolve(name);
+    Path home = directory.path.resolve(name);
+    this.limitFile = new LimitFile(name, directory, home);
     this.queue = new TicketQueue(directory, home);
     this.slots = new Slots(directory, home);
     this.command = command;
@@ -159,20 +160,7 @@ public final class HostSemaphore implements Semaphore {
 
   /** The names of the semaphores in {@code directory}, sorted; empty if it does not exist. */
   public static List<String> list(Path directory) throws IOException {
-    List<String> names = new ArrayList<>();
-    if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
-      return names;
-    }
-    HostDirectory.trust(directory, false); // refuses a directory others could have filled
-    try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
-      for (Path entry : entries) {
-        if (Files.isRegularFile(entry.resolve("limit"), LinkOption.NOFOLLOW_LINKS)) {
-          names.add(entry.getFileName().toString());
-        }
-      }
-    }
-    names.sort(null);
-    return names;
+    return LimitFile.semaphoresIn(directory);
   }
 
   /** Opens, or creates, a machine-wide semaphore. Each setter checks its argument at once. */
@@ -237,39 +225,8 @@ public final class HostSemaphore implements Semaphore {
       HostDirectory trusted = HostDirectory.trust(dir, createLimit != 0);
       String recorded = command != null ? command : Holder.ofThisProcess(0).command();
       HostSemaphore semaphore = new HostSemaphore(name, trusted, recorded);
-      semaphore.openOrCreate(limit, createLimit);
+      semaphore.limitFile.openOrCreate(limit, createLimit);
       return semaphore;
-    }
-  }
-
-  /**
-   * Opens the semaphore: if it exists, checks it has {@code requestedLimit} (unless 0); if not,
-   * creates it with {@code createLimit} (unless 0, which is an error).
-   */
-  private void openOrCreate(int requestedLimit, int createLimit) throws IOException {
-    Path limitFile = home.resolve("limit");
-    if (createLimit == 0 && !Files.exists(limitFile, LinkOption.NOFOLLOW_LINKS)) {
-      throw new IllegalArgumentException(
-          "there is no semaphore '" + name + "' in " + directory.path);
-    }
-    directory.ensureDirectory(home);
-    directory.ensureDirectory(home.resolve("queue"));
-    directory.ensureDirectory(home.resolve("slots"));
-    if (createLimit != 0) {
-      directory.createIfAbsent(limitFile, createLimit + "\n");
-    }
-    if (requestedLimit != 0) {
-      int stored = readLimit();
-      if (stored != requestedLimit) {
-        throw new IllegalArgumentException(
-            "semaphore '"
-                + name
-                + "' exists with limit "
-                + stored
-                + ", not "
-                + requestedLimit
-                + ": change the limit explicitly (setLimit, or jeton limit)");
-      }
     }
   }
 
@@ -287,27 +244,7 @@ public final class HostSemaphore implements Semaphore {
   // ---------------------------------------------------------------- the limit
 
   int readLimit() throws IOException {
-    Path file = home.resolve("limit");
-    String text = directory.read(file).trim();
-    int limit;
-    try {
-      limit = Integer.parseInt(text);
-    } catch (NumberFormatException e) {
-      limit = 0;
-    }
-    if (limit < 1) {
-      throw new IOException(
-          "the limit file "
-              + file
-              + " of semaphore '"
-              + name
-              + "' is damaged: it holds '"
-              + (text.length() > 40 ? text.substring(0, 40) + "..." : text)
-              + "', not a number from 1 up; set the limit again (jeton limit --name "
-              + name
-              + " N, or HostSemaphore.setLimit)");
-    }
-    return limit;
+    return limitFile.read();
   }
 
   @Override
@@ -331,7 +268,7 @@ public final class HostSemaphore implements Semaphore {
     try {
       LockFiles.uninterrupted(
           () -> {
-            directory.replace(home.resolve("limit"), limit + "\n");
+            limitFile.write(limit);
             return Boolean.TRUE;
           });
     } catch (IOException e) {
@@ -345,7 +282,7 @@ public final class HostSemaphore implements Semaphore {
    * Takes a ticket for a new request, waiting for other processes taking theirs until
    * {@code deadline}, or until {@code giveUp} says so.
    */
-  private HostRequest newRequest(int permits, boolean trying, long deadline, BooleanSupplier giveUp)
+  HostRequest newRequest(int permits, boolean trying, long deadline, BooleanSupplier giveUp)
       throws InterruptedException, TimeoutException {
     if (closed && permits != 0) {
       throw closedException();
@@ -411,6 +348,7 @@ public final class HostSemaphore implements Semaphore {
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
+    async.sync(); // queues behind this handle's asynchronous requests made before
     HostRequest request;
     try {
       request = newRequest(permits, false, deadline, () -> false);
@@ -423,24 +361,13 @@ public final class HostSemaphore implements Semaphore {
   @Override
   public Optional<Permit> tryAcquire(int permits) {
     Arguments.checkWeight(permits, limit());
+    async.sync();
     boolean interrupted = Thread.interrupted(); // tryAcquire does not wait for long: no interrupts
     long deadline = System.nanoTime() + TRY_GRACE_NANOS;
     HostRequest request = null;
     try {
       request = newRequest(permits, true, deadline, () -> false);
-      long pause = 50_000;
-      for (; ; ) {
-        HostPermit permit = request.poll();
-        if (permit != null) {
-          return Optional.of(permit);
-        }
-        if (busy(request) || System.nanoTime() - deadline >= 0) {
-          return Optional.empty();
-        }
-        // An older tryAcquire is finishing: it never waits for permits, so this is short.
-        LockSupport.parkNanos(pause);
-        pause = Math.min(pause * 2, 2_000_000);
-      }
+      return Optional.<Permit>ofNullable(request.pollUntilBusy(deadline));
     } catch (TimeoutException | InterruptedException stoppedTakingATicket) {
       return Optional.empty(); // a process stopped while taking its ticket: the queue is busy
     } catch (IOException e) {
@@ -452,15 +379,6 @@ public final class HostSemaphore implements Semaphore {
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
-    }
-  }
-
-  private static boolean busy(HostRequest request) {
-    request.lock.lock();
-    try {
-      return request.busy;
-    } finally {
-      request.lock.unlock();
     }
   }
 
@@ -476,98 +394,18 @@ public final class HostSemaphore implements Semaphore {
 
   private CompletableFuture<Permit> acquireAsyncUntil(
       int permits, long deadline, @Nullable Duration timeout) {
-    Arguments.checkWeight(permits, limit());
-    return start(permits, deadline, timeout, permit -> permit);
-  }
-
-  private interface Outcome<T extends @Nullable Object> {
-    T of(Permit permit);
+    Arguments.checkWeight(permits, limitFor(permits));
+    return async.start(permits, deadline, timeout, permit -> permit);
   }
 
   /**
-   * Starts a request whose future completes with {@code outcome} of its permit. It is granted on
-   * the caller's thread if it can be at once (no waiting for anyone); else a waiter thread takes
-   * it on. Cancelling the future, or completing it from outside, withdraws the request.
+   * The limit to check a new asynchronous request against without file I/O: the last one read,
+   * unless the request exceeds it (then the file is read, as it may have been raised). A limit
+   * lowered since fails the request at its next poll, as it would a request already queued.
    */
-  private <T extends @Nullable Object> CompletableFuture<T> start(
-      int permits, long deadline, @Nullable Duration timeout, Outcome<T> outcome) {
-    RequestFuture<T> future = new RequestFuture<>();
-    HostRequest now;
-    try {
-      now = newRequest(permits, false, System.nanoTime(), future::isDone);
-    } catch (TimeoutException othersTakingTickets) {
-      now = null; // another process is taking a ticket: take ours on the waiter thread
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      now = null;
-    } catch (RuntimeException e) {
-      future.completeExceptionally(e);
-      return future;
-    }
-    if (now != null) {
-      try {
-        HostPermit granted = now.poll();
-        if (granted != null) {
-          future.complete(outcome.of(granted));
-          return future;
-        }
-      } catch (IOException | RuntimeException e) {
-        now.withdraw();
-        future.completeExceptionally(e);
-        return future;
-      }
-      future.request = now;
-    }
-    HostRequest taken = now;
-    WAITERS.execute(
-        () -> {
-          try {
-            HostRequest request = taken;
-            if (request == null) {
-              request = newRequest(permits, false, deadline, future::isDone);
-              future.request = request;
-              if (future.isDone()) {
-                request.withdraw();
-                return;
-              }
-            }
-            Permit permit = request.awaitGrant(deadline, timeout, future::isDone);
-            if (!future.complete(outcome.of(permit))) {
-              permit.release(); // the caller gave up as it was granted
-            }
-          } catch (TimeoutException busy) {
-            future.completeExceptionally(timedOut(timeout));
-          } catch (Throwable failure) {
-            future.completeExceptionally(failure);
-          }
-        });
-    return future;
-  }
-
-  /** A future whose withdrawal (cancel, failure from outside) withdraws its request at once. */
-  private static final class RequestFuture<T extends @Nullable Object> extends CompletableFuture<T> {
-    volatile @Nullable HostRequest request;
-
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      boolean cancelled = super.cancel(mayInterruptIfRunning);
-      withdraw();
-      return cancelled;
-    }
-
-    @Override
-    public boolean completeExceptionally(Throwable failure) {
-      boolean completed = super.completeExceptionally(failure);
-      withdraw();
-      return completed;
-    }
-
-    private void withdraw() {
-      HostRequest r = request;
-      if (r != null && isDone()) {
-        r.withdraw();
-      }
-    }
+  private int limitFor(int permits) {
+    int known = limitFile.known();
+    return permits <= known ? known : limit();
   }
 
   /**
@@ -577,6 +415,7 @@ public final class HostSemaphore implements Semaphore {
    */
   @Override
   public int available() {
+    async.sync();
     try {
       return limit() - LockFiles.uninterrupted(slots::heldRecords).size();
     } catch (IOException e) {
@@ -586,6 +425,7 @@ public final class HostSemaphore implements Semaphore {
 
   @Override
   public int queueLength() {
+    async.sync();
     try {
       return LockFiles.uninterrupted(queue::waiting).size();
     } catch (IOException e) {
@@ -596,7 +436,7 @@ public final class HostSemaphore implements Semaphore {
   @Override
   @SuppressWarnings("NullAway") // completes a CompletableFuture<Void> with null
   public CompletableFuture<Void> awaitIdle() {
-    return start(
+    return async.start(
         0,
         Long.MAX_VALUE,
         null,
@@ -618,6 +458,7 @@ public final class HostSemaphore implements Semaphore {
         request.withdraw();
       }
     }
+    async.signal(); // fails the asynchronous requests still queued
   }
 
   @Override
@@ -642,6 +483,7 @@ public final class HostSemaphore implements Semaphore {
    * another process.
    */
   public Status status() throws IOException {
+    async.sync();
     List<Holder> holders = new ArrayList<>();
     Set<String> seen = new HashSet<>();
     for (String record : LockFiles.uninterrupted(slots::heldRecords)) {
@@ -690,17 +532,6 @@ public final class HostSemaphore implements Semaphore {
     if (!(permit instanceof HostPermit) || ((HostPermit) permit).semaphore != this) {
       throw new IllegalArgumentException(permit + " is not a permit of " + this);
     }
-    HostPermit held = (HostPermit) permit;
-    if (held.released.get()) {
-      throw new IllegalArgumentException(permit + " was released");
-    }
-    String record = held.holder.serializeWithSession(leader);
-    LockFiles.uninterrupted(
-        () -> {
-          for (LockFiles.Held slot : held.slots) {
-            slot.write(record);
-          }
-          return Boolean.TRUE;
-        });
+    ((HostPermit) permit).holdWhileSessionRuns(leader);
   }
 }

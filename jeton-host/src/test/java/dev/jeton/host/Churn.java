@@ -9,6 +9,8 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -31,7 +33,7 @@ public final class Churn {
     for (int i = 0; i < rounds; i++) {
       int weight = 1 + random.nextInt(limit);
       Optional<Permit> permit;
-      switch (random.nextInt(4)) {
+      switch (random.nextInt(6)) {
         case 0:
           permit = semaphore.tryAcquire(weight);
           break;
@@ -44,6 +46,22 @@ public final class Churn {
           break;
         case 2:
           permit = Optional.of(semaphore.acquireAsync(weight).join());
+          break;
+        case 3:
+          try {
+            Duration timeout = Duration.ofMillis(random.nextInt(30));
+            permit = Optional.of(semaphore.acquireAsync(weight, timeout).get());
+          } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TimeoutException)) {
+              throw e;
+            }
+            permit = Optional.empty();
+          }
+          break;
+        case 4: // cancelled while queued, or just as it is granted
+          CompletableFuture<Permit> asked = semaphore.acquireAsync(weight);
+          Thread.sleep(random.nextInt(3));
+          permit = asked.cancel(false) ? Optional.empty() : Optional.of(asked.join());
           break;
         default:
           permit = Optional.of(semaphore.acquire(weight));

@@ -7,21 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.jeton.Permit;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,12 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(120) // a hang guard: every wait below is for an event
 class HostSemaphoreAttackTest {
   @TempDir Path directory;
-  private final List<Process> children = new ArrayList<>();
-
-  @AfterEach
-  void killChildren() {
-    children.forEach(Process::destroyForcibly);
-  }
 
   private HostSemaphore open(String name, int limit) throws IOException {
     return HostSemaphore.builder(name).directory(directory).limit(limit).open();
@@ -162,51 +152,46 @@ class HostSemaphoreAttackTest {
   @Test
   void processStoppedWhileTakingATicket_delaysOthersOnlyUntilTheirDeadline() throws Exception {
     HostSemaphore sem = open("frozen", 1);
-    Process stopped = child(dev.jeton.contract.HoldLock.class, directory.resolve("frozen/meta.lock").toString());
-    assertEquals("locked", firstLine(stopped));
-    signal(stopped, "STOP");
+    try (FrozenLock stopped = FrozenLock.on(directory.resolve("frozen/meta.lock"))) {
+      assertTrue(sem.tryAcquire(1).isEmpty(), "tryAcquire returns: the queue is busy");
+      assertThrows(TimeoutException.class, () -> sem.acquire(1, Duration.ofMillis(200)));
+      assertEquals(List.of(), sem.status().holders(), "status never waits for a writer");
+      assertEquals(0, sem.queueLength());
 
-    assertTrue(sem.tryAcquire(1).isEmpty(), "tryAcquire returns: the queue is busy");
-    assertThrows(TimeoutException.class, () -> sem.acquire(1, Duration.ofMillis(200)));
-    assertEquals(List.of(), sem.status().holders(), "status never waits for a writer");
-    assertEquals(0, sem.queueLength());
+      CompletableFuture<Permit> async = sem.acquireAsync(1);
+      assertFalse(async.isDone());
+      async.cancel(false);
 
-    CompletableFuture<Permit> async = sem.acquireAsync(1);
-    assertFalse(async.isDone());
-    async.cancel(false);
+      CompletableFuture<Throwable> blocked = new CompletableFuture<>();
+      Thread waiter =
+          new Thread(
+              () -> {
+                try {
+                  sem.acquire(1).release();
+                  blocked.complete(new AssertionError("acquired"));
+                } catch (Throwable e) {
+                  blocked.complete(e);
+                }
+              });
+      waiter.start();
+      waiter.interrupt();
+      assertTrue(blocked.get(30, TimeUnit.SECONDS) instanceof InterruptedException);
 
-    CompletableFuture<Throwable> blocked = new CompletableFuture<>();
-    Thread waiter =
-        new Thread(
-            () -> {
-              try {
-                sem.acquire(1).release();
-                blocked.complete(new AssertionError("acquired"));
-              } catch (Throwable e) {
-                blocked.complete(e);
-              }
-            });
-    waiter.start();
-    waiter.interrupt();
-    assertTrue(blocked.get(30, TimeUnit.SECONDS) instanceof InterruptedException);
-
-    signal(stopped, "CONT");
-    stopped.destroyForcibly().waitFor();
-    sem.acquire(1).release(); // the lock died with the process
+      stopped.close();
+      sem.acquire(1).release(); // the lock died with the process
+    }
   }
 
   @Test
   void olderTryAcquireOfAStoppedProcess_makesTryAcquireGiveUpWithoutSpinning() throws Exception {
     HostSemaphore sem = open("try", 1);
     Path ticket = directory.resolve("try/queue/0000000000000000001.try");
-    Process stopped = child(dev.jeton.contract.HoldLock.class, ticket.toString());
-    assertEquals("locked", firstLine(stopped));
-    signal(stopped, "STOP");
-    long cpuBefore = cpuNanos();
-    assertTrue(sem.tryAcquire(1).isEmpty());
-    long cpu = cpuNanos() - cpuBefore;
-    assertTrue(cpu < TimeUnit.MILLISECONDS.toNanos(700), "the wait spun: " + cpu + " ns of CPU");
-    signal(stopped, "CONT");
+    try (FrozenLock stopped = FrozenLock.on(ticket)) {
+      long cpuBefore = cpuNanos();
+      assertTrue(sem.tryAcquire(1).isEmpty());
+      long cpu = cpuNanos() - cpuBefore;
+      assertTrue(cpu < TimeUnit.MILLISECONDS.toNanos(700), "the wait spun: " + cpu + " ns of CPU");
+    }
   }
 
   /** CPU time this JVM has used (user and system, from /proc): a spinning wait shows here. */
@@ -346,25 +331,5 @@ class HostSemaphoreAttackTest {
     while (sem.queueLength() < length) {
       Thread.sleep(5);
     }
-  }
-
-  // ---------------------------------------------------------------- children
-
-  private Process child(Class<?> main, String... args) throws IOException {
-    Process p = dev.jeton.contract.Processes.java(main, args);
-    children.add(p);
-    return p;
-  }
-
-  private static String firstLine(Process p) throws IOException {
-    return new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
-        .readLine();
-  }
-
-  private static void signal(Process p, String signal) throws Exception {
-    assertEquals(
-        0,
-        new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).start().waitFor(),
-        "kill -" + signal);
   }
 }

@@ -1,0 +1,117 @@
+package dev.jeton.host;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Where a {@link HostSemaphore} lives, {@code <directory>/<name>/}, and its stored limit, the
+ * file {@code limit}: made once by the first opener, then only ever replaced whole (a new file
+ * renamed over it), so a reader never sees it half written and no one waits for anyone to use it.
+ *
+ * <p>{@link #known} is the limit as last read or written by this handle (0 before), for checks
+ * that must not do file I/O; it may be stale, so nothing is granted on its word.
+ */
+final class LimitFile {
+  private final String name;
+  private final HostDirectory directory;
+  private final Path home;
+  private final Path file;
+  private volatile int known;
+
+  LimitFile(String name, HostDirectory directory, Path home) {
+    this.name = name;
+    this.directory = directory;
+    this.home = home;
+    this.file = home.resolve("limit");
+  }
+
+  /**
+   * Opens the semaphore: if it exists, checks it has {@code requestedLimit} (unless 0); if not,
+   * creates it, and the folders of its queue and slots, with {@code createLimit} (unless 0,
+   * which is an error).
+   */
+  void openOrCreate(int requestedLimit, int createLimit) throws IOException {
+    if (createLimit == 0 && !Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+      throw new IllegalArgumentException(
+          "there is no semaphore '" + name + "' in " + directory.path);
+    }
+    directory.ensureDirectory(home);
+    directory.ensureDirectory(home.resolve("queue"));
+    directory.ensureDirectory(home.resolve("slots"));
+    if (createLimit != 0) {
+      directory.createIfAbsent(file, createLimit + "\n");
+    }
+    if (requestedLimit != 0) {
+      int stored = read();
+      if (stored != requestedLimit) {
+        throw new IllegalArgumentException(
+            "semaphore '"
+                + name
+                + "' exists with limit "
+                + stored
+                + ", not "
+                + requestedLimit
+                + ": change the limit explicitly (setLimit, or jeton limit)");
+      }
+    }
+  }
+
+  /** The stored limit. */
+  int read() throws IOException {
+    String text = directory.read(file).trim();
+    int limit;
+    try {
+      limit = Integer.parseInt(text);
+    } catch (NumberFormatException e) {
+      limit = 0;
+    }
+    if (limit < 1) {
+      throw new IOException(
+          "the limit file "
+              + file
+              + " of semaphore '"
+              + name
+              + "' is damaged: it holds '"
+              + (text.length() > 40 ? text.substring(0, 40) + "..." : text)
+              + "', not a number from 1 up; set the limit again (jeton limit --name "
+              + name
+              + " N, or HostSemaphore.setLimit)");
+    }
+    known = limit;
+    return limit;
+  }
+
+  /** Replaces the stored limit (which also repairs a damaged file). */
+  void write(int limit) throws IOException {
+    directory.replace(file, limit + "\n");
+    known = limit;
+  }
+
+  /** The names of the semaphores in {@code directory} (those with a limit file), sorted. */
+  static List<String> semaphoresIn(Path directory) throws IOException {
+    List<String> names = new ArrayList<>();
+    if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+      return names;
+    }
+    HostDirectory.trust(directory, false); // refuses a directory others could have filled
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
+      for (Path entry : entries) {
+        if (Files.isRegularFile(entry.resolve("limit"), LinkOption.NOFOLLOW_LINKS)) {
+          names.add(entry.getFileName().toString());
+        }
+      }
+    }
+    names.sort(null);
+    return names;
+  }
+
+  /** The limit as last read or written here; 0 if never. */
+  int known() {
+    return known;
+  }
+}
