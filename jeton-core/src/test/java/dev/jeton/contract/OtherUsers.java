@@ -31,36 +31,7 @@ public final class OtherUsers {
 
   private static Path classPath;
 
-  /** What the tests made under the temporary directory, removed when the JVM exits. */
-  private static final List<Path> MADE = new ArrayList<>();
-
-  static {
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  synchronized (MADE) {
-                    MADE.forEach(OtherUsers::deleteTree);
-                  }
-                }));
-  }
-
   private OtherUsers() {}
-
-  private static Path made(Path path) {
-    synchronized (MADE) {
-      MADE.add(path);
-    }
-    return path;
-  }
-
-  private static void deleteTree(Path root) {
-    try (Stream<Path> tree = Files.walk(root)) {
-      tree.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException | RuntimeException ignored) {
-      // left in the temporary directory
-    }
-  }
 
   /**
    * Makes the users and the group if they are missing. Skips the calling test, saying why, when
@@ -98,7 +69,7 @@ public final class OtherUsers {
    * temporary directory.
    */
   public static Path sharedDirectory() throws Exception {
-    Path parent = made(Files.createTempDirectory("jeton-users"));
+    Path parent = TemporaryTrees.create("jeton-users");
     Files.setAttribute(parent, "unix:mode", 0755, LinkOption.NOFOLLOW_LINKS);
     Path shared = Files.createDirectory(parent.resolve("shared"));
     Files.setAttribute(shared, "unix:gid", groupId(GROUP), LinkOption.NOFOLLOW_LINKS);
@@ -132,7 +103,7 @@ public final class OtherUsers {
   /** This JVM's class path, copied once into a directory every user may read. */
   public static synchronized String readableClassPath() throws IOException {
     if (classPath == null) {
-      Path copy = made(Files.createTempDirectory("jeton-classpath"));
+      Path copy = TemporaryTrees.create("jeton-classpath");
       Files.setAttribute(copy, "unix:mode", 0755, LinkOption.NOFOLLOW_LINKS);
       classPath = copy;
       int i = 0;

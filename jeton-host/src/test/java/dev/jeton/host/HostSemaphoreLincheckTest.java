@@ -1,10 +1,11 @@
 package dev.jeton.host;
 
+import dev.jeton.Semaphore;
 import dev.jeton.contract.HeldPermits;
 import dev.jeton.contract.LincheckRun;
+import dev.jeton.contract.TemporaryTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -38,9 +39,7 @@ public class HostSemaphoreLincheckTest {
 
   private static Path createRoot() {
     try {
-      Path root = Files.createTempDirectory("jeton-lincheck");
-      root.toFile().deleteOnExit();
-      return root;
+      return TemporaryTrees.createInMemory("jeton-lincheck");
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -62,10 +61,39 @@ public class HostSemaphoreLincheckTest {
     return semaphore.queueLength();
   }
 
-  /** Runs after each scenario: gives back what the threads still hold, closing their files. */
+  /**
+   * Runs after each scenario: gives back what the threads still hold, closes the handle and
+   * removes the semaphore's files, so that a run does not leave thousands behind (each scenario
+   * has a semaphore of its own).
+   */
   @Validate
-  public void releaseEverything() {
+  public void releaseEverything() throws IOException {
     held.releaseAll();
+    semaphore.close();
+    TemporaryTrees.delete(ROOT.resolve(semaphore.name()));
+  }
+
+  /**
+   * The sequential specification: the same operations on the in-process semaphore. Lincheck
+   * checks each result against many sequential runs; on real handles those would make files and
+   * hold locks (file descriptors) that nothing gives back, since only the concurrent runs are
+   * validated.
+   */
+  public static final class Spec {
+    private final Semaphore model = Semaphore.create(2);
+    private final HeldPermits held = new HeldPermits(THREADS);
+
+    public boolean tryAcquire(int thread, int permits) {
+      return held.keep(thread, model.tryAcquire(permits));
+    }
+
+    public int release(int thread) {
+      return held.releaseOne(thread);
+    }
+
+    public int queueLength() {
+      return model.queueLength();
+    }
   }
 
   @LincheckRun
@@ -75,6 +103,7 @@ public class HostSemaphoreLincheckTest {
         .invocationsPerIteration(100)
         .threads(THREADS)
         .actorsPerThread(3)
+        .sequentialSpecification(Spec.class)
         .check(HostSemaphoreLincheckTest.class);
   }
 }
