@@ -94,14 +94,28 @@ public final class RedisSemaphore implements Semaphore {
   private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
   private final Map<String, Boolean> unsentWithdrawals = new ConcurrentHashMap<>();
   private final java.util.Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
+  /**
+   * Grants (lease ids) whose replica acknowledgement is awaited. A grant can be reported twice (a
+   * wake-up and a poll's reply); only the first report waits and settles it, so its success and
+   * its failure never both act on one lease.
+   */
+  private final java.util.Set<String> acknowledging = ConcurrentHashMap.newKeySet();
   private final ScheduledFuture<?> poller;
   private final ScheduledFuture<?> renewer;
   private volatile int knownLimit;
+  /**
+   * Whether a reply has shown the semaphore's state: from then on a call that finds no state
+   * recreates it in quarantine (see {@code semaphore.lua}, Recreation), since leases of the lost
+   * state may still be believed held.
+   */
+  private volatile boolean seen;
   private volatile boolean closed;
   private final java.util.concurrent.atomic.AtomicBoolean shutDown =
       new java.util.concurrent.atomic.AtomicBoolean();
   private volatile @Nullable Throwable lastRenewFailure;
   private volatile boolean ignoreWakeUps; // for tests: as if every message were lost
+  // For tests: answers the replica acknowledgement waits in place of Redis's WAIT.
+  private volatile java.util.function.@Nullable Supplier<CompletableFuture<Long>> replicaWaits;
 
   private RedisSemaphore(Builder builder, Link link, int limit) {
     this.name = builder.name;
@@ -317,7 +331,11 @@ base + "state", base + "queue", base + "done"};
   private CompletableFuture<Reply> call(String op, String... args) {
     String[] argv = new String[4 + args.length];
     argv[0] = op;
-    argv[1] = Integer.toString(knownLimit);
+    int createLimit = knownLimit;
+    argv[1] =
+        seen && createLimit >= 0
+            ? createLimit + "/" + options.leaseTime().toMillis()
+            : Integer.toString(createLimit);
     argv[2] = channel; // where grants of requests this call queues are announced
     argv[3] = Long.toString(options.replayWindow().toMillis());
     System.arraycopy(args, 0, argv, 4, args.length);
@@ -330,6 +348,7 @@ base + "state", base + "queue", base + "done"};
               Reply reply = new Reply(raw);
               if (reply.limit >= 0) {
                 knownLimit = reply.limit;
+                seen = true;
               }
               return reply;
             });
@@ -473,23 +492,18 @@ base + "state", base + "queue", base + "done"};
       case "granted":
         RedisLease lease = newLease(request, item, serverMillis, sentNanos);
         if (options.replicaAcks() > 0) {
+          if (!acknowledging.add(lease.id())) {
+            return; // the first report of this grant settles it
+          }
           var unused =
-              link.waitForReplicas(options.replicaAcks(), options.replicaTimeout())
+              waitForReplicas()
               .whenComplete(
                   (acks, failure) -> {
-                    if (failure == null && acks >= options.replicaAcks()) {
-                      grant(request, lease);
-                    } else {
-                      // Not on enough replicas: a failover could forget it. Give it back and ask
-                      // again under a new id.
-                      var releasing = sendRelease(lease.id()); // gives it back, or expires
-                      request.attemptFailed(
-                          failure != null
-                              ? failure
-                              : new IllegalStateException(
-                                  "grant reached " + acks + " replicas, not "
-                                      + options.replicaAcks()));
-                      resubmit(request);
+                    try {
+                      settleAcknowledged(request, lease, acks, failure);
+                    } finally {
+                      // Settled: a later report finds the request granted, or under a new id.
+                      acknowledging.remove(lease.id());
                     }
                   });
         } else {
@@ -525,6 +539,25 @@ base + "state", base + "queue", base + "done"};
                 "request " + id + " of semaphore '" + name + "' was " + status
                     + " in Redis by another client"));
     }
+  }
+
+  /**
+   * Settles a grant once Redis's {@code WAIT} answered: grants it if enough replicas have it;
+   * otherwise gives it back (a failover could forget it) and asks again under a new id.
+   */
+  private void settleAcknowledged(
+      Request<?> request, RedisLease lease, @Nullable Long acks, @Nullable Throwable failure) {
+    if (failure == null && acks != null && acks >= options.replicaAcks()) {
+      grant(request, lease);
+      return;
+    }
+    var releasing = sendRelease(lease.id()); // gives it back, or it expires
+    request.attemptFailed(
+        failure != null
+            ? failure
+            : new IllegalStateException(
+                "grant reached " + acks + " replicas, not " + options.replicaAcks()));
+    resubmit(request);
   }
 
   private void grant(Request<?> request, RedisLease lease) {
@@ -600,7 +633,7 @@ base + "state", base + "queue", base + "done"};
             reply ->
                 options.replicaAcks() == 0
                     ? CompletableFuture.completedFuture(reply)
-                    : link.waitForReplicas(options.replicaAcks(), options.replicaTimeout())
+                    : waitForReplicas()
                         .thenApply(
                             acks -> {
                               if (acks < options.replicaAcks()) {
@@ -925,26 +958,62 @@ base + "state", base + "queue", base + "done"};
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Returns at once, without waiting for Redis. The limit {@code permits} is checked against
+   * is the one this handle last saw (every reply from Redis brings it); to rely on a limit raised
+   * through another handle, read it first with {@link #limit()}. Use {@link
+   * #acquireLeaseAsync(int)} for a future typed as a {@link Lease}.
+   */
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits) {
-    return widen(acquireLeaseAsync(permits, null));
+    return widen(acquireLeaseAsync(permits));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Returns at once, as {@link #acquireAsync(int)} does. Use {@link #acquireLeaseAsync(int,
+   * Duration)} for a future typed as a {@link Lease}.
+   */
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
-    Arguments.toNanos(timeout);
     return widen(acquireLeaseAsync(permits, timeout));
   }
 
-  /** {@link #acquireAsync(int, Duration)}, typed as a lease; a null timeout waits for ever. */
-  public CompletableFuture<Lease> acquireLeaseAsync(int permits, @Nullable Duration timeout) {
-    if (timeout != null) {
-      Arguments.toNanos(timeout);
-    }
+  /**
+   * {@link #acquireAsync(int)}, typed as a lease: waits as long as it takes.
+   *
+   * @param permits how many permits, 1 to the limit
+   * @return a future of the lease, which fails as {@link #acquireAsync(int)} says
+   * @throws IllegalArgumentException at once if {@code permits} is below 1 or above the limit this
+   *     handle last saw
+   */
+  public CompletableFuture<Lease> acquireLeaseAsync(int permits) {
+    return submitAsync(permits, null);
+  }
+
+  /**
+   * {@link #acquireAsync(int, Duration)}, typed as a lease.
+   *
+   * @param permits how many permits, 1 to the limit
+   * @param timeout how long to wait before the future fails with {@link TimeoutException}
+   * @return a future of the lease, which fails as {@link #acquireAsync(int, Duration)} says
+   * @throws IllegalArgumentException at once if {@code permits} is below 1 or above the limit this
+   *     handle last saw, or {@code timeout} is negative
+   */
+  public CompletableFuture<Lease> acquireLeaseAsync(int permits, Duration timeout) {
+    Arguments.toNanos(timeout);
+    return submitAsync(permits, timeout);
+  }
+
+  /** An asynchronous request: never waits for Redis (see decision 33). */
+  private CompletableFuture<Lease> submitAsync(int permits, @Nullable Duration timeout) {
+    Arguments.checkWeight(permits, knownLimit);
     if (closed) {
       return CompletableFuture.failedFuture(closedException());
     }
-    checkWeight(permits);
     return submit(permits, false, timeout);
   }
 
@@ -1000,8 +1069,9 @@ base + "state", base + "queue", base + "done"};
    * renewed, until released; the connections close after the last one.
    *
    * <p>Waits (up to 5 seconds) until Redis has answered the withdrawals and releases this handle
-   * has sent, so that a process may exit right after; it does not wait when called on one of
-   * Lettuce's I/O threads, which must stay free to read those answers.
+   * has sent, so that a process may exit right after; it does not wait when called on a Netty
+   * event loop (Lettuce's I/O and event threads, whatever the client's resources name them),
+   * which must stay free to read those answers.
    */
   @Override
   public void close() {
@@ -1012,8 +1082,7 @@ base + "state", base + "queue", base + "done"};
       }
     }
     finishIfClosed();
-    String thread = Thread.currentThread().getName();
-    if (!thread.startsWith("lettuce-") && !thread.startsWith("nio")) {
+    if (!onEventLoop()) {
       try {
         CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
             .get(5, TimeUnit.SECONDS);
@@ -1023,6 +1092,14 @@ base + "state", base + "queue", base + "done"};
         // Redis did not answer: what was not withdrawn or released expires on its own
       }
     }
+  }
+
+  /**
+   * Whether this thread runs a Netty event executor: an I/O thread of any Lettuce client, or one
+   * of its event threads. Netty records that for each thread it runs, whatever its name.
+   */
+  private static boolean onEventLoop() {
+    return io.netty.util.internal.ThreadExecutorMap.currentExecutor() != null;
   }
 
   private void finishIfClosed() {
@@ -1129,6 +1206,23 @@ base + "state", base + "queue", base + "done"};
   /** For tests: drops every wake-up message from now on, as a broken subscription would. */
   void ignoreWakeUps() {
     ignoreWakeUps = true;
+  }
+
+  private CompletableFuture<Long> waitForReplicas() {
+    var answers = replicaWaits;
+    return answers != null
+        ? answers.get()
+        : link.waitForReplicas(options.replicaAcks(), options.replicaTimeout());
+  }
+
+  /** For tests: answers the replica acknowledgement waits with {@code answers}. */
+  void answerReplicaWaitsWith(java.util.function.Supplier<CompletableFuture<Long>> answers) {
+    replicaWaits = answers;
+  }
+
+  /** For tests: handles {@code message} as a wake-up that came on this handle's channel. */
+  void wakeUp(String message) {
+    onWake(message);
   }
 
   /** For tests: the channel this handle's wake-ups come on. */

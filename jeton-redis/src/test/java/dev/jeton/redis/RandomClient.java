@@ -171,7 +171,7 @@ public final class RandomClient {
             }
           }
           case ASYNC_CANCEL -> {
-            CompletableFuture<Lease> future = semaphore.acquireLeaseAsync(weight, null);
+            CompletableFuture<Lease> future = semaphore.acquireLeaseAsync(weight);
             try {
               lease = future.get(param, TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {

@@ -66,7 +66,7 @@ class RedisClusterContractIntegrationTest extends RedisContractTestBase {
           RedisSemaphore waiter =
               RedisSemaphore.builder("wake-" + i).uri(uri).options(noPolling).open()) {
         Lease held = holder.acquire(1);
-        java.util.concurrent.CompletableFuture<Lease> next = waiter.acquireLeaseAsync(1, null);
+        java.util.concurrent.CompletableFuture<Lease> next = waiter.acquireLeaseAsync(1);
         while (waiter.queueLength() == 0) {
           Thread.sleep(5);
         }

@@ -13,10 +13,16 @@ import dev.jeton.redis.testing.Await;
 import dev.jeton.redis.testing.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import dev.jeton.Permit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
@@ -153,8 +159,8 @@ class RedisSemaphoreIntegrationTest {
   void status_showsWhoHoldsAndWhoWaitsInOrder() throws Exception {
     RedisSemaphore sem = open(builder("who").limit(3).owner("the test"));
     Lease held = sem.acquire(2);
-    CompletableFuture<Lease> first = sem.acquireLeaseAsync(2, null);
-    CompletableFuture<Lease> second = sem.acquireLeaseAsync(1, null);
+    CompletableFuture<Lease> first = sem.acquireLeaseAsync(2);
+    CompletableFuture<Lease> second = sem.acquireLeaseAsync(1);
     RedisSemaphore.Status status = sem.status();
     assertEquals(3, status.limit());
     assertEquals(2, status.held());
@@ -238,7 +244,7 @@ class RedisSemaphoreIntegrationTest {
       RedisSemaphore b = open(builder("watched")); // straight to the primary: the same keys
       Lease lease = a.acquire(1);
       assertTrue(b.tryAcquire(1).isEmpty());
-      CompletableFuture<Lease> next = b.acquireLeaseAsync(1, null);
+      CompletableFuture<Lease> next = b.acquireLeaseAsync(1);
       lease.release();
       next.get(10, TimeUnit.SECONDS).release();
     }
@@ -249,7 +255,7 @@ class RedisSemaphoreIntegrationTest {
     RedisSemaphore a = open(builder("shared").limit(1));
     RedisSemaphore b = open(builder("shared"));
     Lease held = a.acquire(1);
-    CompletableFuture<Lease> waiting = b.acquireLeaseAsync(1, null);
+    CompletableFuture<Lease> waiting = b.acquireLeaseAsync(1);
     a.setLimit(2);
     waiting.get(10, TimeUnit.SECONDS).release();
     assertEquals(2, b.limit());
@@ -313,4 +319,139 @@ class RedisSemaphoreIntegrationTest {
     }
   }
 
+  @Test
+  void replicaAcks_twoSettlesOfOneGrant_failureFirst_theCallerHoldsWhatRedisHolds()
+      throws Exception {
+    twoSettlesOfOneGrant("failure-first", false);
+  }
+
+  @Test
+  void replicaAcks_twoSettlesOfOneGrant_successFirst_theCallerHoldsWhatRedisHolds()
+      throws Exception {
+    twoSettlesOfOneGrant("success-first", true);
+  }
+
+  /**
+   * One grant settled twice (a wake-up, and a poll's reply crossing it), with the replica waits
+   * answered by the test: the first as {@code successFirst} says, any later one the other way.
+   * Whatever the order, the caller must get a lease that Redis holds, and nothing else may stay
+   * held or queued.
+   */
+  private void twoSettlesOfOneGrant(String name, boolean successFirst) throws Exception {
+    RedisSemaphore other = open(builder(name).limit(1));
+    RedisSemaphore sem =
+        open(builder(name).options(
+            RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))));
+    BlockingQueue<CompletableFuture<Long>> waits = new LinkedBlockingQueue<>();
+    AtomicBoolean acknowledgeAll = new AtomicBoolean();
+    sem.answerReplicaWaitsWith(
+        () -> {
+          if (acknowledgeAll.get()) {
+            return CompletableFuture.completedFuture(1L);
+          }
+          CompletableFuture<Long> wait = new CompletableFuture<>();
+          waits.add(wait);
+          return wait;
+        });
+    Lease held = other.acquire(1);
+    CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1);
+    Await.until(() -> other.queueLength() == 1, "the waiter to queue");
+    held.release(); // grants the waiter in Redis and wakes it up
+    CompletableFuture<Long> first = waits.poll(20, TimeUnit.SECONDS);
+    assertNotNull(first, "the grant's replica wait");
+
+    // The same grant again, as a poll's reply crossing the wake-up brings it.
+    LeaseInfo grant = other.status().holders().get(0);
+    sem.wakeUp(System.currentTimeMillis() + " " + grant.id() + "|granted|"
+        + grant.expiresAt().toEpochMilli() + "|" + FencingToken.format(grant.fencingTokens()));
+    List<CompletableFuture<Long>> later = new ArrayList<>();
+    waits.drainTo(later);
+    acknowledgeAll.set(true);
+    first.complete(successFirst ? 1L : 0L);
+    later.forEach(wait -> wait.complete(successFirst ? 0L : 1L));
+    waits.forEach(wait -> wait.complete(1L));
+
+    Lease lease = waiter.get(20, TimeUnit.SECONDS);
+    Await.until(
+        () -> {
+          RedisSemaphore.Status status = other.status();
+          return status.waiters().isEmpty()
+              && status.holders().stream().map(LeaseInfo::id).toList().equals(
+                  List.of(lease.id()));
+        },
+        "Redis to hold the caller's lease " + lease.id() + " and nothing else");
+    assertTrue(lease.releaseAsync().get(10, TimeUnit.SECONDS), "Redis held it");
+  }
+
+  @Test
+  void acquireAsync_neverWaitsForRedis() throws Exception {
+    RedisSemaphore stale = open(builder("async").limit(1));
+    open(builder("async")).setLimit(3); // this handle still knows the limit as 1
+    server.pause();
+    CompletableFuture<Permit> pending;
+    try {
+      // Checked against the limit last seen, without asking the stopped server.
+      assertThrows(IllegalArgumentException.class, () -> stale.acquireAsync(2));
+      pending = stale.acquireAsync(1);
+      assertFalse(pending.isDone(), "Redis cannot have answered");
+    } finally {
+      server.resume();
+    }
+    pending.get(20, TimeUnit.SECONDS).release();
+  }
+
+  @Test
+  void close_onAnIoThreadOfACallersClient_doesNotBlockIt() throws Exception {
+    // One I/O thread, named as no Lettuce default is: the reply close() would wait for could
+    // only be read by the thread that waits.
+    ClientResources resources =
+        DefaultClientResources.builder()
+            .ioThreadPoolSize(1)
+            .threadFactoryProvider(pool -> task -> new Thread(task, "custom-" + pool))
+            .build();
+    RedisClient client = RedisClient.create(resources, server.uri());
+    try {
+      RedisSemaphore holder = open(builder("io-close").limit(1));
+      RedisSemaphore sem =
+          builder("io-close").client(client).completionExecutor(Runnable::run).open();
+      Lease held = holder.acquire(1);
+      CompletableFuture<Lease> first = sem.acquireLeaseAsync(1);
+      CompletableFuture<Lease> second = sem.acquireLeaseAsync(1); // withdrawn by close()
+      Await.until(() -> holder.queueLength() == 2, "both to queue");
+      CompletableFuture<Thread> closer = new CompletableFuture<>();
+      AtomicBoolean closeReturned = new AtomicBoolean();
+      first.thenAccept(
+          lease -> {
+            closer.complete(Thread.currentThread());
+            sem.close(); // on the I/O thread that settled the grant
+            closeReturned.set(true);
+            lease.release();
+          });
+      held.release();
+      Thread io = closer.get(20, TimeUnit.SECONDS);
+      assertTrue(io.getName().startsWith("custom-"), io.getName());
+      Await.until(
+          () -> closeReturned.get() || waitsInClose(io), "close() to return or to wait");
+      assertTrue(closeReturned.get(), "close() waited on the I/O thread");
+      assertThrows(Exception.class, () -> second.get(20, TimeUnit.SECONDS));
+      Await.until(() -> holder.available() == 1, "the lease to be released");
+    } finally {
+      client.shutdown();
+      resources.shutdown();
+    }
+  }
+
+  private static boolean waitsInClose(Thread thread) {
+    Thread.State state = thread.getState();
+    if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
+      return false;
+    }
+    for (StackTraceElement frame : thread.getStackTrace()) {
+      if (frame.getClassName().equals(RedisSemaphore.class.getName())
+          && frame.getMethodName().equals("close")) {
+        return true;
+      }
+    }
+    return false;
+  }
 }
