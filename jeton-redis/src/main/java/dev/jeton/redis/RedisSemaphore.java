@@ -67,6 +67,12 @@ import org.jspecify.annotations.Nullable;
  * process died) drops out after the {@linkplain RedisSemaphoreOptions#waiterExpiry() waiter
  * expiry}; a holder that stops renewing loses its lease after the lease time.
  *
+ * <p>If the state vanishes (Redis restarted without persistence), the first call from a handle
+ * that has seen it recreates it in quarantine: nothing is granted for one lease time, by when
+ * every holder of the lost state has found its lease lost (see {@code semaphore.lua},
+ * Recreation). With replica acknowledgements, a grant is relied on only after {@code WAIT}; the
+ * first report of a grant (a wake-up or a reply) waits and settles it, any other is ignored.
+ *
  * <p>On this side, each request is a future with a state: pending, granted or withdrawn, changed
  * once by compare-and-set, so that a grant and a cancel racing each other agree on the winner. A
  * withdrawal sends a cancel, which gives the permits back if Redis had granted them meanwhile.
@@ -142,7 +148,13 @@ base + "state", base + "queue", base + "done"};
     this.renewer = TIMER.scheduleWithFixedDelay(this::renewAll, renew, renew, TimeUnit.NANOSECONDS);
   }
 
-  /** Starts building a handle on the semaphore {@code name}. */
+  /**
+   * Starts building a handle on the semaphore {@code name}.
+   *
+   * @param name the semaphore's name: letters, digits, {@code .}, {@code _} and {@code -}
+   * @return a builder
+   * @throws IllegalArgumentException if the name breaks that rule
+   */
   public static Builder builder(String name) {
     return new Builder(name);
   }
@@ -167,6 +179,9 @@ base + "state", base + "queue", base + "done"};
      * server), {@code redis-sentinel://host:port[,host:port]/db#primary} (through Sentinel), or
      * {@code redis-cluster://host:port[,host:port...]} (Redis Cluster; {@code rediss-cluster://}
      * with TLS). The handle creates its own Lettuce client and closes it with itself.
+     *
+     * @param redisUri the Redis URI
+     * @return this builder
      */
     public Builder uri(String redisUri) {
       this.uri = Objects.requireNonNull(redisUri, "uri");
@@ -174,20 +189,37 @@ base + "state", base + "queue", base + "done"};
       return this;
     }
 
-    /** Connects through {@code redisClient}, which the caller keeps and closes. */
+    /**
+     * Connects through {@code redisClient}, which the caller keeps and closes.
+     *
+     * @param redisClient a Lettuce client of one server or Sentinel
+     * @return this builder
+     */
     public Builder client(RedisClient redisClient) {
       this.client = Objects.requireNonNull(redisClient, "client");
       this.uri = null;
       return this;
     }
 
-    /** Connects to Redis Cluster through {@code clusterClient}, which the caller keeps. */
+    /**
+     * Connects to Redis Cluster through {@code clusterClient}, which the caller keeps and closes.
+     *
+     * @param clusterClient a Lettuce Redis Cluster client
+     * @return this builder
+     */
     public Builder client(RedisClusterClient clusterClient) {
       this.client = Objects.requireNonNull(clusterClient, "client");
       this.uri = null;
       return this;
     }
 
+    /**
+     * How the handle uses Redis: lease time, renewal, polling and the rest (default: {@link
+     * RedisSemaphoreOptions#defaults()}).
+     *
+     * @param redisOptions the options
+     * @return this builder
+     */
     public Builder options(RedisSemaphoreOptions redisOptions) {
       this.options = Objects.requireNonNull(redisOptions, "options");
       return this;
@@ -196,6 +228,9 @@ base + "state", base + "queue", base + "done"};
     /**
      * The limit the semaphore must have: it is created with it if new; if it exists with another
      * limit, {@link #open()} fails (change a limit with {@link RedisSemaphore#setLimit(int)}).
+     *
+     * @param permits the limit, 0 to 2^30-1
+     * @return this builder
      */
     public Builder limit(int permits) {
       this.limit = checkLimit(permits);
@@ -203,14 +238,24 @@ base + "state", base + "queue", base + "done"};
       return this;
     }
 
-    /** The limit to create the semaphore with if it does not exist; an existing one keeps its. */
+    /**
+     * The limit to create the semaphore with if it does not exist; an existing one keeps its.
+     *
+     * @param permits the limit, 0 to 2^30-1
+     * @return this builder
+     */
     public Builder limitIfNew(int permits) {
       this.limitIfNew = checkLimit(permits);
       this.limit = -1;
       return this;
     }
 
-    /** Who this handle's holders and waiters say they are (default: the command line). */
+    /**
+     * Who this handle's holders and waiters say they are (default: the command line).
+     *
+     * @param description any text; tabs and line breaks become spaces
+     * @return this builder
+     */
     public Builder owner(String description) {
       this.owner = Objects.requireNonNull(description, "owner");
       return this;
@@ -219,6 +264,9 @@ base + "state", base + "queue", base + "done"};
     /**
      * Where asynchronous requests and loss notices complete (default: the common fork-join
      * pool), so that a callback that blocks never holds up Lettuce's I/O threads.
+     *
+     * @param executor the executor
+     * @return this builder
      */
     public Builder completionExecutor(Executor executor) {
       this.completionExecutor = Objects.requireNonNull(executor, "executor");
@@ -229,6 +277,7 @@ base + "state", base + "queue", base + "done"};
      * Connects and opens the handle. With neither {@link #limit} nor {@link #limitIfNew}, the
      * semaphore must exist.
      *
+     * @return the open handle
      * @throws IllegalArgumentException if the semaphore exists with another limit than {@link
      *     #limit}, or does not exist and no limit was given; if no Redis URI or client was
      *     given, or the URI is bad
@@ -935,7 +984,14 @@ base + "state", base + "queue", base + "done"};
     return tryAcquireLease(permits).map(lease -> lease);
   }
 
-  /** {@link #tryAcquire(int)}, typed as a lease. */
+  /**
+   * {@link #tryAcquire(int)}, typed as a lease.
+   *
+   * @param permits how many permits, 1 to the limit
+   * @return the lease, or empty if the request would have had to wait
+   * @throws IllegalArgumentException if {@code permits} is below 1 or above the limit
+   * @throws SemaphoreClosedException if this handle is closed
+   */
   public Optional<Lease> tryAcquireLease(int permits) {
     if (closed) {
       throw closedException();
@@ -1130,19 +1186,22 @@ base + "state", base + "queue", base + "done"};
 
   // ---------------------------------------------------------------- Redis-specific
 
-  /** The semaphore's name. */
+  /** {@return the semaphore's name} */
   public String name() {
     return name;
   }
 
-  /** The options this handle was opened with. */
+  /** {@return the options this handle was opened with} */
   public RedisSemaphoreOptions options() {
     return options;
   }
 
   /**
-   * The names of the semaphores in the Redis at {@code redisUri} under the options' key prefix,
-   * sorted.
+   * Lists the semaphores in a Redis.
+   *
+   * @param redisUri where Redis is, as {@link Builder#uri(String)} takes it
+   * @param options whose key prefix to look under
+   * @return the names of the semaphores there, sorted
    */
   public static List<String> list(String redisUri, RedisSemaphoreOptions options) {
     String prefix = "{" + options.keyPrefix() + ":";
@@ -1156,7 +1215,7 @@ base + "state", base + "queue", base + "done"};
     }
   }
 
-  /** Who holds permits now and who waits, oldest first, as Redis sees it. */
+  /** {@return who holds permits now and who waits, oldest first, as Redis sees it} */
   public Status status() {
     Reply reply = join(call("status"));
     List<LeaseInfo> holders = new ArrayList<>();

@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import dev.jeton.redis.testing.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -71,7 +72,7 @@ class RedisClusterContractIntegrationTest extends RedisContractTestBase {
           Thread.sleep(5);
         }
         held.release();
-        next.get(10, java.util.concurrent.TimeUnit.SECONDS).releaseAsync().get();
+        next.get(Await.HANG_GUARD.toSeconds(), java.util.concurrent.TimeUnit.SECONDS).releaseAsync().get();
       }
     }
   }

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class RedisFaultIntegrationTest {
   private static final Duration LEASE = Duration.ofMillis(1500);
   private static final Duration POLL = Duration.ofMillis(100);
-  private static final Duration PATIENCE = Duration.ofSeconds(20);
+  private static final Duration PATIENCE = Await.HANG_GUARD; // only against a hang
 
   private RedisServer server;
   private final List<AutoCloseable> toClose = new ArrayList<>();
@@ -70,7 +70,7 @@ class RedisFaultIntegrationTest {
   void killedHolder_permitsReturnAfterTheLeaseAndWaitersGetThemInFifoOrder() throws Exception {
     RedisSemaphore sem = open("killed", 2);
     ChildJvm child = holder("killed", 2, 2);
-    child.await("GRANTED", PATIENCE);
+    child.await("GRANTED");
     List<String> order = new CopyOnWriteArrayList<>();
     List<CompletableFuture<Lease>> waiters = new ArrayList<>();
     for (String who : List.of("first", "second", "third")) {
@@ -117,10 +117,10 @@ class RedisFaultIntegrationTest {
   void pausedHolder_losesItsLeaseToAWaiterLearnsItAndIsFencedOff() throws Exception {
     RedisSemaphore sem = open("paused", 1);
     ChildJvm child = holder("paused", 1, 1);
-    String granted = child.await("GRANTED", PATIENCE);
+    String granted = child.await("GRANTED");
     List<FencingToken> stale = FencingToken.parse(granted.split(" ")[2]);
     FencingGuard resource = new FencingGuard();
-    assertTrue(resource.admit(FencingToken.parse(child.await("WRITE", PATIENCE).substring(6))));
+    assertTrue(resource.admit(FencingToken.parse(child.await("WRITE").substring(6))));
 
     CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1);
     child.signal("STOP");
@@ -131,7 +131,7 @@ class RedisFaultIntegrationTest {
 
     child.drain();
     child.signal("CONT");
-    String lost = child.await("LOST", PATIENCE);
+    String lost = child.await("LOST");
     assertTrue(lost.contains("renew") || lost.contains("no longer held"), lost);
     for (String line : child.drain()) {
       if (line.startsWith("WRITE")) {
@@ -143,7 +143,7 @@ class RedisFaultIntegrationTest {
     assertFalse(resource.admit(stale), "the stale holder's tokens are rejected");
     assertTrue(taken.isHeld());
     child.tell("release");
-    assertEquals("RELEASED false", child.await("RELEASED", PATIENCE), "its release was a no-op");
+    assertEquals("RELEASED false", child.await("RELEASED"), "its release was a no-op");
     taken.release();
   }
 

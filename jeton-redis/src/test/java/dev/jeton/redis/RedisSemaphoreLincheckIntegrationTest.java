@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import dev.jeton.redis.testing.Await;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.redis.testing.RedisServer;
@@ -96,7 +97,7 @@ public class RedisSemaphoreLincheckIntegrationTest {
     if (permit == null) {
       return 0;
     }
-    ((Lease) permit).releaseAsync().get(10, TimeUnit.SECONDS);
+    ((Lease) permit).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
     return permit.permits();
   }
 
@@ -115,7 +116,7 @@ public class RedisSemaphoreLincheckIntegrationTest {
   public void releaseEverything() throws Exception {
     for (ArrayDeque<Permit> permits : held) {
       for (Permit p : permits) {
-        ((Lease) p).releaseAsync().get(10, TimeUnit.SECONDS);
+        ((Lease) p).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
       }
       permits.clear();
     }
