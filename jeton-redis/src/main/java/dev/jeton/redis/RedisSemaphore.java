@@ -29,7 +29,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -96,7 +95,7 @@ public final class RedisSemaphore implements Semaphore {
   private final String channel;
   private final String owner;
   private final Executor completionExecutor;
-  private final Map<String, Request<?>> waiting = new ConcurrentHashMap<>();
+  private final Map<String, RedisRequest<?>> waiting = new ConcurrentHashMap<>();
   private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
   private final Map<String, Boolean> unsentWithdrawals = new ConcurrentHashMap<>();
   private final java.util.Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
@@ -438,7 +437,7 @@ base + "state", base + "queue", base + "done"};
     for (int i = 1; i < entries.length; i++) {
       String entry = entries[i];
       int bar = entry.indexOf('|');
-      Request<?> request = bar < 0 ? null : waiting.get(entry.substring(0, bar));
+      RedisRequest<?> request = bar < 0 ? null : waiting.get(entry.substring(0, bar));
       if (request != null) {
         List<Object> item = List.of((Object[]) entry.split("\\|", -1));
         // Granted after Redis had our last request that found it queued, so its lease time
@@ -456,8 +455,8 @@ base + "state", base + "queue", base + "done"};
       sendWithdrawals(ids);
     }
     if (!waiting.isEmpty()) {
-      List<Request<?>> answered = new ArrayList<>();
-      for (Request<?> request : waiting.values()) {
+      List<RedisRequest<?>> answered = new ArrayList<>();
+      for (RedisRequest<?> request : waiting.values()) {
         if (request.answered) { // one whose first reply is still on its way needs no second ask
           answered.add(request);
         }
@@ -467,9 +466,9 @@ base + "state", base + "queue", base + "done"};
   }
 
   /** Sends (again) every request in {@code requests}, and settles each with its reply. */
-  private void poll(Collection<Request<?>> requests) {
-    List<Request<?>> batch = new ArrayList<>();
-    for (Request<?> request : requests) {
+  private void poll(Collection<RedisRequest<?>> requests) {
+    List<RedisRequest<?>> batch = new ArrayList<>();
+    for (RedisRequest<?> request : requests) {
       if (request.isPending()) {
         batch.add(request);
       }
@@ -483,20 +482,20 @@ base + "state", base + "queue", base + "done"};
     }
   }
 
-  private CompletableFuture<Reply> send(List<Request<?>> batch, boolean trying) {
+  private CompletableFuture<Reply> send(List<RedisRequest<?>> batch, boolean trying) {
     String[] args = new String[2 + 4 * batch.size()];
     args[0] = trying ? "try" : "queue";
     args[1] = Long.toString(options.waiterExpiry().toMillis());
     String lease = Long.toString(options.leaseTime().toMillis());
     int i = 2;
-    for (Request<?> request : batch) {
+    for (RedisRequest<?> request : batch) {
       args[i++] = request.id;
       args[i++] = Integer.toString(request.weight);
       args[i++] = lease;
       args[i++] = owner;
     }
     long sentNanos = System.nanoTime();
-    for (Request<?> request : batch) {
+    for (RedisRequest<?> request : batch) {
       if (request.queuedSince == 0) {
         request.queuedSince = sentNanos; // its first send: a grant can only come after it
       }
@@ -531,7 +530,7 @@ base + "state", base + "queue", base + "done"};
    * Redis said it (the lease's local deadline counts from there).
    */
   private void settle(
-      Request<?> request, List<Object> item, int limit, long serverMillis, long sentNanos) {
+      RedisRequest<?> request, List<Object> item, int limit, long serverMillis, long sentNanos) {
     String id = (String) item.get(0);
     String status = (String) item.get(1);
     if (!id.equals(request.id) || !request.isPending()) {
@@ -595,7 +594,7 @@ base + "state", base + "queue", base + "done"};
    * otherwise gives it back (a failover could forget it) and asks again under a new id.
    */
   private void settleAcknowledged(
-      Request<?> request, RedisLease lease, @Nullable Long acks, @Nullable Throwable failure) {
+      RedisRequest<?> request, RedisLease lease, @Nullable Long acks, @Nullable Throwable failure) {
     if (failure == null && acks != null && acks >= options.replicaAcks()) {
       grant(request, lease);
       return;
@@ -609,7 +608,7 @@ base + "state", base + "queue", base + "done"};
     resubmit(request);
   }
 
-  private void grant(Request<?> request, RedisLease lease) {
+  private void grant(RedisRequest<?> request, RedisLease lease) {
     // Registered before the caller can see it (and release it); a second reply for the same
     // grant (a poll crossing the first reply) finds it registered and the request settled.
     if (held.putIfAbsent(lease.id(), lease) != null) {
@@ -623,7 +622,7 @@ base + "state", base + "queue", base + "done"};
   }
 
   private RedisLease newLease(
-      Request<?> request, List<Object> item, long serverMillis, long sentNanos) {
+      RedisRequest<?> request, List<Object> item, long serverMillis, long sentNanos) {
     long expiry = Long.parseLong((String) item.get(2));
     List<FencingToken> tokens = FencingToken.parse((String) item.get(3));
     long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - serverMillis);
@@ -634,7 +633,7 @@ base + "state", base + "queue", base + "done"};
    * Sends the request again under a new id, and withdraws the old one: a poll still in flight
    * for it may yet be granted, and the withdrawal, sent after it, gives that grant back.
    */
-  private void resubmit(Request<?> request) {
+  private void resubmit(RedisRequest<?> request) {
     String old = request.id;
     String fresh = newId();
     request.queuedSince = 0;
@@ -732,152 +731,27 @@ base + "state", base + "queue", base + "done"};
     return TIMER.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
   }
 
-  private static String newId() {
+  static String newId() {
     return java.util.UUID.randomUUID().toString();
   }
 
   // ---------------------------------------------------------------- requests
 
-  private static final int PENDING = 0;
-  private static final int GRANTED = 1;
-  private static final int WITHDRAWN = 2;
-
-  /**
-   * A request in progress: a future whose state goes once from pending to granted or withdrawn.
-   * Withdrawing (cancel, a failure, a timeout) sends a cancel before the future completes, so
-   * that what the caller does next already sees the request gone.
-   */
-  private final class Request<T extends @Nullable Object> extends CompletableFuture<T> {
-    final int weight; // 0: awaitIdle
-    final boolean blocking;
-    final @Nullable Duration timeout;
-    volatile String id = newId();
-    final AtomicInteger state = new AtomicInteger(PENDING);
-    volatile boolean answered;
-    /**
-     * When the latest request for this id that Redis answered "queued" was sent (at first, when
-     * the id was first sent): a grant announced by wake-up came after it.
-     */
-    volatile long queuedSince;
-    volatile boolean timeoutDue;
-    volatile @Nullable Throwable lastFailure;
-    volatile @Nullable ScheduledFuture<?> timer;
-
-    Request(int weight, boolean blocking, @Nullable Duration timeout) {
-      this.weight = weight;
-      this.blocking = blocking;
-      this.timeout = timeout;
-    }
-
-    boolean isPending() {
-      return state.get() == PENDING;
-    }
-
-    @SuppressWarnings("unchecked") // T is Lease, or Void for awaitIdle (granted with null)
-    boolean grant(@Nullable Lease lease) {
-      if (!state.compareAndSet(PENDING, GRANTED)) {
-        return false;
-      }
-      waiting.remove(id, this);
-      stopTimer();
-      deliver(() -> super.complete((T) lease));
-      return true;
-    }
-
-    void queued() {
-      answered = true;
-      if (timeoutDue) {
-        timedOut();
-      }
-    }
-
-    void attemptFailed(Throwable failure) {
-      lastFailure = failure;
-      answered = true;
-      if (timeoutDue) {
-        timedOut();
-      }
-    }
-
-    void timerFired() {
-      if (answered) {
-        timedOut();
-      } else {
-        timeoutDue = true; // decide when the first answer (or failure) comes
-      }
-    }
-
-    private void timedOut() {
-      TimeoutException e =
-          new TimeoutException(
-              "timed out after " + timeout + " waiting for " + weight + " permits of semaphore '"
-                  + name + "'");
-      Throwable cause = lastFailure;
-      if (cause != null) {
-        e.initCause(cause);
-      }
-      fail(e);
-    }
-
-    /** Fails the request from inside (timeout, close, too big, Redis). */
-    void fail(Throwable failure) {
-      if (withdraw()) {
-        deliver(() -> super.completeExceptionally(failure));
-      }
-    }
-
-    private boolean withdraw() {
-      if (!state.compareAndSet(PENDING, WITHDRAWN)) {
-        return false;
-      }
-      waiting.remove(id, this);
-      stopTimer();
-      sendWithdrawals(List.of(id));
-      finishIfClosed();
-      return true;
-    }
-
-    private void stopTimer() {
-      ScheduledFuture<?> t = timer;
-      if (t != null) {
-        t.cancel(false);
-      }
-    }
-
-    private void deliver(Runnable completion) {
-      if (blocking) {
-        completion.run(); // a thread waits in get(): no callbacks to keep off Lettuce's threads
-        return;
-      }
-      try {
-        completionExecutor.execute(completion);
-      } catch (RuntimeException rejected) {
-        completion.run(); // never drop a completion
-      }
-    }
-
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      if (withdraw()) {
-        return super.cancel(mayInterruptIfRunning);
-      }
-      return isCancelled();
-    }
-
-    @Override
-    public boolean completeExceptionally(Throwable failure) {
-      return withdraw() && super.completeExceptionally(failure);
-    }
-
-    @Override
-    public boolean complete(T value) {
-      return withdraw() && super.complete(value);
-    }
+  /** A request left the pending state (granted or withdrawn): it no longer waits here. */
+  void settled(RedisRequest<?> request) {
+    waiting.remove(request.id, request);
   }
 
-  private <T extends @Nullable Object> Request<T> submit(
+  /** A request was withdrawn: it leaves, and Redis is told (which gives back a late grant). */
+  void withdrawn(RedisRequest<?> request) {
+    waiting.remove(request.id, request);
+    sendWithdrawals(List.of(request.id));
+    finishIfClosed();
+  }
+
+  private <T extends @Nullable Object> RedisRequest<T> submit(
       int weight, boolean blocking, @Nullable Duration timeout) {
-    Request<T> request = new Request<>(weight, blocking, timeout);
+    RedisRequest<T> request = new RedisRequest<>(this, weight, blocking, timeout);
     if (closed && weight != 0) {
       request.fail(closedException());
       return request;
@@ -933,7 +807,7 @@ base + "state", base + "queue", base + "done"};
       throw closedException();
     }
     checkWeight(permits);
-    Request<Lease> request = submit(permits, true, timeout);
+    RedisRequest<Lease> request = submit(permits, true, timeout);
     try {
       return request.get();
     } catch (InterruptedException e) {
@@ -997,7 +871,7 @@ base + "state", base + "queue", base + "done"};
       throw closedException();
     }
     checkWeight(permits);
-    Request<Lease> request = new Request<>(permits, true, null);
+    RedisRequest<Lease> request = new RedisRequest<>(this, permits, true, null);
     Reply reply = join(send(List.of(request), true));
     List<Object> item = reply.item(0);
     switch ((String) item.get(1)) {
@@ -1132,7 +1006,7 @@ base + "state", base + "queue", base + "done"};
   @Override
   public void close() {
     closed = true;
-    for (Request<?> request : List.copyOf(waiting.values())) {
+    for (RedisRequest<?> request : List.copyOf(waiting.values())) {
       if (request.weight != 0) {
         request.fail(closedException());
       }
