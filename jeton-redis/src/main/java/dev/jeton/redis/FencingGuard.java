@@ -22,7 +22,12 @@ import java.util.Map;
 public final class FencingGuard {
   private final Map<Integer, Long> highest = new HashMap<>();
 
-  /** Accepts {@code tokens} (raising the remembered tokens) or returns false if one is stale. */
+  /**
+   * Accepts {@code tokens}, raising the remembered tokens, unless one is stale.
+   *
+   * @param tokens a holder's fencing tokens
+   * @return true if accepted; false if a token is below one seen before for its slot
+   */
   public synchronized boolean admit(List<FencingToken> tokens) {
     for (FencingToken t : tokens) {
       if (t.token() < highest.getOrDefault(t.slot(), Long.MIN_VALUE)) {
@@ -38,6 +43,7 @@ public final class FencingGuard {
   /**
    * Like {@link #admit(List)}, but throws if a token is stale.
    *
+   * @param tokens a holder's fencing tokens
    * @throws Lease.StaleLeaseException naming the stale slot and the token seen
    */
   public synchronized void check(List<FencingToken> tokens) {

@@ -14,7 +14,12 @@ import java.util.stream.Collectors;
  */
 public record FencingToken(int slot, long token) {
 
-  /** Tokens as {@code slot:token,slot:token}: how {@code jeton run} passes them to its child. */
+  /**
+   * Formats tokens as {@code jeton run} passes them to its child.
+   *
+   * @param tokens the tokens
+   * @return them as {@code slot:token,slot:token}
+   */
   public static String format(List<FencingToken> tokens) {
     return tokens.stream().map(t -> t.slot + ":" + t.token).collect(Collectors.joining(","));
   }
@@ -22,6 +27,8 @@ public record FencingToken(int slot, long token) {
   /**
    * Parses {@link #format(List)}'s output.
    *
+   * @param text tokens as {@code slot:token,slot:token}, or empty
+   * @return the tokens
    * @throws IllegalArgumentException if {@code text} is not in that form
    */
   public static List<FencingToken> parse(String text) {

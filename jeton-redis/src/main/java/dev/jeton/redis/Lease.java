@@ -20,34 +20,40 @@ import java.util.concurrent.CompletionStage;
  */
 public interface Lease extends Permit {
 
-  /** The lease's id: the request id it was granted to, unique across the fleet. */
+  /** {@return the lease's id: the request id it was granted to, unique across the fleet} */
   String id();
 
-  /** The name of the semaphore it is a lease of. */
+  /** {@return the name of the semaphore it is a lease of} */
   String semaphore();
 
   /**
-   * One token per permit: the slot it occupies and that slot's token, which grows with every
-   * grant of the slot. A resource that has seen a higher token for a slot rejects this holder.
+   * {@return one token per permit: the slot it occupies and that slot's token} The token grows
+   * with every grant of the slot. A resource that has seen a higher token for a slot rejects this
+   * holder.
    */
   List<FencingToken> fencingTokens();
 
-  /** When the lease expires in Redis unless renewed, by the server's clock, as last known. */
+  /**
+   * {@return when the lease expires in Redis unless renewed, by the server's clock, as last
+   * known}
+   */
   Instant expiresAt();
 
-  /** True until the lease is released or lost. */
+  /** {@return true until the lease is released or lost} */
   boolean isHeld();
 
   /**
-   * Completes when the lease is found lost: it expired in Redis (the holder was paused, Redis
+   * {@return a stage that completes when the lease is found lost} It expired in Redis (the holder was paused, Redis
    * restarted or lost it), or it could not be renewed before it may have expired. Never completes
    * if the lease is released first.
    */
   CompletionStage<LeaseLoss> lost();
 
   /**
-   * Gives the permits back, as {@link #release()}, and tells whether Redis still held them: false
-   * if the lease had expired (nothing is given back twice) or was already released.
+   * Gives the permits back, as {@link #release()}, and tells whether Redis still held them.
+   *
+   * @return a future of true if Redis held them; false if the lease had expired (nothing is given
+   *     back twice) or was already released
    */
   CompletableFuture<Boolean> releaseAsync();
 

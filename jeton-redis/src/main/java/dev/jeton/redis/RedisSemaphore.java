@@ -29,7 +29,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -67,6 +66,12 @@ import org.jspecify.annotations.Nullable;
  * process died) drops out after the {@linkplain RedisSemaphoreOptions#waiterExpiry() waiter
  * expiry}; a holder that stops renewing loses its lease after the lease time.
  *
+ * <p>If the state vanishes (Redis restarted without persistence), the first call from a handle
+ * that has seen it recreates it in quarantine: nothing is granted for one lease time, by when
+ * every holder of the lost state has found its lease lost (see {@code semaphore.lua},
+ * Recreation). With replica acknowledgements, a grant is relied on only after {@code WAIT}; the
+ * first report of a grant (a wake-up or a reply) waits and settles it, any other is ignored.
+ *
  * <p>On this side, each request is a future with a state: pending, granted or withdrawn, changed
  * once by compare-and-set, so that a grant and a cancel racing each other agree on the winner. A
  * withdrawal sends a cancel, which gives the permits back if Redis had granted them meanwhile.
@@ -90,18 +95,32 @@ public final class RedisSemaphore implements Semaphore {
   private final String channel;
   private final String owner;
   private final Executor completionExecutor;
-  private final Map<String, Request<?>> waiting = new ConcurrentHashMap<>();
+  private final Map<String, RedisRequest<?>> waiting = new ConcurrentHashMap<>();
   private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
   private final Map<String, Boolean> unsentWithdrawals = new ConcurrentHashMap<>();
   private final java.util.Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
+  /**
+   * Grants (lease ids) whose replica acknowledgement is awaited. A grant can be reported twice (a
+   * wake-up and a poll's reply); only the first report waits and settles it, so its success and
+   * its failure never both act on one lease.
+   */
+  private final java.util.Set<String> acknowledging = ConcurrentHashMap.newKeySet();
   private final ScheduledFuture<?> poller;
   private final ScheduledFuture<?> renewer;
   private volatile int knownLimit;
+  /**
+   * Whether a reply has shown the semaphore's state: from then on a call that finds no state
+   * recreates it in quarantine (see {@code semaphore.lua}, Recreation), since leases of the lost
+   * state may still be believed held.
+   */
+  private volatile boolean seen;
   private volatile boolean closed;
   private final java.util.concurrent.atomic.AtomicBoolean shutDown =
       new java.util.concurrent.atomic.AtomicBoolean();
   private volatile @Nullable Throwable lastRenewFailure;
   private volatile boolean ignoreWakeUps; // for tests: as if every message were lost
+  // For tests: answers the replica acknowledgement waits in place of Redis's WAIT.
+  private volatile java.util.function.@Nullable Supplier<CompletableFuture<Long>> replicaWaits;
 
   private RedisSemaphore(Builder builder, Link link, int limit) {
     this.name = builder.name;
@@ -128,7 +147,13 @@ base + "state", base + "queue", base + "done"};
     this.renewer = TIMER.scheduleWithFixedDelay(this::renewAll, renew, renew, TimeUnit.NANOSECONDS);
   }
 
-  /** Starts building a handle on the semaphore {@code name}. */
+  /**
+   * Starts building a handle on the semaphore {@code name}.
+   *
+   * @param name the semaphore's name: letters, digits, {@code .}, {@code _} and {@code -}
+   * @return a builder
+   * @throws IllegalArgumentException if the name breaks that rule
+   */
   public static Builder builder(String name) {
     return new Builder(name);
   }
@@ -153,6 +178,9 @@ base + "state", base + "queue", base + "done"};
      * server), {@code redis-sentinel://host:port[,host:port]/db#primary} (through Sentinel), or
      * {@code redis-cluster://host:port[,host:port...]} (Redis Cluster; {@code rediss-cluster://}
      * with TLS). The handle creates its own Lettuce client and closes it with itself.
+     *
+     * @param redisUri the Redis URI
+     * @return this builder
      */
     public Builder uri(String redisUri) {
       this.uri = Objects.requireNonNull(redisUri, "uri");
@@ -160,20 +188,37 @@ base + "state", base + "queue", base + "done"};
       return this;
     }
 
-    /** Connects through {@code redisClient}, which the caller keeps and closes. */
+    /**
+     * Connects through {@code redisClient}, which the caller keeps and closes.
+     *
+     * @param redisClient a Lettuce client of one server or Sentinel
+     * @return this builder
+     */
     public Builder client(RedisClient redisClient) {
       this.client = Objects.requireNonNull(redisClient, "client");
       this.uri = null;
       return this;
     }
 
-    /** Connects to Redis Cluster through {@code clusterClient}, which the caller keeps. */
+    /**
+     * Connects to Redis Cluster through {@code clusterClient}, which the caller keeps and closes.
+     *
+     * @param clusterClient a Lettuce Redis Cluster client
+     * @return this builder
+     */
     public Builder client(RedisClusterClient clusterClient) {
       this.client = Objects.requireNonNull(clusterClient, "client");
       this.uri = null;
       return this;
     }
 
+    /**
+     * How the handle uses Redis: lease time, renewal, polling and the rest (default: {@link
+     * RedisSemaphoreOptions#defaults()}).
+     *
+     * @param redisOptions the options
+     * @return this builder
+     */
     public Builder options(RedisSemaphoreOptions redisOptions) {
       this.options = Objects.requireNonNull(redisOptions, "options");
       return this;
@@ -182,6 +227,9 @@ base + "state", base + "queue", base + "done"};
     /**
      * The limit the semaphore must have: it is created with it if new; if it exists with another
      * limit, {@link #open()} fails (change a limit with {@link RedisSemaphore#setLimit(int)}).
+     *
+     * @param permits the limit, 0 to 2^30-1
+     * @return this builder
      */
     public Builder limit(int permits) {
       this.limit = checkLimit(permits);
@@ -189,14 +237,24 @@ base + "state", base + "queue", base + "done"};
       return this;
     }
 
-    /** The limit to create the semaphore with if it does not exist; an existing one keeps its. */
+    /**
+     * The limit to create the semaphore with if it does not exist; an existing one keeps its.
+     *
+     * @param permits the limit, 0 to 2^30-1
+     * @return this builder
+     */
     public Builder limitIfNew(int permits) {
       this.limitIfNew = checkLimit(permits);
       this.limit = -1;
       return this;
     }
 
-    /** Who this handle's holders and waiters say they are (default: the command line). */
+    /**
+     * Who this handle's holders and waiters say they are (default: the command line).
+     *
+     * @param description any text; tabs and line breaks become spaces
+     * @return this builder
+     */
     public Builder owner(String description) {
       this.owner = Objects.requireNonNull(description, "owner");
       return this;
@@ -205,6 +263,9 @@ base + "state", base + "queue", base + "done"};
     /**
      * Where asynchronous requests and loss notices complete (default: the common fork-join
      * pool), so that a callback that blocks never holds up Lettuce's I/O threads.
+     *
+     * @param executor the executor
+     * @return this builder
      */
     public Builder completionExecutor(Executor executor) {
       this.completionExecutor = Objects.requireNonNull(executor, "executor");
@@ -215,6 +276,7 @@ base + "state", base + "queue", base + "done"};
      * Connects and opens the handle. With neither {@link #limit} nor {@link #limitIfNew}, the
      * semaphore must exist.
      *
+     * @return the open handle
      * @throws IllegalArgumentException if the semaphore exists with another limit than {@link
      *     #limit}, or does not exist and no limit was given; if no Redis URI or client was
      *     given, or the URI is bad
@@ -317,7 +379,11 @@ base + "state", base + "queue", base + "done"};
   private CompletableFuture<Reply> call(String op, String... args) {
     String[] argv = new String[4 + args.length];
     argv[0] = op;
-    argv[1] = Integer.toString(knownLimit);
+    int createLimit = knownLimit;
+    argv[1] =
+        seen && createLimit >= 0
+            ? createLimit + "/" + options.leaseTime().toMillis()
+            : Integer.toString(createLimit);
     argv[2] = channel; // where grants of requests this call queues are announced
     argv[3] = Long.toString(options.replayWindow().toMillis());
     System.arraycopy(args, 0, argv, 4, args.length);
@@ -330,6 +396,7 @@ base + "state", base + "queue", base + "done"};
               Reply reply = new Reply(raw);
               if (reply.limit >= 0) {
                 knownLimit = reply.limit;
+                seen = true;
               }
               return reply;
             });
@@ -370,7 +437,7 @@ base + "state", base + "queue", base + "done"};
     for (int i = 1; i < entries.length; i++) {
       String entry = entries[i];
       int bar = entry.indexOf('|');
-      Request<?> request = bar < 0 ? null : waiting.get(entry.substring(0, bar));
+      RedisRequest<?> request = bar < 0 ? null : waiting.get(entry.substring(0, bar));
       if (request != null) {
         List<Object> item = List.of((Object[]) entry.split("\\|", -1));
         // Granted after Redis had our last request that found it queued, so its lease time
@@ -388,8 +455,8 @@ base + "state", base + "queue", base + "done"};
       sendWithdrawals(ids);
     }
     if (!waiting.isEmpty()) {
-      List<Request<?>> answered = new ArrayList<>();
-      for (Request<?> request : waiting.values()) {
+      List<RedisRequest<?>> answered = new ArrayList<>();
+      for (RedisRequest<?> request : waiting.values()) {
         if (request.answered) { // one whose first reply is still on its way needs no second ask
           answered.add(request);
         }
@@ -399,9 +466,9 @@ base + "state", base + "queue", base + "done"};
   }
 
   /** Sends (again) every request in {@code requests}, and settles each with its reply. */
-  private void poll(Collection<Request<?>> requests) {
-    List<Request<?>> batch = new ArrayList<>();
-    for (Request<?> request : requests) {
+  private void poll(Collection<RedisRequest<?>> requests) {
+    List<RedisRequest<?>> batch = new ArrayList<>();
+    for (RedisRequest<?> request : requests) {
       if (request.isPending()) {
         batch.add(request);
       }
@@ -415,20 +482,20 @@ base + "state", base + "queue", base + "done"};
     }
   }
 
-  private CompletableFuture<Reply> send(List<Request<?>> batch, boolean trying) {
+  private CompletableFuture<Reply> send(List<RedisRequest<?>> batch, boolean trying) {
     String[] args = new String[2 + 4 * batch.size()];
     args[0] = trying ? "try" : "queue";
     args[1] = Long.toString(options.waiterExpiry().toMillis());
     String lease = Long.toString(options.leaseTime().toMillis());
     int i = 2;
-    for (Request<?> request : batch) {
+    for (RedisRequest<?> request : batch) {
       args[i++] = request.id;
       args[i++] = Integer.toString(request.weight);
       args[i++] = lease;
       args[i++] = owner;
     }
     long sentNanos = System.nanoTime();
-    for (Request<?> request : batch) {
+    for (RedisRequest<?> request : batch) {
       if (request.queuedSince == 0) {
         request.queuedSince = sentNanos; // its first send: a grant can only come after it
       }
@@ -463,7 +530,7 @@ base + "state", base + "queue", base + "done"};
    * Redis said it (the lease's local deadline counts from there).
    */
   private void settle(
-      Request<?> request, List<Object> item, int limit, long serverMillis, long sentNanos) {
+      RedisRequest<?> request, List<Object> item, int limit, long serverMillis, long sentNanos) {
     String id = (String) item.get(0);
     String status = (String) item.get(1);
     if (!id.equals(request.id) || !request.isPending()) {
@@ -473,23 +540,18 @@ base + "state", base + "queue", base + "done"};
       case "granted":
         RedisLease lease = newLease(request, item, serverMillis, sentNanos);
         if (options.replicaAcks() > 0) {
+          if (!acknowledging.add(lease.id())) {
+            return; // the first report of this grant settles it
+          }
           var unused =
-              link.waitForReplicas(options.replicaAcks(), options.replicaTimeout())
+              waitForReplicas()
               .whenComplete(
                   (acks, failure) -> {
-                    if (failure == null && acks >= options.replicaAcks()) {
-                      grant(request, lease);
-                    } else {
-                      // Not on enough replicas: a failover could forget it. Give it back and ask
-                      // again under a new id.
-                      var releasing = sendRelease(lease.id()); // gives it back, or expires
-                      request.attemptFailed(
-                          failure != null
-                              ? failure
-                              : new IllegalStateException(
-                                  "grant reached " + acks + " replicas, not "
-                                      + options.replicaAcks()));
-                      resubmit(request);
+                    try {
+                      settleAcknowledged(request, lease, acks, failure);
+                    } finally {
+                      // Settled: a later report finds the request granted, or under a new id.
+                      acknowledging.remove(lease.id());
                     }
                   });
         } else {
@@ -527,7 +589,26 @@ base + "state", base + "queue", base + "done"};
     }
   }
 
-  private void grant(Request<?> request, RedisLease lease) {
+  /**
+   * Settles a grant once Redis's {@code WAIT} answered: grants it if enough replicas have it;
+   * otherwise gives it back (a failover could forget it) and asks again under a new id.
+   */
+  private void settleAcknowledged(
+      RedisRequest<?> request, RedisLease lease, @Nullable Long acks, @Nullable Throwable failure) {
+    if (failure == null && acks != null && acks >= options.replicaAcks()) {
+      grant(request, lease);
+      return;
+    }
+    var releasing = sendRelease(lease.id()); // gives it back, or it expires
+    request.attemptFailed(
+        failure != null
+            ? failure
+            : new IllegalStateException(
+                "grant reached " + acks + " replicas, not " + options.replicaAcks()));
+    resubmit(request);
+  }
+
+  private void grant(RedisRequest<?> request, RedisLease lease) {
     // Registered before the caller can see it (and release it); a second reply for the same
     // grant (a poll crossing the first reply) finds it registered and the request settled.
     if (held.putIfAbsent(lease.id(), lease) != null) {
@@ -541,7 +622,7 @@ base + "state", base + "queue", base + "done"};
   }
 
   private RedisLease newLease(
-      Request<?> request, List<Object> item, long serverMillis, long sentNanos) {
+      RedisRequest<?> request, List<Object> item, long serverMillis, long sentNanos) {
     long expiry = Long.parseLong((String) item.get(2));
     List<FencingToken> tokens = FencingToken.parse((String) item.get(3));
     long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - serverMillis);
@@ -552,7 +633,7 @@ base + "state", base + "queue", base + "done"};
    * Sends the request again under a new id, and withdraws the old one: a poll still in flight
    * for it may yet be granted, and the withdrawal, sent after it, gives that grant back.
    */
-  private void resubmit(Request<?> request) {
+  private void resubmit(RedisRequest<?> request) {
     String old = request.id;
     String fresh = newId();
     request.queuedSince = 0;
@@ -600,7 +681,7 @@ base + "state", base + "queue", base + "done"};
             reply ->
                 options.replicaAcks() == 0
                     ? CompletableFuture.completedFuture(reply)
-                    : link.waitForReplicas(options.replicaAcks(), options.replicaTimeout())
+                    : waitForReplicas()
                         .thenApply(
                             acks -> {
                               if (acks < options.replicaAcks()) {
@@ -650,152 +731,27 @@ base + "state", base + "queue", base + "done"};
     return TIMER.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
   }
 
-  private static String newId() {
+  static String newId() {
     return java.util.UUID.randomUUID().toString();
   }
 
   // ---------------------------------------------------------------- requests
 
-  private static final int PENDING = 0;
-  private static final int GRANTED = 1;
-  private static final int WITHDRAWN = 2;
-
-  /**
-   * A request in progress: a future whose state goes once from pending to granted or withdrawn.
-   * Withdrawing (cancel, a failure, a timeout) sends a cancel before the future completes, so
-   * that what the caller does next already sees the request gone.
-   */
-  private final class Request<T extends @Nullable Object> extends CompletableFuture<T> {
-    final int weight; // 0: awaitIdle
-    final boolean blocking;
-    final @Nullable Duration timeout;
-    volatile String id = newId();
-    final AtomicInteger state = new AtomicInteger(PENDING);
-    volatile boolean answered;
-    /**
-     * When the latest request for this id that Redis answered "queued" was sent (at first, when
-     * the id was first sent): a grant announced by wake-up came after it.
-     */
-    volatile long queuedSince;
-    volatile boolean timeoutDue;
-    volatile @Nullable Throwable lastFailure;
-    volatile @Nullable ScheduledFuture<?> timer;
-
-    Request(int weight, boolean blocking, @Nullable Duration timeout) {
-      this.weight = weight;
-      this.blocking = blocking;
-      this.timeout = timeout;
-    }
-
-    boolean isPending() {
-      return state.get() == PENDING;
-    }
-
-    @SuppressWarnings("unchecked") // T is Lease, or Void for awaitIdle (granted with null)
-    boolean grant(@Nullable Lease lease) {
-      if (!state.compareAndSet(PENDING, GRANTED)) {
-        return false;
-      }
-      waiting.remove(id, this);
-      stopTimer();
-      deliver(() -> super.complete((T) lease));
-      return true;
-    }
-
-    void queued() {
-      answered = true;
-      if (timeoutDue) {
-        timedOut();
-      }
-    }
-
-    void attemptFailed(Throwable failure) {
-      lastFailure = failure;
-      answered = true;
-      if (timeoutDue) {
-        timedOut();
-      }
-    }
-
-    void timerFired() {
-      if (answered) {
-        timedOut();
-      } else {
-        timeoutDue = true; // decide when the first answer (or failure) comes
-      }
-    }
-
-    private void timedOut() {
-      TimeoutException e =
-          new TimeoutException(
-              "timed out after " + timeout + " waiting for " + weight + " permits of semaphore '"
-                  + name + "'");
-      Throwable cause = lastFailure;
-      if (cause != null) {
-        e.initCause(cause);
-      }
-      fail(e);
-    }
-
-    /** Fails the request from inside (timeout, close, too big, Redis). */
-    void fail(Throwable failure) {
-      if (withdraw()) {
-        deliver(() -> super.completeExceptionally(failure));
-      }
-    }
-
-    private boolean withdraw() {
-      if (!state.compareAndSet(PENDING, WITHDRAWN)) {
-        return false;
-      }
-      waiting.remove(id, this);
-      stopTimer();
-      sendWithdrawals(List.of(id));
-      finishIfClosed();
-      return true;
-    }
-
-    private void stopTimer() {
-      ScheduledFuture<?> t = timer;
-      if (t != null) {
-        t.cancel(false);
-      }
-    }
-
-    private void deliver(Runnable completion) {
-      if (blocking) {
-        completion.run(); // a thread waits in get(): no callbacks to keep off Lettuce's threads
-        return;
-      }
-      try {
-        completionExecutor.execute(completion);
-      } catch (RuntimeException rejected) {
-        completion.run(); // never drop a completion
-      }
-    }
-
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      if (withdraw()) {
-        return super.cancel(mayInterruptIfRunning);
-      }
-      return isCancelled();
-    }
-
-    @Override
-    public boolean completeExceptionally(Throwable failure) {
-      return withdraw() && super.completeExceptionally(failure);
-    }
-
-    @Override
-    public boolean complete(T value) {
-      return withdraw() && super.complete(value);
-    }
+  /** A request left the pending state (granted or withdrawn): it no longer waits here. */
+  void settled(RedisRequest<?> request) {
+    waiting.remove(request.id, request);
   }
 
-  private <T extends @Nullable Object> Request<T> submit(
+  /** A request was withdrawn: it leaves, and Redis is told (which gives back a late grant). */
+  void withdrawn(RedisRequest<?> request) {
+    waiting.remove(request.id, request);
+    sendWithdrawals(List.of(request.id));
+    finishIfClosed();
+  }
+
+  private <T extends @Nullable Object> RedisRequest<T> submit(
       int weight, boolean blocking, @Nullable Duration timeout) {
-    Request<T> request = new Request<>(weight, blocking, timeout);
+    RedisRequest<T> request = new RedisRequest<>(this, weight, blocking, timeout);
     if (closed && weight != 0) {
       request.fail(closedException());
       return request;
@@ -851,7 +807,7 @@ base + "state", base + "queue", base + "done"};
       throw closedException();
     }
     checkWeight(permits);
-    Request<Lease> request = submit(permits, true, timeout);
+    RedisRequest<Lease> request = submit(permits, true, timeout);
     try {
       return request.get();
     } catch (InterruptedException e) {
@@ -902,13 +858,20 @@ base + "state", base + "queue", base + "done"};
     return tryAcquireLease(permits).map(lease -> lease);
   }
 
-  /** {@link #tryAcquire(int)}, typed as a lease. */
+  /**
+   * {@link #tryAcquire(int)}, typed as a lease.
+   *
+   * @param permits how many permits, 1 to the limit
+   * @return the lease, or empty if the request would have had to wait
+   * @throws IllegalArgumentException if {@code permits} is below 1 or above the limit
+   * @throws SemaphoreClosedException if this handle is closed
+   */
   public Optional<Lease> tryAcquireLease(int permits) {
     if (closed) {
       throw closedException();
     }
     checkWeight(permits);
-    Request<Lease> request = new Request<>(permits, true, null);
+    RedisRequest<Lease> request = new RedisRequest<>(this, permits, true, null);
     Reply reply = join(send(List.of(request), true));
     List<Object> item = reply.item(0);
     switch ((String) item.get(1)) {
@@ -925,26 +888,62 @@ base + "state", base + "queue", base + "done"};
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Returns at once, without waiting for Redis. The limit {@code permits} is checked against
+   * is the one this handle last saw (every reply from Redis brings it); to rely on a limit raised
+   * through another handle, read it first with {@link #limit()}. Use {@link
+   * #acquireLeaseAsync(int)} for a future typed as a {@link Lease}.
+   */
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits) {
-    return widen(acquireLeaseAsync(permits, null));
+    return widen(acquireLeaseAsync(permits));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Returns at once, as {@link #acquireAsync(int)} does. Use {@link #acquireLeaseAsync(int,
+   * Duration)} for a future typed as a {@link Lease}.
+   */
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
-    Arguments.toNanos(timeout);
     return widen(acquireLeaseAsync(permits, timeout));
   }
 
-  /** {@link #acquireAsync(int, Duration)}, typed as a lease; a null timeout waits for ever. */
-  public CompletableFuture<Lease> acquireLeaseAsync(int permits, @Nullable Duration timeout) {
-    if (timeout != null) {
-      Arguments.toNanos(timeout);
-    }
+  /**
+   * {@link #acquireAsync(int)}, typed as a lease: waits as long as it takes.
+   *
+   * @param permits how many permits, 1 to the limit
+   * @return a future of the lease, which fails as {@link #acquireAsync(int)} says
+   * @throws IllegalArgumentException at once if {@code permits} is below 1 or above the limit this
+   *     handle last saw
+   */
+  public CompletableFuture<Lease> acquireLeaseAsync(int permits) {
+    return submitAsync(permits, null);
+  }
+
+  /**
+   * {@link #acquireAsync(int, Duration)}, typed as a lease.
+   *
+   * @param permits how many permits, 1 to the limit
+   * @param timeout how long to wait before the future fails with {@link TimeoutException}
+   * @return a future of the lease, which fails as {@link #acquireAsync(int, Duration)} says
+   * @throws IllegalArgumentException at once if {@code permits} is below 1 or above the limit this
+   *     handle last saw, or {@code timeout} is negative
+   */
+  public CompletableFuture<Lease> acquireLeaseAsync(int permits, Duration timeout) {
+    Arguments.toNanos(timeout);
+    return submitAsync(permits, timeout);
+  }
+
+  /** An asynchronous request: never waits for Redis (see decision 33). */
+  private CompletableFuture<Lease> submitAsync(int permits, @Nullable Duration timeout) {
+    Arguments.checkWeight(permits, knownLimit);
     if (closed) {
       return CompletableFuture.failedFuture(closedException());
     }
-    checkWeight(permits);
     return submit(permits, false, timeout);
   }
 
@@ -1000,20 +999,20 @@ base + "state", base + "queue", base + "done"};
    * renewed, until released; the connections close after the last one.
    *
    * <p>Waits (up to 5 seconds) until Redis has answered the withdrawals and releases this handle
-   * has sent, so that a process may exit right after; it does not wait when called on one of
-   * Lettuce's I/O threads, which must stay free to read those answers.
+   * has sent, so that a process may exit right after; it does not wait when called on a Netty
+   * event loop (Lettuce's I/O and event threads, whatever the client's resources name them),
+   * which must stay free to read those answers.
    */
   @Override
   public void close() {
     closed = true;
-    for (Request<?> request : List.copyOf(waiting.values())) {
+    for (RedisRequest<?> request : List.copyOf(waiting.values())) {
       if (request.weight != 0) {
         request.fail(closedException());
       }
     }
     finishIfClosed();
-    String thread = Thread.currentThread().getName();
-    if (!thread.startsWith("lettuce-") && !thread.startsWith("nio")) {
+    if (!onEventLoop()) {
       try {
         CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
             .get(5, TimeUnit.SECONDS);
@@ -1023,6 +1022,14 @@ base + "state", base + "queue", base + "done"};
         // Redis did not answer: what was not withdrawn or released expires on its own
       }
     }
+  }
+
+  /**
+   * Whether this thread runs a Netty event executor: an I/O thread of any Lettuce client, or one
+   * of its event threads. Netty records that for each thread it runs, whatever its name.
+   */
+  private static boolean onEventLoop() {
+    return io.netty.util.internal.ThreadExecutorMap.currentExecutor() != null;
   }
 
   private void finishIfClosed() {
@@ -1053,19 +1060,22 @@ base + "state", base + "queue", base + "done"};
 
   // ---------------------------------------------------------------- Redis-specific
 
-  /** The semaphore's name. */
+  /** {@return the semaphore's name} */
   public String name() {
     return name;
   }
 
-  /** The options this handle was opened with. */
+  /** {@return the options this handle was opened with} */
   public RedisSemaphoreOptions options() {
     return options;
   }
 
   /**
-   * The names of the semaphores in the Redis at {@code redisUri} under the options' key prefix,
-   * sorted.
+   * Lists the semaphores in a Redis.
+   *
+   * @param redisUri where Redis is, as {@link Builder#uri(String)} takes it
+   * @param options whose key prefix to look under
+   * @return the names of the semaphores there, sorted
    */
   public static List<String> list(String redisUri, RedisSemaphoreOptions options) {
     String prefix = "{" + options.keyPrefix() + ":";
@@ -1079,7 +1089,7 @@ base + "state", base + "queue", base + "done"};
     }
   }
 
-  /** Who holds permits now and who waits, oldest first, as Redis sees it. */
+  /** {@return who holds permits now and who waits, oldest first, as Redis sees it} */
   public Status status() {
     Reply reply = join(call("status"));
     List<LeaseInfo> holders = new ArrayList<>();
@@ -1129,6 +1139,23 @@ base + "state", base + "queue", base + "done"};
   /** For tests: drops every wake-up message from now on, as a broken subscription would. */
   void ignoreWakeUps() {
     ignoreWakeUps = true;
+  }
+
+  private CompletableFuture<Long> waitForReplicas() {
+    var answers = replicaWaits;
+    return answers != null
+        ? answers.get()
+        : link.waitForReplicas(options.replicaAcks(), options.replicaTimeout());
+  }
+
+  /** For tests: answers the replica acknowledgement waits with {@code answers}. */
+  void answerReplicaWaitsWith(java.util.function.Supplier<CompletableFuture<Long>> answers) {
+    replicaWaits = answers;
+  }
+
+  /** For tests: handles {@code message} as a wake-up that came on this handle's channel. */
+  void wakeUp(String message) {
+    onWake(message);
   }
 
   /** For tests: the channel this handle's wake-ups come on. */

@@ -44,12 +44,25 @@ public record RedisSemaphoreOptions(
     int replicaAcks,
     Duration replicaTimeout) {
 
+  /** The default {@link #keyPrefix() key prefix}. */
   public static final String DEFAULT_KEY_PREFIX = "jeton";
+
+  /** The default {@link #leaseTime() lease time}: 30 seconds. */
   public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
+
+  /** The default {@link #renewInterval() renewal interval}: a third of the default lease time. */
   public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofSeconds(10);
+
+  /** The default {@link #pollInterval() poll interval}: 1 second. */
   public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+
+  /** The default {@link #waiterExpiry() waiter expiry}: ten times the default poll interval. */
   public static final Duration DEFAULT_WAITER_EXPIRY = Duration.ofSeconds(10);
+
+  /** The default {@link #replayWindow() replay window}: 60 seconds. */
   public static final Duration DEFAULT_REPLAY_WINDOW = Duration.ofSeconds(60);
+
+  /** The default {@link #replicaTimeout() replica timeout}: 1 second. */
   public static final Duration DEFAULT_REPLICA_TIMEOUT = Duration.ofSeconds(1);
 
   private static final RedisSemaphoreOptions DEFAULTS =
@@ -63,7 +76,21 @@ public record RedisSemaphoreOptions(
           0,
           DEFAULT_REPLICA_TIMEOUT);
 
-  /** Checks the settings together. */
+  /**
+   * Checks the settings together; each is described above.
+   *
+   * @param keyPrefix the first part of every key
+   * @param leaseTime how long a permit stays held without a renewal
+   * @param renewInterval how often held leases are renewed
+   * @param pollInterval how often waiters ask again
+   * @param waiterExpiry how long a waiter stays queued after its last poll
+   * @param replayWindow how long Redis remembers a finished request
+   * @param replicaAcks how many replicas must acknowledge a grant or renewal
+   * @param replicaTimeout how long to wait for those acknowledgements
+   * @throws IllegalArgumentException if a duration is below 1 ms, the renewal interval is not
+   *     shorter than the lease time, the waiter expiry is shorter than twice the poll interval,
+   *     replicaAcks is negative, or the key prefix is not a valid name
+   */
   public RedisSemaphoreOptions {
     RedisSemaphore.checkKeyPart("key prefix", keyPrefix);
     positiveMillis("leaseTime", leaseTime);
@@ -75,7 +102,7 @@ public record RedisSemaphoreOptions(
     if (renewInterval.compareTo(leaseTime) >= 0) {
       throw new IllegalArgumentException(
           "renewInterval (" + renewInterval + ") must be shorter than leaseTime (" + leaseTime
-              + ")");
+              + "): set a shorter renewInterval with withRenewInterval");
     }
     if (waiterExpiry.compareTo(pollInterval.multipliedBy(2)) < 0) {
       throw new IllegalArgumentException(
@@ -94,11 +121,23 @@ public record RedisSemaphoreOptions(
     }
   }
 
-  /** The defaults named above. */
+  /**
+   * The defaults named above.
+   *
+   * @return the default options
+   */
   public static RedisSemaphoreOptions defaults() {
     return DEFAULTS;
   }
 
+  /**
+   * Sets the key prefix.
+   *
+   * @param prefix the first part of every key, by the rule names follow (letters, digits, {@code
+   *     .}, {@code _} and {@code -})
+   * @return a copy with this key prefix
+   * @throws IllegalArgumentException if the prefix breaks that rule
+   */
   public RedisSemaphoreOptions withKeyPrefix(String prefix) {
     return new RedisSemaphoreOptions(
         prefix, leaseTime, renewInterval, pollInterval, waiterExpiry, replayWindow, replicaAcks,
@@ -106,16 +145,35 @@ public record RedisSemaphoreOptions(
   }
 
   /**
-   * Sets the lease time, and the renewal interval to a third of it (change it after with {@link
-   * #withRenewInterval(Duration)}).
+   * Sets the lease time. The renewal interval follows it (a third of it) while it is a third of
+   * the lease time, as by default; one set to anything else with {@link
+   * #withRenewInterval(Duration)} is kept.
+   *
+   * @param lease the lease time, 1 ms or more
+   * @return a copy with this lease time
+   * @throws IllegalArgumentException if it is below 1 ms, or not longer than a renewal interval
+   *     that is kept
    */
   public RedisSemaphoreOptions withLeaseTime(Duration lease) {
     positiveMillis("leaseTime", lease);
+    Duration renew =
+        renewInterval.equals(thirdOf(leaseTime)) ? thirdOf(lease) : renewInterval;
     return new RedisSemaphoreOptions(
-        keyPrefix, lease, Duration.ofMillis(Math.max(1, lease.toMillis() / 3)), pollInterval,
-        waiterExpiry, replayWindow, replicaAcks, replicaTimeout);
+        keyPrefix, lease, renew, pollInterval, waiterExpiry, replayWindow, replicaAcks,
+        replicaTimeout);
   }
 
+  private static Duration thirdOf(Duration lease) {
+    return Duration.ofMillis(Math.max(1, lease.toMillis() / 3));
+  }
+
+  /**
+   * Sets how often held leases are renewed.
+   *
+   * @param interval the renewal interval, 1 ms or more and shorter than the lease time
+   * @return a copy with this renewal interval
+   * @throws IllegalArgumentException if it is below 1 ms or not shorter than the lease time
+   */
   public RedisSemaphoreOptions withRenewInterval(Duration interval) {
     return new RedisSemaphoreOptions(
         keyPrefix, leaseTime, interval, pollInterval, waiterExpiry, replayWindow, replicaAcks,
@@ -123,29 +181,61 @@ public record RedisSemaphoreOptions(
   }
 
   /**
-   * Sets the poll interval, and the waiter expiry to ten times it (change it after with {@link
-   * #withWaiterExpiry(Duration)}).
+   * Sets the poll interval. The waiter expiry follows it (ten times it) while it is ten times the
+   * poll interval, as by default; one set to anything else with {@link
+   * #withWaiterExpiry(Duration)} is kept.
+   *
+   * @param interval the poll interval, 1 ms or more
+   * @return a copy with this poll interval
+   * @throws IllegalArgumentException if it is below 1 ms, or more than half a waiter expiry that
+   *     is kept
    */
   public RedisSemaphoreOptions withPollInterval(Duration interval) {
     positiveMillis("pollInterval", interval);
+    Duration expiry =
+        waiterExpiry.equals(pollInterval.multipliedBy(10))
+            ? interval.multipliedBy(10)
+            : waiterExpiry;
     return new RedisSemaphoreOptions(
-        keyPrefix, leaseTime, renewInterval, interval, interval.multipliedBy(10), replayWindow,
-        replicaAcks, replicaTimeout);
+        keyPrefix, leaseTime, renewInterval, interval, expiry, replayWindow, replicaAcks,
+        replicaTimeout);
   }
 
+  /**
+   * Sets how long a waiter stays queued after its last poll.
+   *
+   * @param expiry the waiter expiry, at least twice the poll interval
+   * @return a copy with this waiter expiry
+   * @throws IllegalArgumentException if it is shorter than twice the poll interval
+   */
   public RedisSemaphoreOptions withWaiterExpiry(Duration expiry) {
     return new RedisSemaphoreOptions(
         keyPrefix, leaseTime, renewInterval, pollInterval, expiry, replayWindow, replicaAcks,
         replicaTimeout);
   }
 
+  /**
+   * Sets how long Redis remembers a finished request.
+   *
+   * @param window the replay window, 1 ms or more; longer than any delay after which Lettuce
+   *     could still re-send a command
+   * @return a copy with this replay window
+   * @throws IllegalArgumentException if it is below 1 ms
+   */
   public RedisSemaphoreOptions withReplayWindow(Duration window) {
     return new RedisSemaphoreOptions(
         keyPrefix, leaseTime, renewInterval, pollInterval, waiterExpiry, window, replicaAcks,
         replicaTimeout);
   }
 
-  /** Waits for {@code replicas} replicas to acknowledge each grant and renewal. */
+  /**
+   * Waits for {@code replicas} replicas to acknowledge each grant and renewal.
+   *
+   * @param replicas how many replicas, 0 (do not wait) or more
+   * @param timeout how long to wait for them, 1 ms or more
+   * @return a copy with these settings
+   * @throws IllegalArgumentException if {@code replicas} is negative or {@code timeout} below 1 ms
+   */
   public RedisSemaphoreOptions withReplicaAcks(int replicas, Duration timeout) {
     return new RedisSemaphoreOptions(
         keyPrefix, leaseTime, renewInterval, pollInterval, waiterExpiry, replayWindow, replicas,

@@ -13,6 +13,8 @@
 --                      seq (arrival counter); due (no lease or waiter expires, and no tombstone
 --                      is to be forgotten, before it, give or take the slack allowed to
 --                      tombstones: a call before it has nothing to sweep);
+--                      until (absent, or: nothing is granted before this server time in ms,
+--                      the quarantine of a semaphore recreated after its state vanished);
 --                      h:<id>  a lease:  weight|expiry ms|granted-at ms|slot:token,...|owner
 --                      q:<id>  a waiter: weight|lease ms|queued-at ms|abandoned-at ms|
 --                                        wake-up channel|owner   (weight 0 = awaitIdle)
@@ -22,7 +24,17 @@
 --   3 done     zset  finished request id -> ms after which its tombstone may be forgotten
 --
 -- Arguments: 1 operation, 2 limit to create the semaphore with if it does not exist (-1: do not
--- create), 3 the caller's wake-up channel, 4 tombstone ms, then the operation's own arguments.
+-- create), or 'limit/ms' from a caller that has seen the semaphore before (see below), 3 the
+-- caller's wake-up channel, 4 tombstone ms, then the operation's own arguments.
+--
+-- Recreation. Without persistence a restart (or FLUSHALL, an eviction, a DEL) loses the state
+-- while holders still run; they learn it only at their next renewal. A caller that has seen the
+-- semaphore (its handle had a reply with state) and finds no state sends 'limit/ms' with its
+-- lease time: the semaphore is recreated in quarantine, granting nothing until the server time
+-- plus that lease time. Every lease of the lost state expired by then (each expiry was at most
+-- a lease time after the state vanished, which was before now), and its holder, counting the
+-- lease time from before Redis set the expiry, has found it lost. A first creation (a caller
+-- that never saw it) is not quarantined, so first use is not slowed.
 --
 -- Invariants, after every call:
 --   * used = the sum of the leases' weights = the number of slots they hold, and a new grant
@@ -37,6 +49,7 @@
 --     microseconds when it was handed out, so they keep growing even after a restart that lost
 --     the data: each slot's token is above every earlier token of that slot;
 --   * the head of the queue is never grantable when a call returns (grantHead runs last);
+--   * nothing is granted while now < until;
 --   * a request id acts once: a released, cancelled or expired id keeps its tombstone until it
 --     is forgotten (at least the tombstone ms after it finished), and an id with a tombstone is
 --     never queued or granted again.
@@ -61,7 +74,7 @@
 -- library, not again on every call.
 local STATE, QUEUE, DONE
 local channel, tombstoneMs, slackMs
-local now, nowText, lim, used, queued, holders, nextSlot, free, token, seq, due
+local now, nowText, lim, used, queued, holders, nextSlot, free, token, seq, due, quarantine
 -- Tables kept from call to call (emptied first), since making a table costs as much as a command.
 local known = {}     -- state field -> its value in Redis (false: absent), as read by this call
 local pending = {}   -- state field -> its new value (false: delete it), written at the end
@@ -259,7 +272,7 @@ local function grantHead()
       if need == 0 then
         need = lim -- awaitIdle: the whole limit, given straight back
       end
-      if lim - used < need then
+      if lim - used < need or now < quarantine then
         return
       end
       removeWaiter(head)
@@ -280,6 +293,9 @@ local function sweep()
   end
   -- the next sweep: when the first lease or waiter expires, or tombstone (plus slack) falls due
   due = now + 86400000
+  if now < quarantine then
+    deadline(quarantine)
+  end
   local ids = holderIds()
   for i, lease in ipairs(records('h:', ids)) do
     local _, expiry = parseLease(lease)
@@ -348,7 +364,7 @@ local function request(id, weight, leaseMs, owner, trying, waiterMs)
   if need == 0 then
     need = lim
   end
-  if queued == 0 and lim - used >= need then
+  if queued == 0 and lim - used >= need and now >= quarantine then
     if weight == 0 then
       return {id, 'idle'}
     end
@@ -562,9 +578,10 @@ local function semaphore(keys, args)
   nowText = int(now)
   local first = args[FIRST_ID[args[1]] or #args + 1] or ''
   before = redis.call('HMGET', STATE, 'limit', 'used', 'queued', 'next', 'free', 'token', 'seq',
-    'due', 'holders', 'h:' .. first, 'q:' .. first, 'd:' .. first)
+    'due', 'holders', 'h:' .. first, 'q:' .. first, 'd:' .. first, 'until')
   known['h:' .. first], known['q:' .. first], known['d:' .. first] =
     before[10], before[11], before[12]
+  quarantine = tonumber(before[13]) or 0
   if before[1] then
     lim, used, queued = tonumber(before[1]), tonumber(before[2]), tonumber(before[3])
     nextSlot, free, token = tonumber(before[4]), before[5], tonumber(before[6])
@@ -575,11 +592,16 @@ local function semaphore(keys, args)
       end
     end
   else
-    lim = tonumber(args[2])
+    local create, quarantineMs = string.match(args[2], '^(-?%d+)/?(%d*)$')
+    lim = tonumber(create)
     if lim < 0 then
       return {-1, 0, 0, nowText}
     end
     used, queued, nextSlot, free, token, seq, due, holders = 0, 0, 0, '', 0, 0, now, ''
+    if quarantineMs ~= '' then -- recreated: see Recreation above
+      quarantine = now + tonumber(quarantineMs)
+      pending['until'] = int(quarantine)
+    end
   end
   sweep()
   return finish(operation(args))

@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import dev.jeton.redis.testing.Await;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -49,7 +50,7 @@ public final class LeaseHolder {
       }
     }
     writer.shutdownNow();
-    boolean released = held.releaseAsync().get(10, TimeUnit.SECONDS);
+    boolean released = held.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
     System.out.println("RELEASED " + released);
     semaphore.close();
     System.exit(0);

@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import dev.jeton.redis.testing.Await;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -171,7 +172,7 @@ public final class RandomClient {
             }
           }
           case ASYNC_CANCEL -> {
-            CompletableFuture<Lease> future = semaphore.acquireLeaseAsync(weight, null);
+            CompletableFuture<Lease> future = semaphore.acquireLeaseAsync(weight);
             try {
               lease = future.get(param, TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
@@ -219,7 +220,7 @@ public final class RandomClient {
     awaitLine("go");
     history.line("RESUMED " + i + " " + now());
     try {
-      lease.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      lease.lost().toCompletableFuture().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
     } catch (TimeoutException e) {
       history.line("NOLOSS " + i + " " + lease.id() + " " + now());
     }
@@ -247,7 +248,7 @@ public final class RandomClient {
     boolean held = lease.isHeld();
     boolean lost = lease.lost().toCompletableFuture().isDone();
     long before = now();
-    boolean released = lease.releaseAsync().get(10, TimeUnit.SECONDS);
+    boolean released = lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
     history.line(
         "RELEASE " + i + " " + lease.id() + " " + held + " " + lost + " " + released + " "
             + before + " " + now());

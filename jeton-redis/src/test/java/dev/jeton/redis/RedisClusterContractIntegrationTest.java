@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import dev.jeton.redis.testing.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -66,12 +67,12 @@ class RedisClusterContractIntegrationTest extends RedisContractTestBase {
           RedisSemaphore waiter =
               RedisSemaphore.builder("wake-" + i).uri(uri).options(noPolling).open()) {
         Lease held = holder.acquire(1);
-        java.util.concurrent.CompletableFuture<Lease> next = waiter.acquireLeaseAsync(1, null);
+        java.util.concurrent.CompletableFuture<Lease> next = waiter.acquireLeaseAsync(1);
         while (waiter.queueLength() == 0) {
           Thread.sleep(5);
         }
         held.release();
-        next.get(10, java.util.concurrent.TimeUnit.SECONDS).releaseAsync().get();
+        next.get(Await.HANG_GUARD.toSeconds(), java.util.concurrent.TimeUnit.SECONDS).releaseAsync().get();
       }
     }
   }

@@ -13,10 +13,16 @@ import dev.jeton.redis.testing.Await;
 import dev.jeton.redis.testing.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import dev.jeton.Permit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
@@ -68,11 +74,11 @@ class RedisSemaphoreIntegrationTest {
   void uncontendedAcquireAndReleaseAreOneRoundTripEach() throws Exception {
     RedisSemaphore sem = open(builder("trips").limit(2));
     // The function is loaded from here on; wait for the release, which is sent, not awaited.
-    assertTrue(sem.acquire(1).releaseAsync().get(10, TimeUnit.SECONDS));
+    assertTrue(sem.acquire(1).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
     long before = evalCalls();
     Lease lease = sem.acquire(1);
     assertEquals(before + 1, evalCalls(), "one function call to acquire");
-    assertTrue(lease.releaseAsync().get(10, TimeUnit.SECONDS));
+    assertTrue(lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
     assertEquals(before + 2, evalCalls(), "one function call to release");
   }
 
@@ -83,8 +89,8 @@ class RedisSemaphoreIntegrationTest {
     Lease b = sem.acquire(1);
     Lease c = sem.acquire(1); // slots 0, 1, 2
     sem.setLimit(1); // 2 and 1 are retired when given back; 0 is still held
-    assertTrue(c.releaseAsync().get(10, TimeUnit.SECONDS));
-    assertTrue(b.releaseAsync().get(10, TimeUnit.SECONDS));
+    assertTrue(c.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
+    assertTrue(b.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
     assertTrue(sem.tryAcquire(1).isEmpty(), "a still holds the only permit");
     sem.setLimit(3); // 1 and 2 come back; 0 stays a's
     Lease d = sem.acquire(1);
@@ -101,7 +107,7 @@ class RedisSemaphoreIntegrationTest {
       assertTrue(lease.fencingTokens().get(0).token() > before, "tokens only grow");
     }
     for (Lease lease : List.of(a, d, e)) {
-      assertTrue(lease.releaseAsync().get(10, TimeUnit.SECONDS));
+      assertTrue(lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
     }
     assertEquals(3, sem.available());
   }
@@ -150,11 +156,33 @@ class RedisSemaphoreIntegrationTest {
   }
 
   @Test
+  void options_withLeaseTimeKeepsARenewIntervalSetExplicitly() {
+    RedisSemaphoreOptions d = RedisSemaphoreOptions.defaults();
+    assertEquals(Duration.ofSeconds(20), d.withLeaseTime(Duration.ofSeconds(60)).renewInterval(),
+        "the default follows the lease time");
+    assertEquals(
+        Duration.ofSeconds(5),
+        d.withRenewInterval(Duration.ofSeconds(5)).withLeaseTime(Duration.ofSeconds(60))
+            .renewInterval(),
+        "an interval set explicitly is kept");
+    IllegalArgumentException tooLong =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> d.withRenewInterval(Duration.ofSeconds(5)).withLeaseTime(Duration.ofSeconds(3)));
+    assertTrue(tooLong.getMessage().contains("renewInterval (PT5S)"), tooLong.getMessage());
+    assertEquals(
+        Duration.ofSeconds(3),
+        d.withWaiterExpiry(Duration.ofSeconds(3)).withPollInterval(Duration.ofMillis(500))
+            .waiterExpiry(),
+        "a waiter expiry set explicitly is kept too");
+  }
+
+  @Test
   void status_showsWhoHoldsAndWhoWaitsInOrder() throws Exception {
     RedisSemaphore sem = open(builder("who").limit(3).owner("the test"));
     Lease held = sem.acquire(2);
-    CompletableFuture<Lease> first = sem.acquireLeaseAsync(2, null);
-    CompletableFuture<Lease> second = sem.acquireLeaseAsync(1, null);
+    CompletableFuture<Lease> first = sem.acquireLeaseAsync(2);
+    CompletableFuture<Lease> second = sem.acquireLeaseAsync(1);
     RedisSemaphore.Status status = sem.status();
     assertEquals(3, status.limit());
     assertEquals(2, status.held());
@@ -170,24 +198,28 @@ class RedisSemaphoreIntegrationTest {
     assertEquals(List.of(2, 1), status.waiters().stream().map(LeaseInfo::permits).toList());
     assertNull(status.waiters().get(0).expiresAt());
     held.release();
-    first.get(10, TimeUnit.SECONDS).release();
-    second.get(10, TimeUnit.SECONDS).release();
+    first.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS).release();
+    second.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS).release();
     assertEquals(List.of("who"), RedisSemaphore.list(server.uri(), RedisSemaphoreOptions.defaults()));
   }
 
   @Test
   void leases_areRenewedWhileHeldAndTokensGrowPerSlot() throws Exception {
-    RedisSemaphoreOptions quick =
-        RedisSemaphoreOptions.defaults().withLeaseTime(Duration.ofMillis(600));
+    Duration leaseTime = Duration.ofMillis(1500);
+    RedisSemaphoreOptions quick = RedisSemaphoreOptions.defaults().withLeaseTime(leaseTime);
     RedisSemaphore sem = open(builder("renew").limit(2).options(quick));
     Lease lease = sem.acquire(2);
-    Thread.sleep(2_000); // more than three lease times
+    java.time.Instant first = lease.expiresAt();
+    // Held for more than three lease times: renewed (by Redis's clock) past them.
+    Await.until(
+        () -> lease.expiresAt().isAfter(first.plus(leaseTime.multipliedBy(3))) || !lease.isHeld(),
+        "renewals past three lease times");
     assertTrue(lease.isHeld());
     assertFalse(lease.lost().toCompletableFuture().isDone());
     assertEquals(0, sem.available(), "Redis still has it");
     List<FencingToken> before = lease.fencingTokens();
-    assertTrue(lease.releaseAsync().get(10, TimeUnit.SECONDS), "released while held");
-    assertFalse(lease.releaseAsync().get(10, TimeUnit.SECONDS), "a second release says no");
+    assertTrue(lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS), "released while held");
+    assertFalse(lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS), "a second release says no");
     Lease again = sem.acquire(2);
     for (int i = 0; i < 2; i++) {
       assertEquals(before.get(i).slot(), again.fencingTokens().get(i).slot());
@@ -199,10 +231,10 @@ class RedisSemaphoreIntegrationTest {
   @Test
   void functionFlushed_isReloadedTransparently() throws Exception {
     RedisSemaphore sem = open(builder("flush").limit(1));
-    assertTrue(sem.acquire(1).releaseAsync().get(10, TimeUnit.SECONDS)); // nothing in flight
+    assertTrue(sem.acquire(1).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS)); // nothing in flight
     assertEquals("OK", server.command("FUNCTION", "FLUSH"));
     assertEquals("", server.command("FUNCTION", "LIST"), "no library left");
-    Lease lease = sem.acquire(1, Duration.ofSeconds(10));
+    Lease lease = sem.acquire(1, Await.HANG_GUARD);
     assertEquals(0, sem.available());
     lease.release();
     assertEquals(1, sem.available());
@@ -210,7 +242,10 @@ class RedisSemaphoreIntegrationTest {
 
   @Test
   void redisUnreachable_acquireFailsWithinItsTimeoutWithTheCause() throws Exception {
-    RedisSemaphore sem = open(builder("down").limit(1));
+    // Recreated after the restart, it grants nothing for one lease time: keep that short.
+    RedisSemaphore sem =
+        open(builder("down").limit(1).options(
+            RedisSemaphoreOptions.defaults().withLeaseTime(Duration.ofSeconds(2))));
     server.kill();
     TimeoutException e =
         assertThrows(TimeoutException.class, () -> sem.acquire(1, Duration.ofMillis(500)));
@@ -226,7 +261,7 @@ class RedisSemaphoreIntegrationTest {
         () -> RedisSemaphore.builder("down").uri(server.uri()).limit(1).open(),
         "opening fails at once with the connection error");
     server.restart();
-    Lease lease = sem.acquire(1, Duration.ofSeconds(20)); // and it recovers
+    Lease lease = sem.acquire(1, Await.HANG_GUARD); // and it recovers
     lease.release();
   }
 
@@ -238,9 +273,9 @@ class RedisSemaphoreIntegrationTest {
       RedisSemaphore b = open(builder("watched")); // straight to the primary: the same keys
       Lease lease = a.acquire(1);
       assertTrue(b.tryAcquire(1).isEmpty());
-      CompletableFuture<Lease> next = b.acquireLeaseAsync(1, null);
+      CompletableFuture<Lease> next = b.acquireLeaseAsync(1);
       lease.release();
-      next.get(10, TimeUnit.SECONDS).release();
+      next.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS).release();
     }
   }
 
@@ -249,14 +284,14 @@ class RedisSemaphoreIntegrationTest {
     RedisSemaphore a = open(builder("shared").limit(1));
     RedisSemaphore b = open(builder("shared"));
     Lease held = a.acquire(1);
-    CompletableFuture<Lease> waiting = b.acquireLeaseAsync(1, null);
+    CompletableFuture<Lease> waiting = b.acquireLeaseAsync(1);
     a.setLimit(2);
-    waiting.get(10, TimeUnit.SECONDS).release();
+    waiting.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS).release();
     assertEquals(2, b.limit());
     assertTrue(b.tryAcquire(2).isEmpty(), "one permit is still held through a");
     // release() returns once the release is sent; another handle (another connection) may ask
     // before it arrives, so wait for Redis to confirm it.
-    assertTrue(held.releaseAsync().get(10, TimeUnit.SECONDS));
+    assertTrue(held.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
     b.tryAcquire(2).orElseThrow().release();
   }
 
@@ -266,7 +301,7 @@ class RedisSemaphoreIntegrationTest {
     try {
       String before = server.command("CLIENT", "LIST");
       RedisSemaphore one = RedisSemaphore.builder("c").client(client).limit(1).open();
-      one.acquire(1).releaseAsync().get(10, TimeUnit.SECONDS);
+      one.acquire(1).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
       String channel = one.wakeChannel();
       assertEquals(channel + "\n1", server.command("PUBSUB", "NUMSUB", channel));
       one.close();
@@ -297,20 +332,155 @@ class RedisSemaphoreIntegrationTest {
       RedisSemaphore one =
           open(builder("acked").limit(1).options(
               RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))));
-      Lease lease = one.acquire(1, Duration.ofSeconds(10));
+      Lease lease = one.acquire(1, Await.HANG_GUARD);
       assertTrue(replica.command("HGET", "{jeton:acked}:state", "used").equals("1"),
           "the replica has the lease once it is granted");
-      lease.releaseAsync().get(10, TimeUnit.SECONDS);
+      lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
 
       RedisSemaphore two =
           open(builder("acked").options(
               RedisSemaphoreOptions.defaults().withReplicaAcks(2, Duration.ofMillis(100))));
       TimeoutException e =
-          assertThrows(TimeoutException.class, () -> two.acquire(1, Duration.ofSeconds(1)));
+          assertThrows(TimeoutException.class, () -> two.acquire(1, Duration.ofSeconds(5)));
       assertTrue(String.valueOf(e.getCause()).contains("reached 1 replicas, not 2"),
           String.valueOf(e.getCause()));
       Await.until(() -> two.available() == 1, "grants that missed replicas to be given back");
     }
   }
 
+  @Test
+  void replicaAcks_twoSettlesOfOneGrant_failureFirst_theCallerHoldsWhatRedisHolds()
+      throws Exception {
+    twoSettlesOfOneGrant("failure-first", false);
+  }
+
+  @Test
+  void replicaAcks_twoSettlesOfOneGrant_successFirst_theCallerHoldsWhatRedisHolds()
+      throws Exception {
+    twoSettlesOfOneGrant("success-first", true);
+  }
+
+  /**
+   * One grant settled twice (a wake-up, and a poll's reply crossing it), with the replica waits
+   * answered by the test: the first as {@code successFirst} says, any later one the other way.
+   * Whatever the order, the caller must get a lease that Redis holds, and nothing else may stay
+   * held or queued.
+   */
+  private void twoSettlesOfOneGrant(String name, boolean successFirst) throws Exception {
+    RedisSemaphore other = open(builder(name).limit(1));
+    RedisSemaphore sem =
+        open(builder(name).options(
+            RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))));
+    BlockingQueue<CompletableFuture<Long>> waits = new LinkedBlockingQueue<>();
+    AtomicBoolean acknowledgeAll = new AtomicBoolean();
+    sem.answerReplicaWaitsWith(
+        () -> {
+          if (acknowledgeAll.get()) {
+            return CompletableFuture.completedFuture(1L);
+          }
+          CompletableFuture<Long> wait = new CompletableFuture<>();
+          waits.add(wait);
+          return wait;
+        });
+    Lease held = other.acquire(1);
+    CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1);
+    Await.until(() -> other.queueLength() == 1, "the waiter to queue");
+    held.release(); // grants the waiter in Redis and wakes it up
+    CompletableFuture<Long> first = waits.poll(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
+    assertNotNull(first, "the grant's replica wait");
+
+    // The same grant again, as a poll's reply crossing the wake-up brings it.
+    LeaseInfo grant = other.status().holders().get(0);
+    sem.wakeUp(System.currentTimeMillis() + " " + grant.id() + "|granted|"
+        + grant.expiresAt().toEpochMilli() + "|" + FencingToken.format(grant.fencingTokens()));
+    List<CompletableFuture<Long>> later = new ArrayList<>();
+    waits.drainTo(later);
+    acknowledgeAll.set(true);
+    first.complete(successFirst ? 1L : 0L);
+    later.forEach(wait -> wait.complete(successFirst ? 0L : 1L));
+    waits.forEach(wait -> wait.complete(1L));
+
+    Lease lease = waiter.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
+    Await.until(
+        () -> {
+          RedisSemaphore.Status status = other.status();
+          return status.waiters().isEmpty()
+              && status.holders().stream().map(LeaseInfo::id).toList().equals(
+                  List.of(lease.id()));
+        },
+        "Redis to hold the caller's lease " + lease.id() + " and nothing else");
+    assertTrue(lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS), "Redis held it");
+  }
+
+  @Test
+  void acquireAsync_neverWaitsForRedis() throws Exception {
+    RedisSemaphore stale = open(builder("async").limit(1));
+    open(builder("async")).setLimit(3); // this handle still knows the limit as 1
+    server.pause();
+    CompletableFuture<Permit> pending;
+    try {
+      // Checked against the limit last seen, without asking the stopped server.
+      assertThrows(IllegalArgumentException.class, () -> stale.acquireAsync(2));
+      pending = stale.acquireAsync(1);
+      assertFalse(pending.isDone(), "Redis cannot have answered");
+    } finally {
+      server.resume();
+    }
+    pending.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS).release();
+  }
+
+  @Test
+  void close_onAnIoThreadOfACallersClient_doesNotBlockIt() throws Exception {
+    // One I/O thread, named as no Lettuce default is: the reply close() would wait for could
+    // only be read by the thread that waits.
+    ClientResources resources =
+        DefaultClientResources.builder()
+            .ioThreadPoolSize(1)
+            .threadFactoryProvider(pool -> task -> new Thread(task, "custom-" + pool))
+            .build();
+    RedisClient client = RedisClient.create(resources, server.uri());
+    try {
+      RedisSemaphore holder = open(builder("io-close").limit(1));
+      RedisSemaphore sem =
+          builder("io-close").client(client).completionExecutor(Runnable::run).open();
+      Lease held = holder.acquire(1);
+      CompletableFuture<Lease> first = sem.acquireLeaseAsync(1);
+      CompletableFuture<Lease> second = sem.acquireLeaseAsync(1); // withdrawn by close()
+      Await.until(() -> holder.queueLength() == 2, "both to queue");
+      CompletableFuture<Thread> closer = new CompletableFuture<>();
+      AtomicBoolean closeReturned = new AtomicBoolean();
+      first.thenAccept(
+          lease -> {
+            closer.complete(Thread.currentThread());
+            sem.close(); // on the I/O thread that settled the grant
+            closeReturned.set(true);
+            lease.release();
+          });
+      held.release();
+      Thread io = closer.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
+      assertTrue(io.getName().startsWith("custom-"), io.getName());
+      Await.until(
+          () -> closeReturned.get() || waitsInClose(io), "close() to return or to wait");
+      assertTrue(closeReturned.get(), "close() waited on the I/O thread");
+      assertThrows(Exception.class, () -> second.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
+      Await.until(() -> holder.available() == 1, "the lease to be released");
+    } finally {
+      client.shutdown();
+      resources.shutdown();
+    }
+  }
+
+  private static boolean waitsInClose(Thread thread) {
+    Thread.State state = thread.getState();
+    if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
+      return false;
+    }
+    for (StackTraceElement frame : thread.getStackTrace()) {
+      if (frame.getClassName().equals(RedisSemaphore.class.getName())
+          && frame.getMethodName().equals("close")) {
+        return true;
+      }
+    }
+    return false;
+  }
 }

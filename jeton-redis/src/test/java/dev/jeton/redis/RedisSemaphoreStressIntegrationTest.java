@@ -66,7 +66,7 @@ class RedisSemaphoreStressIntegrationTest {
                       peak.accumulateAndGet(now, Math::max);
                       Thread.sleep(random.nextInt(3));
                       inside.addAndGet(-weight);
-                      ((Lease) permit.get()).releaseAsync().get(10, TimeUnit.SECONDS);
+                      ((Lease) permit.get()).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
                     }
                   } catch (Throwable e) {
                     failures.add(e);
@@ -114,7 +114,7 @@ class RedisSemaphoreStressIntegrationTest {
           return Optional.empty();
         }
         try {
-          return Optional.of(future.get(30, TimeUnit.SECONDS)); // the grant won the race
+          return Optional.of(future.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS)); // the grant won the race
         } catch (CancellationException | ExecutionException e) {
           throw new AssertionError("cancel lost but the future did not hold a permit", e);
         }

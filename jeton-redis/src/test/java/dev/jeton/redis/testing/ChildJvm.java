@@ -18,6 +18,11 @@ import java.util.concurrent.TimeUnit;
  * that a test can kill, pause and talk to line by line.
  */
 public final class ChildJvm implements AutoCloseable {
+  /** Only against a hang: a child is awaited until it prints the line or exits. */
+  private static final Duration HANG_GUARD = Duration.ofMinutes(5);
+  /** Put after the child's last line, when its output ends (it exited). */
+  private static final String END = new String("end of output"); // compared by identity
+
   private final Process process;
   private final PrintWriter in;
   private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
@@ -38,6 +43,7 @@ public final class ChildJvm implements AutoCloseable {
               } catch (IOException ignored) {
                 // the child is gone
               }
+              lines.add(END);
             },
             "child-output-" + process.pid());
     reader.setDaemon(true);
@@ -60,14 +66,22 @@ public final class ChildJvm implements AutoCloseable {
     }
   }
 
-  /** The next line starting with {@code prefix}, skipping others; fails after {@code timeout}. */
-  public String await(String prefix, Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
+  /**
+   * The next line starting with {@code prefix}, skipping others. Waits for it as long as the child
+   * runs (a loaded machine can take long to start a JVM); fails if the child exits first, or
+   * after a hang guard of minutes.
+   */
+  public String await(String prefix) throws InterruptedException {
+    long deadline = System.nanoTime() + HANG_GUARD.toNanos();
     while (true) {
       String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      if (line == null) {
+      if (line == null || line == END) {
+        if (line == END) {
+          lines.add(END); // for the next call
+        }
         throw new AssertionError(
-            "child " + process.pid() + " printed no '" + prefix + "' line within " + timeout
+            "child " + process.pid() + " printed no '" + prefix + "' line"
+                + (line == null ? " within " + HANG_GUARD : " before its output ended")
                 + "; it printed: " + seen + (process.isAlive() ? "" : " and exited"));
       }
       seen.add(line);
@@ -81,6 +95,9 @@ public final class ChildJvm implements AutoCloseable {
   public List<String> drain() {
     List<String> rest = new ArrayList<>();
     lines.drainTo(rest);
+    if (rest.remove(END)) {
+      lines.add(END);
+    }
     seen.addAll(rest);
     return rest;
   }
@@ -90,6 +107,7 @@ public final class ChildJvm implements AutoCloseable {
     in.println(line);
   }
 
+  /** {@return the child's process id} */
   public long pid() {
     return process.pid();
   }
@@ -102,10 +120,10 @@ public final class ChildJvm implements AutoCloseable {
     }
   }
 
-  /** Waits for the child to exit; its exit code. */
-  public int waitFor(Duration timeout) throws InterruptedException {
-    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-      throw new AssertionError("child " + pid() + " did not exit within " + timeout);
+  /** Waits for the child to exit (failing after a hang guard of minutes); its exit code. */
+  public int waitFor() throws InterruptedException {
+    if (!process.waitFor(HANG_GUARD.toMillis(), TimeUnit.MILLISECONDS)) {
+      throw new AssertionError("child " + pid() + " did not exit within " + HANG_GUARD);
     }
     return process.exitValue();
   }

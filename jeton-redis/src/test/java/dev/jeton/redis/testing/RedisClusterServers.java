@@ -25,7 +25,7 @@ import java.util.Map;
  */
 public final class RedisClusterServers implements AutoCloseable {
   private static final int SLOTS = 16384;
-  private static final Duration FORM_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration FORM_TIMEOUT = Duration.ofMinutes(2); // a hang guard
 
   private final List<RedisServer> nodes;
 

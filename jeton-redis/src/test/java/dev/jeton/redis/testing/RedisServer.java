@@ -61,11 +61,11 @@ public final class RedisServer implements AutoCloseable {
   private static final String OUTPUT = "redis.out";
   private static final int LOG_TAIL_LINES = 30;
 
-  private static final Duration READY_TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(60); // hang guards: a loaded machine is slow
   private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
-  private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(5);
-  private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(10);
-  private static final Duration SAME_PORT_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration SAME_PORT_TIMEOUT = Duration.ofSeconds(30);
   private static final int PORT_ATTEMPTS = 5;
 
   private static final Set<RedisServer> UNCLOSED = ConcurrentHashMap.newKeySet();
@@ -253,7 +253,7 @@ public final class RedisServer implements AutoCloseable {
    * waits until it answers {@code PING}. A cluster node keeps its node id and slots, which it reads
    * back from its {@code nodes.conf}.
    *
-   * @throws IllegalStateException if the port stays taken for 5 seconds or the server does not
+   * @throws IllegalStateException if the port stays taken for 30 seconds or the server does not
    *     come up
    */
   public synchronized void restart() {
