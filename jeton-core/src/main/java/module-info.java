@@ -5,7 +5,7 @@
  * {@code dev.jeton.internal} is exported only to Jeton's own modules.
  */
 module dev.jeton.core {
-  requires static transitive org.jspecify;
+  requires static org.jspecify; // annotations only: not needed to compile against this module, nor to run it
 
   exports dev.jeton;
   exports dev.jeton.internal to

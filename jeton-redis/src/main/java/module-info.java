@@ -2,7 +2,12 @@
 module dev.jeton.redis {
   requires transitive dev.jeton.core;
   requires transitive lettuce.core;
-  requires static transitive org.jspecify;
+  // Lettuce is an automatic module, so it cannot say that it needs Netty, whose modules are
+  // explicit since 4.2 and so are not resolved unless a module requires them: without these, a
+  // modular application fails at run time (NoClassDefFoundError: io/netty/...).
+  requires io.netty.handler; // and through it transport, buffer, codec, resolver, common
+  requires io.netty.resolver.dns; // Lettuce's default resolver when present, as on the class path
+  requires static org.jspecify; // annotations only: not needed to compile against this module, nor to run it
 
   exports dev.jeton.redis;
 }
