@@ -7,7 +7,8 @@ module dev.jeton.redis {
   // modular application fails at run time (NoClassDefFoundError: io/netty/...).
   requires io.netty.handler; // and through it transport, buffer, codec, resolver, common
   requires io.netty.resolver.dns; // Lettuce's default resolver when present, as on the class path
-  requires static org.jspecify; // annotations only: not needed to compile against this module, nor to run it
+  // Nullness annotations only: a user needs them neither to compile nor to run (decision 36).
+  requires static org.jspecify;
 
   exports dev.jeton.redis;
 }

@@ -29,8 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
  * dev.jeton.host} or {@code dev.jeton.redis}) and on the class path. The programs are in {@code
  * src/test/consumers}; each prints a line starting with {@code ok}.
  *
- * <p>javac runs in this JVM (its {@link ToolProvider}), strict ({@code -Xlint:all -Werror}): a user must be
- * able to compile with no warning. Each program then runs in a JVM of its own, as a user's would.
+ * <p>javac runs in this JVM (its {@link ToolProvider}), strict ({@code -Xlint:all -Werror}): a
+ * user must be able to compile with no warning. Each program then runs in a JVM of its own, as a
+ * user's would: a module can compile and still fail to run (Netty's modules, decision 36).
  */
 class ConsumerTest {
   private static final Path SOURCES = Path.of(System.getProperty("jeton.consumerSources"));
@@ -77,7 +78,7 @@ class ConsumerTest {
 
   /** Compiles the module in {@code src/test/consumers/<name>}. */
   private Path compileModule(String name) throws IOException {
-    // javac in this JVM would take this JVM's class path as its own: give it an empty one.
+    // javac in this JVM would take this JVM's class path as its own: give it one with no jar.
     return compile(name, "--module-path", consumerPath(), "--class-path", work.toString());
   }
 
