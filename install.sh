@@ -7,7 +7,9 @@ prefix=${1:-${PREFIX:-$HOME/.local}}
 root=$(cd "$(dirname "$0")" && pwd)
 echo "building the jeton command (mvn package)..."
 log=$(mktemp)
-if ! (cd "$root" && mvn -q -B -Dstyle.color=never -DskipTests -pl jeton-cli -am package \
+# The command needs its jar only: no javadoc or sources jars (they take a while).
+if ! (cd "$root" && mvn -q -B -Dstyle.color=never -DskipTests -Dmaven.javadoc.skip \
+    -Dmaven.source.skip -pl jeton-cli -am package \
     </dev/null >"$log" 2>&1); then
   cat "$log" >&2 # Maven's output is shown on failure only
   rm -f "$log"

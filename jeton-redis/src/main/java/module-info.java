@@ -2,8 +2,14 @@
 module dev.jeton.redis {
   requires transitive dev.jeton.core;
   requires transitive lettuce.core;
+  // Lettuce is an automatic module, so it cannot say that it needs Netty, whose modules are
+  // explicit since 4.2 and so are not resolved unless a module requires them: without these, a
+  // modular application fails at run time (NoClassDefFoundError: io/netty/...).
+  requires io.netty.handler; // and through it transport, buffer, codec, resolver, common
   requires io.netty.common; // ThreadExecutorMap: is this thread an event loop?
-  requires static transitive org.jspecify;
+  requires io.netty.resolver.dns; // Lettuce's default resolver when present, as on the class path
+  // Nullness annotations only: a user needs them neither to compile nor to run (decision 36).
+  requires static org.jspecify;
 
   exports dev.jeton.redis;
 }

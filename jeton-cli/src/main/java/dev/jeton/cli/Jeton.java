@@ -99,6 +99,7 @@ public final class Jeton {
     return RedisDefaults.backend(uri, keyPrefix, leaseTime);
   }
 
+  /** Runs the command line {@code args} and exits with the status it ends with. */
   public static void main(String[] args) {
     System.exit(run(args));
   }

@@ -1,0 +1,4 @@
+/** A user's module that needs only the in-process semaphore. */
+module demo.core {
+  requires dev.jeton.core;
+}
