@@ -78,6 +78,9 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
     }
   }
 
+  /** What {@link #pull()} returns when the pump has ended instead of pulling an item. */
+  private static final Object END = new Object();
+
   private final Parallel options;
   private final Iterator<? extends T> source;
   private final @Nullable AutoCloseable closeable;
@@ -137,10 +140,11 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
       T item = null;
       int weight = 1;
       if (options.isWeighted()) {
-        if (!hasNext()) {
+        Object pulled = pull();
+        if (pulled == END) {
           return;
         }
-        item = next();
+        item = item(pulled);
         try {
           weight = options.weightOf(item);
         } catch (Throwable failure) {
@@ -195,40 +199,47 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
     if (options.isWeighted()) {
       item = pulled;
     } else {
-      if (!hasNext()) {
+      Object next = pull();
+      if (next == END) {
         permit.release();
         return false;
       }
-      item = next();
+      item = item(next);
     }
     start(item, nextIndex - 1, permit);
     return true;
   }
 
-  /** Whether the source has another item; ends the pump (and fails the run) if not, or if it throws. */
-  private boolean hasNext() {
-    boolean more;
+  /**
+   * The source's next item, or {@link #END} if it has none or throws: then the pump has ended,
+   * and a throw has failed the run. Both {@code hasNext()} and {@code next()} are guarded: a
+   * source is user code, and a throw escaping here would end the pump without counting it off,
+   * leaving the run open for ever.
+   */
+  private @Nullable Object pull() {
+    Object item;
     try {
-      more = source.hasNext();
+      if (!source.hasNext()) {
+        endPump();
+        return END;
+      }
+      item = source.next();
     } catch (Throwable failure) {
       failAndEndPump(failure);
-      return false;
+      return END;
     }
-    if (!more) {
-      endPump();
-    }
-    return more;
-  }
-
-  @SuppressWarnings("NullAway") // hasNext() said there is one; a source that lies fails the run
-  private T next() {
     nextIndex++;
     if (results != null) {
       synchronized (results) {
         results.add(null);
       }
     }
-    return source.next();
+    return item;
+  }
+
+  @SuppressWarnings({"unchecked", "NullAway"}) // pull() returned it from the source of Ts
+  private T item(@Nullable Object pulled) {
+    return (T) pulled;
   }
 
   private void start(T item, long index, Permit permit) {
