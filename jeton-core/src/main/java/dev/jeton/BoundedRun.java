@@ -65,7 +65,7 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
     }
 
     static <T extends @Nullable Object, R extends @Nullable Object> Starter<T, R> blocking(
-        Executor executor, Function<? super T, ? extends R> function) {
+        Executor executor, BlockingFunction<? super T, ? extends R, ?> function) {
       return item -> {
         BlockingCall<R> call = new BlockingCall<>(() -> function.apply(item));
         try {
