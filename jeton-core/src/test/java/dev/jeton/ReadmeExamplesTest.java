@@ -251,7 +251,7 @@ class ReadmeExamplesTest {
         CompletableFuture<Report> urgent = scheduler.submit(Priority.HIGH, () -> buildReport());   // blocking
         CompletableFuture<String> page = scheduler.submitAsync(Priority.LOW, () -> callService()); // async
         scheduler.submit(7, () -> reindex());                          // any int: higher runs first
-        scheduler.queued(Priority.LOW.value()); scheduler.running();   // counts, per priority or in all
+        scheduler.queued(Priority.LOW); scheduler.running();           // counts, per priority or in all
         page.cancel(false);                                            // if not started yet, it never will
         urgentResult = urgent;
         pageResult = page;
