@@ -31,6 +31,10 @@ import org.jspecify.annotations.Nullable;
  * fail-fast mode, or the caller cancelling the run) sets {@code stopped}, cancels the pump's
  * pending acquire and every item in flight; the pump, seeing {@code stopped}, ends.
  *
+ * <p>The pump reads the source only through {@code pull()}, which catches what {@code hasNext()}
+ * or {@code next()} throws and fails the run with it: a throw escaping the pump would leave it
+ * counted in {@code open} for ever, and the run would never complete.
+ *
  * <p>Invariants: only the pump touches the source, and there is at most one pump (running, or
  * waiting on its one pending acquire), so the source needs no lock and is never read ahead by
  * more than the one item waiting for its weight; the items in flight hold at most {@code limit}
@@ -217,15 +221,19 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
    * leaving the run open for ever.
    */
   private @Nullable Object pull() {
-    Object item;
+    boolean more;
+    Object item = null;
     try {
-      if (!source.hasNext()) {
-        endPump();
-        return END;
+      more = source.hasNext();
+      if (more) {
+        item = source.next();
       }
-      item = source.next();
     } catch (Throwable failure) {
       failAndEndPump(failure);
+      return END;
+    }
+    if (!more) {
+      endPump();
       return END;
     }
     nextIndex++;
