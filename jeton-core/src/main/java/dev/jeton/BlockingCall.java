@@ -1,9 +1,9 @@
 package dev.jeton;
 
+import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,11 +23,11 @@ final class BlockingCall<R extends @Nullable Object> implements Runnable {
   private static final Object INTERRUPTING = "INTERRUPTING";
   private static final Object CANCELLED = "CANCELLED";
 
-  private final Supplier<? extends R> call;
+  private final Callable<? extends R> call;
   private final AtomicReference<Object> state = new AtomicReference<>(NEW);
   private final CompletableFuture<R> settled = new CompletableFuture<>();
 
-  BlockingCall(Supplier<? extends R> call) {
+  BlockingCall(Callable<? extends R> call) {
     this.call = call;
   }
 
@@ -44,7 +44,7 @@ final class BlockingCall<R extends @Nullable Object> implements Runnable {
     R value = null;
     Throwable failure = null;
     try {
-      value = call.get();
+      value = call.call();
     } catch (Throwable t) {
       failure = t;
     }

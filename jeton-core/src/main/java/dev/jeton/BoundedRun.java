@@ -31,6 +31,10 @@ import org.jspecify.annotations.Nullable;
  * fail-fast mode, or the caller cancelling the run) sets {@code stopped}, cancels the pump's
  * pending acquire and every item in flight; the pump, seeing {@code stopped}, ends.
  *
+ * <p>The pump reads the source only through {@code pull()}, which catches what {@code hasNext()}
+ * or {@code next()} throws and fails the run with it: a throw escaping the pump would leave it
+ * counted in {@code open} for ever, and the run would never complete.
+ *
  * <p>Invariants: only the pump touches the source, and there is at most one pump (running, or
  * waiting on its one pending acquire), so the source needs no lock and is never read ahead by
  * more than the one item waiting for its weight; the items in flight hold at most {@code limit}
@@ -65,7 +69,7 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
     }
 
     static <T extends @Nullable Object, R extends @Nullable Object> Starter<T, R> blocking(
-        Executor executor, Function<? super T, ? extends R> function) {
+        Executor executor, BlockingFunction<? super T, ? extends R, ?> function) {
       return item -> {
         BlockingCall<R> call = new BlockingCall<>(() -> function.apply(item));
         try {
@@ -77,6 +81,9 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
       };
     }
   }
+
+  /** What {@link #pull()} returns when the pump has ended instead of pulling an item. */
+  private static final Object END = new Object();
 
   private final Parallel options;
   private final Iterator<? extends T> source;
@@ -137,10 +144,11 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
       T item = null;
       int weight = 1;
       if (options.isWeighted()) {
-        if (!hasNext()) {
+        Object pulled = pull();
+        if (pulled == END) {
           return;
         }
-        item = next();
+        item = item(pulled);
         try {
           weight = options.weightOf(item);
         } catch (Throwable failure) {
@@ -195,40 +203,51 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
     if (options.isWeighted()) {
       item = pulled;
     } else {
-      if (!hasNext()) {
+      Object next = pull();
+      if (next == END) {
         permit.release();
         return false;
       }
-      item = next();
+      item = item(next);
     }
     start(item, nextIndex - 1, permit);
     return true;
   }
 
-  /** Whether the source has another item; ends the pump (and fails the run) if not, or if it throws. */
-  private boolean hasNext() {
+  /**
+   * The source's next item, or {@link #END} if it has none or throws: then the pump has ended,
+   * and a throw has failed the run. Both {@code hasNext()} and {@code next()} are guarded: a
+   * source is user code, and a throw escaping here would end the pump without counting it off,
+   * leaving the run open for ever.
+   */
+  private @Nullable Object pull() {
     boolean more;
+    Object item = null;
     try {
       more = source.hasNext();
+      if (more) {
+        item = source.next();
+      }
     } catch (Throwable failure) {
       failAndEndPump(failure);
-      return false;
+      return END;
     }
     if (!more) {
       endPump();
+      return END;
     }
-    return more;
-  }
-
-  @SuppressWarnings("NullAway") // hasNext() said there is one; a source that lies fails the run
-  private T next() {
     nextIndex++;
     if (results != null) {
       synchronized (results) {
         results.add(null);
       }
     }
-    return source.next();
+    return item;
+  }
+
+  @SuppressWarnings({"unchecked", "NullAway"}) // pull() returned it from the source of Ts
+  private T item(@Nullable Object pulled) {
+    return (T) pulled;
   }
 
   private void start(T item, long index, Permit permit) {

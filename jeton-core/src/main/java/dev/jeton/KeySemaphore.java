@@ -303,7 +303,12 @@ final class KeySemaphore<K> implements Semaphore {
 
   @Override
   public CompletableFuture<Void> awaitIdle() {
-    KeyedSemaphore.Entry entry = keyed.use(key);
+    KeyedSemaphore.Entry entry = keyed.peek(key);
+    if (entry == null || !entry.tryUse()) {
+      // No entry in use: the key is idle now (a retired entry had no use when it retired, and no
+      // other could be made before it left the map), and waiting needs no entry.
+      return CompletableFuture.completedFuture(null);
+    }
     CompletableFuture<Void> idle;
     try {
       idle = entry.semaphore.awaitIdle();

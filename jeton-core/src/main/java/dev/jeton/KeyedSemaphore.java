@@ -37,8 +37,11 @@ import org.jspecify.annotations.Nullable;
  * seen. An idle key needs no entry: it is indistinguishable from a new one. Two things make a key
  * differ from a new one, and so keep its entry: a limit set with {@code forKey(k).setLimit(n)}
  * other than the key's configured limit (the entry is kept until the limit is set back), and
- * {@code forKey(k).close()} (the key stays closed). Statistics are not kept per key: {@code
- * stats()} is empty.
+ * {@code forKey(k).close()} (the key stays closed). Once the whole keyed semaphore is {@linkplain
+ * #close() closed}, no key can be used again, so nothing keeps an entry: each goes when its last
+ * permit is released, and an operation after the close ({@code setLimit}, {@code close}) leaves
+ * none behind (an idle key then reports its configured limit). Statistics are not kept per key:
+ * {@code stats()} is empty.
  *
  * <h2>The global limit</h2>
  *
@@ -86,7 +89,14 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
    *   K2. LIMIT_CHANGED is set exactly when the semaphore's limit differs from the configured
    *       one, once no setLimit is under way (each setLimit re-reads the limit after setting the
    *       flag and goes round again if it changed meanwhile).
-   *   K3. CLOSED, once set, stays: a closed key keeps its entry.
+   *   K3. CLOSED, once set, stays: a closed key keeps its entry, while the keyed semaphore is
+   *       open.
+   *
+   * After KeyedSemaphore.close() no request can take a key's permits again, so the flags no
+   * longer keep an entry: an entry retires once its uses are 0, whatever its flags (close()
+   * retires those idle already; unuse() those whose last use ends later, and it reads `closed`
+   * after ending its use, so one of the two always sees the other's write). awaitIdle() takes a
+   * use only of an entry already in the map: a key without one is idle, and is not given one.
    *
    * With a global limit, a request holds its key permits while it waits for the global ones;
    * that wait is recorded in the entry (`waitingForGlobal`) so that closing the key, or lowering
@@ -186,7 +196,7 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     for (Map.Entry<K, Entry> mapping : entries.entrySet()) {
       Entry entry = mapping.getValue();
       entry.semaphore.close();
-      if (entry.tryRetire()) {
+      if (entry.tryRetire(true)) {
         entries.remove(mapping.getKey(), entry);
       }
     }
@@ -267,9 +277,12 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     }
   }
 
-  /** Gives back a use taken by {@link #use}; the last one removes an entry that is like new. */
+  /**
+   * Gives back a use taken by {@link #use}; the last one removes an entry that is like new, or,
+   * once the keyed semaphore is closed, any entry.
+   */
   void unuse(Object key, Entry entry) {
-    if (entry.endUse() && entry.tryRetire()) {
+    if (entry.endUse() && entry.tryRetire(closed)) {
       entries.remove(key, entry);
     }
   }
@@ -329,13 +342,28 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
       return false;
     }
 
-    /** Ends a use; true if none is left and nothing keeps the entry. */
+    /** Ends a use; true if none is left. */
     boolean endUse() {
-      return (int) STATE.getAndAdd(this, -USE) - USE == 0;
+      return (int) STATE.getAndAdd(this, -USE) - USE < USE;
     }
 
-    boolean tryRetire() {
-      return STATE.compareAndSet(this, 0, RETIRED);
+    /**
+     * Retires the entry if it has no use and, unless {@code evenIfKept}, no flag keeps it (see
+     * the overview: flags keep nothing once the keyed semaphore is closed).
+     */
+    boolean tryRetire(boolean evenIfKept) {
+      if (!evenIfKept) {
+        return STATE.compareAndSet(this, 0, RETIRED);
+      }
+      int s = state;
+      while (s >= 0 && s < USE) {
+        int seen = (int) STATE.compareAndExchange(this, s, RETIRED);
+        if (seen == s) {
+          return true;
+        }
+        s = seen;
+      }
+      return false;
     }
 
     /** Marks the key closed (invariant K3). The caller holds a use. */

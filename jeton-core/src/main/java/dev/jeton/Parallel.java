@@ -6,8 +6,11 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.function.Consumer;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.ToIntFunction;
 import java.util.stream.Stream;
@@ -21,10 +24,12 @@ import org.jspecify.annotations.Nullable;
  * CompletableFuture<List<Page>> pages = Parallel.limit(8).mapAsync(urls, http::fetchAsync);
  * CompletableFuture<List<Report>> reports =
  *     Parallel.limit(4).map(files, virtualThreads, Report::parse); // blocking function
+ * List<String> texts = Parallel.limit(4).mapAll(paths, Files::readString); // blocks; IOException
  * }</pre>
  *
  * <p>A {@code Parallel} is an immutable set of options; each method that takes items starts a
- * run and returns its future at once. In a run:
+ * run and returns its future at once, except {@code mapAll}, which waits for the run and returns
+ * its results or throws its failure. In a run:
  *
  * <ul>
  *   <li><b>At most {@code limit} items are in flight</b> (with {@link #weighted}, at most {@code
@@ -42,13 +47,17 @@ import org.jspecify.annotations.Nullable;
  *   <li>Async functions ({@code mapAsync}, {@code forEachAsync}) are called on the thread that
  *       frees a slot (the first ones on the thread that starts the run) and must not block;
  *       blocking functions ({@code map}, {@code forEach}) run on the given executor (virtual
- *       threads are a good fit). No thread of the caller's is blocked in either case.
+ *       threads are a good fit). No thread of the caller's is blocked in either case. Blocking
+ *       functions may throw checked exceptions, which fail the run as they are.
  * </ul>
  *
  * <p>A source given as a {@link Stream} is closed when the run ends. A source that throws fails
  * the run like an item would.
  */
 public final class Parallel {
+  /** Numbers the threads {@link #mapAll(Iterable, BlockingFunction)} makes, for their names. */
+  private static final AtomicInteger THREADS = new AtomicInteger();
+
   private final int limit;
   private final @Nullable ToIntFunction<Object> weight;
   private final boolean collectAllErrors;
@@ -143,21 +152,31 @@ public final class Parallel {
 
   // ------------------------------------------------------------------ blocking functions
 
-  /** Maps the blocking {@code function} over {@code items} on {@code executor}, in input order. */
+  /**
+   * Maps the blocking {@code function} over {@code items} on {@code executor}, in input order. A
+   * checked exception the function throws fails the run as it is ({@code get()} throws an {@code
+   * ExecutionException} whose cause it is).
+   */
   public <T extends @Nullable Object, R extends @Nullable Object> CompletableFuture<List<R>> map(
-      Iterable<? extends T> items, Executor executor, Function<? super T, ? extends R> function) {
+      Iterable<? extends T> items,
+      Executor executor,
+      BlockingFunction<? super T, ? extends R, ? extends Exception> function) {
     return map(iterator(items), executor, function);
   }
 
   /** Maps the blocking {@code function} over {@code items} on {@code executor}, in input order. */
   public <T extends @Nullable Object, R extends @Nullable Object> CompletableFuture<List<R>> map(
-      Iterator<? extends T> items, Executor executor, Function<? super T, ? extends R> function) {
+      Iterator<? extends T> items,
+      Executor executor,
+      BlockingFunction<? super T, ? extends R, ? extends Exception> function) {
     return BoundedRun.<T, R>start(this, items, null, blockingItems(executor, function), true);
   }
 
   /** Maps the blocking {@code function} over {@code items} on {@code executor}; closes the stream. */
   public <T extends @Nullable Object, R extends @Nullable Object> CompletableFuture<List<R>> map(
-      Stream<? extends T> items, Executor executor, Function<? super T, ? extends R> function) {
+      Stream<? extends T> items,
+      Executor executor,
+      BlockingFunction<? super T, ? extends R, ? extends Exception> function) {
     Objects.requireNonNull(items, "items");
     return BoundedRun.<T, R>start(
         this, items.iterator(), items, blockingItems(executor, function), true);
@@ -165,13 +184,17 @@ public final class Parallel {
 
   /** Calls the blocking {@code action} on every item on {@code executor}. */
   public <T extends @Nullable Object> CompletableFuture<Void> forEach(
-      Iterable<? extends T> items, Executor executor, Consumer<? super T> action) {
+      Iterable<? extends T> items,
+      Executor executor,
+      BlockingAction<? super T, ? extends Exception> action) {
     return forEach(iterator(items), executor, action);
   }
 
   /** Calls the blocking {@code action} on every item on {@code executor}. */
   public <T extends @Nullable Object> CompletableFuture<Void> forEach(
-      Iterator<? extends T> items, Executor executor, Consumer<? super T> action) {
+      Iterator<? extends T> items,
+      Executor executor,
+      BlockingAction<? super T, ? extends Exception> action) {
     Objects.requireNonNull(action, "action");
     return BoundedRun.<T, @Nullable Object>start(
             this, items, null, blockingItems(executor, asFunction(action)), false)
@@ -180,13 +203,94 @@ public final class Parallel {
 
   /** Calls the blocking {@code action} on every item on {@code executor}; closes the stream. */
   public <T extends @Nullable Object> CompletableFuture<Void> forEach(
-      Stream<? extends T> items, Executor executor, Consumer<? super T> action) {
+      Stream<? extends T> items,
+      Executor executor,
+      BlockingAction<? super T, ? extends Exception> action) {
     Objects.requireNonNull(items, "items");
     Objects.requireNonNull(action, "action");
     return BoundedRun.<T, @Nullable Object>start(
             this, items.iterator(), items, blockingItems(executor, asFunction(action)),
             false)
         .thenApply(none -> null);
+  }
+
+  // ------------------------------------------------------------------ blocking the caller
+
+  /**
+   * Maps the blocking {@code function} over {@code items} and returns the results in input order,
+   * blocking the calling thread until the run ends. The items run on threads made for the run
+   * (about as many as run at once), which end with it. The run fails as {@link
+   * #map(Iterable, Executor, BlockingFunction)}'s does, and its first failure is thrown as it is:
+   *
+   * <pre>{@code
+   * List<String> texts = Parallel.limit(4).mapAll(paths, Files::readString); // throws IOException
+   * }</pre>
+   *
+   * @throws X what the function threw first (later failures are attached as suppressed)
+   * @throws InterruptedException if the calling thread is interrupted while it waits: the run is
+   *     cancelled (the items in flight are interrupted) and this does not wait for them to end
+   */
+  public <T extends @Nullable Object, R extends @Nullable Object, X extends Exception>
+      List<R> mapAll(Iterable<? extends T> items, BlockingFunction<? super T, ? extends R, X> function)
+          throws X, InterruptedException {
+    Objects.requireNonNull(items, "items");
+    Objects.requireNonNull(function, "function");
+    ExecutorService threads = Executors.newCachedThreadPool(Parallel::runThread);
+    try {
+      return mapAll(items, threads, function);
+    } finally {
+      threads.shutdown();
+    }
+  }
+
+  /**
+   * As {@link #mapAll(Iterable, BlockingFunction)}, with the items run on {@code executor} (on
+   * Java 21, {@code Executors.newVirtualThreadPerTaskExecutor()} fits well).
+   *
+   * @throws X what the function threw first (later failures are attached as suppressed)
+   * @throws InterruptedException if the calling thread is interrupted while it waits: the run is
+   *     cancelled (the items in flight are interrupted) and this does not wait for them to end
+   */
+  public <T extends @Nullable Object, R extends @Nullable Object, X extends Exception>
+      List<R> mapAll(
+          Iterable<? extends T> items,
+          Executor executor,
+          BlockingFunction<? super T, ? extends R, X> function)
+          throws X, InterruptedException {
+    CompletableFuture<List<R>> run = map(items, executor, function);
+    try {
+      return run.get();
+    } catch (InterruptedException interrupted) {
+      run.cancel(true);
+      throw interrupted;
+    } catch (ExecutionException failed) {
+      throw Parallel.<X>asThrown(Tasks.unwrap(Objects.requireNonNull(failed.getCause())));
+    }
+  }
+
+  /**
+   * The run's failure, as the caller should see it: unchecked ones as they are, and a checked one
+   * as an {@code X}, since only the function throws checked exceptions (the source and a stream's
+   * close cannot).
+   */
+  @SuppressWarnings("unchecked")
+  private static <X extends Exception> X asThrown(Throwable failure) {
+    if (failure instanceof RuntimeException) {
+      throw (RuntimeException) failure;
+    }
+    if (failure instanceof Error) {
+      throw (Error) failure;
+    }
+    if (failure instanceof Exception) {
+      return (X) failure;
+    }
+    throw new IllegalStateException("the run failed with a bare Throwable", failure);
+  }
+
+  private static Thread runThread(Runnable item) {
+    Thread thread = new Thread(item, "jeton-parallel-" + THREADS.incrementAndGet());
+    thread.setDaemon(true); // an abandoned run (its caller interrupted) does not hold the JVM
+    return thread;
   }
 
   // ------------------------------------------------------------------ for BoundedRun
@@ -217,7 +321,7 @@ public final class Parallel {
 
   private static <T extends @Nullable Object, R extends @Nullable Object>
       BoundedRun.Starter<T, R> blockingItems(
-      Executor executor, Function<? super T, ? extends R> function) {
+      Executor executor, BlockingFunction<? super T, ? extends R, ?> function) {
     Objects.requireNonNull(executor, "executor");
     Objects.requireNonNull(function, "function");
     return BoundedRun.Starter.blocking(executor, function);
@@ -232,8 +336,9 @@ public final class Parallel {
     return item -> (CompletionStage<@Nullable Object>) action.apply(item);
   }
 
-  private static <T extends @Nullable Object> Function<T, @Nullable Object> asFunction(
-      Consumer<? super T> action) {
+  private static <T extends @Nullable Object>
+      BlockingFunction<T, @Nullable Object, Exception> asFunction(
+          BlockingAction<? super T, ?> action) {
     return item -> {
       action.accept(item);
       return null;

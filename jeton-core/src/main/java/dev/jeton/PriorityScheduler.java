@@ -449,6 +449,11 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
     return locked(() -> queuedBy.getOrDefault(priority, 0));
   }
 
+  /** The number of tasks waiting to start that were submitted with {@code priority}. */
+  public int queued(Priority priority) {
+    return queued(Objects.requireNonNull(priority, "priority").value());
+  }
+
   /** The number of tasks started and not yet finished, each holding a permit. */
   public int running() {
     return locked(() -> running);
@@ -457,6 +462,11 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
   /** The number of running tasks that were submitted with {@code priority}. */
   public int running(int priority) {
     return locked(() -> runningBy.getOrDefault(priority, 0));
+  }
+
+  /** The number of running tasks that were submitted with {@code priority}. */
+  public int running(Priority priority) {
+    return running(Objects.requireNonNull(priority, "priority").value());
   }
 
   /** Queued plus running, in one snapshot (the two alone are not linearizable; see the tests). */

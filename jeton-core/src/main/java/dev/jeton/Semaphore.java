@@ -3,7 +3,6 @@ package dev.jeton;
 import dev.jeton.internal.Arguments;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -178,12 +177,19 @@ public interface Semaphore extends AutoCloseable {
 
   /**
    * Runs {@code task} while holding {@code permits}, acquired by blocking, and returns its
-   * result. The permits are released when the task returns or throws.
+   * result. The permits are released when the task returns or throws. What the task throws is
+   * thrown as it is, with its own type: {@code s.call(1, () -> Files.readString(path))} throws
+   * {@code IOException} and {@code InterruptedException}, and nothing else checked.
    *
-   * @throws Exception whatever {@link #acquire(int)} or the task throws
+   * @throws X what the task throws
+   * @throws InterruptedException if the thread is interrupted while waiting for the permits (the
+   *     task does not run), or if the task throws it
+   * @throws IllegalArgumentException if {@code permits} is below 1 or above the limit
+   * @throws SemaphoreClosedException if the semaphore is closed, or is closed while waiting
    */
   @SuppressWarnings("try") // the permit is held for the task, not used by it
-  default <T extends @Nullable Object> T call(int permits, Callable<T> task) throws Exception {
+  default <T extends @Nullable Object, X extends Exception> T call(
+      int permits, BlockingTask<T, X> task) throws X, InterruptedException {
     try (Permit permit = acquire(permits)) {
       return task.call();
     }

@@ -11,7 +11,9 @@ import java.time.Duration;
  * moment it is granted; requests granted at once wait zero.
  *
  * @param acquired requests granted, at once or after waiting
- * @param released permits given back (each {@link Permit} counts once, however often released)
+ * @param released granted requests given back: each {@link Permit} counts once, whatever its
+ *     weight and however often it is released, so {@code acquired - released} is the number of
+ *     {@code Permit}s held now
  * @param timedOut requests that gave up because their timeout expired
  * @param cancelled requests withdrawn by cancellation or interruption
  * @param rejected {@link Semaphore#tryAcquire(int)} calls that found no room

@@ -183,6 +183,85 @@ class KeyedSemaphoreStressTest {
     assertLimitsKeptAndEverythingBack();
   }
 
+  /**
+   * Threads on a few keys with every operation (requests of each kind, setLimit, closing a key,
+   * awaitIdle) while the keyed semaphore is closed under them: every request ends (granted,
+   * refused or failed as closed), and once the last permit is back no entry is left.
+   */
+  @Test
+  void closeUnderLoad_leavesNoEntryBehind() throws Exception {
+    KeyedSemaphore<Integer> closing = KeyedSemaphore.create(2);
+    int threads = 6;
+    int opsPerThread = 4_000;
+    AtomicInteger done = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<CompletableFuture<Void>> workers = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        long seed = 7_000 + t;
+        workers.add(
+            CompletableFuture.runAsync(
+                () -> {
+                  SplittableRandom random = new SplittableRandom(seed);
+                  for (int i = 0; i < opsPerThread; i++) {
+                    try {
+                      oneOperation(closing.forKey(random.nextInt(6)), random);
+                    } catch (SemaphoreClosedException | IllegalArgumentException | TimeoutException expected) {
+                      // closed, a weight above a lowered limit, or gave up
+                    } catch (Exception e) {
+                      throw new AssertionError(e);
+                    }
+                    done.incrementAndGet();
+                  }
+                },
+                pool));
+      }
+      while (done.get() < threads * opsPerThread / 2) {
+        Thread.onSpinWait(); // close halfway through, with every thread still at work
+      }
+      closing.close();
+      for (CompletableFuture<Void> worker : workers) {
+        worker.get(120, TimeUnit.SECONDS); // hang guard
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    KeyedSemaphoreTest.awaitTrue(() -> closing.keyCount() == 0);
+  }
+
+  private static void oneOperation(Semaphore key, SplittableRandom random) throws Exception {
+    int weight = 1 + random.nextInt(2);
+    switch (random.nextInt(7)) {
+      case 0 -> key.acquire(weight, Duration.ofNanos(random.nextInt(200_000))).release();
+      case 1 -> key.tryAcquire(weight).ifPresent(Permit::release);
+      case 2 -> {
+        CompletableFuture<Permit> f = key.acquireAsync(weight);
+        if (!f.cancel(false)) {
+          try {
+            f.get(30, TimeUnit.SECONDS).release(); // hang guard
+          } catch (ExecutionException failed) {
+            if (!(failed.getCause() instanceof SemaphoreClosedException
+                || failed.getCause() instanceof IllegalArgumentException)) {
+              throw failed;
+            }
+          }
+        }
+      }
+      case 3 -> key.setLimit(1 + random.nextInt(3));
+      case 4 -> key.awaitIdle().get(30, TimeUnit.SECONDS); // hang guard
+      case 5 -> {
+        if (random.nextInt(50) == 0) {
+          key.close();
+        }
+      }
+      default -> {
+        Permit held = key.acquire(weight, Duration.ofMillis(1));
+        LockSupport.parkNanos(random.nextInt(20_000));
+        held.release();
+      }
+    }
+  }
+
   private void assertLimitsKeptAndEverythingBack() throws InterruptedException {
     assertTrue(worstKey.get() <= PER_KEY, "a key had " + worstKey.get() + " permits out");
     assertTrue(worstGlobal.get() <= GLOBAL, "the global limit had " + worstGlobal.get() + " out");

@@ -193,6 +193,50 @@ class KeyedSemaphoreTest {
     assertEquals(OptionalInt.of(2), hosts.globalAvailable());
   }
 
+  @Test
+  void afterClose_noKeyKeepsAnEntry() throws Exception {
+    KeyedSemaphore<String> hosts = KeyedSemaphore.create(2);
+    hosts.forKey("changed").setLimit(5); // kept while open: its limit differs
+    hosts.forKey("closed").close(); // kept while open: it stays closed
+    Permit held = hosts.forKey("held").acquire(1);
+    hosts.forKey("held").setLimit(3);
+    assertEquals(3, hosts.keyCount());
+    hosts.close();
+    assertEquals(1, hosts.keyCount(), "only the key in use: the others can never be used again");
+    held.release();
+    assertEquals(0, hosts.keyCount(), "its last use is over");
+    assertThrows(SemaphoreClosedException.class, () -> hosts.forKey("changed").acquire(1));
+  }
+
+  @Test
+  void afterClose_operationsOnAKeyLeaveNoEntry() throws Exception {
+    KeyedSemaphore<String> hosts = KeyedSemaphore.create(2);
+    hosts.close();
+    hosts.forKey("new").setLimit(7);
+    hosts.forKey("new").close();
+    hosts.forKey("new").awaitIdle().get(5, TimeUnit.SECONDS);
+    assertEquals(0, hosts.keyCount(), "an operation after close leaves no entry behind");
+    assertThrows(SemaphoreClosedException.class, () -> hosts.forKey("new").acquire(1));
+  }
+
+  @Test
+  void awaitIdle_ofAnIdleKey_makesNoEntry() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger entriesMade = new java.util.concurrent.atomic.AtomicInteger();
+    KeyedSemaphore<String> hosts =
+        KeyedSemaphore.builder()
+            .<String>limitPerKey(
+                key -> {
+                  entriesMade.incrementAndGet(); // asked when an entry is made
+                  return 2;
+                })
+            .build();
+    assertTrue(hosts.forKey("a").awaitIdle().isDone(), "an idle key is idle at once");
+    assertEquals(0, entriesMade.get());
+    hosts.close();
+    assertTrue(hosts.forKey("b").awaitIdle().isDone());
+    assertEquals(0, entriesMade.get());
+  }
+
   // ------------------------------------------------------------------ the global limit
 
   @Test

@@ -143,11 +143,13 @@ class PrioritySchedulerTest {
     PriorityScheduler s = limitOne();
     CompletableFuture<String> hold = hold(s);
     CompletableFuture<String> f = s.submitAsync(Priority.HIGH, () -> rec.run("cancelled"));
+    assertEquals(1, s.queued(Priority.HIGH));
     assertEquals(1, s.queued(Priority.HIGH.value()));
+    assertEquals(0, s.queued(Priority.NORMAL));
     assertTrue(f.cancel(false));
     assertTrue(f.isCancelled());
     assertEquals(0, s.queued());
-    assertEquals(0, s.queued(Priority.HIGH.value()));
+    assertEquals(0, s.queued(Priority.HIGH));
     hold.complete("done");
     assertEquals(List.of("hold"), rec.started());
   }
@@ -191,6 +193,7 @@ class PrioritySchedulerTest {
     assertTrue(f.cancel(true));
     assertTrue(interrupted.await(10, TimeUnit.SECONDS));
     assertEquals(1, s.running());
+    assertEquals(1, s.running(Priority.NORMAL));
     assertEquals(1, s.queued());
     assertEquals(List.of(), rec.started());
     leave.countDown();

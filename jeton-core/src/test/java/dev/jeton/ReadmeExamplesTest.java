@@ -149,7 +149,10 @@ class ReadmeExamplesTest {
     return CompletableFuture.completedFuture(new Page(url));
   }
 
-  private Report parse(String file) {
+  private Report parse(String file) throws java.io.IOException {
+    if (file.isEmpty()) {
+      throw new java.io.IOException("no file name");
+    }
     return new Report(file);
   }
 
@@ -177,6 +180,9 @@ class ReadmeExamplesTest {
       CompletableFuture<java.util.List<Report>> reports =
           Parallel.limit(4).map(files, executor, f -> parse(f));
       assertEquals(java.util.List.of(new Report("x.csv"), new Report("y.csv")), reports.join());
+
+      java.util.List<Report> all = Parallel.limit(4).mapAll(files, f -> parse(f));
+      assertEquals(reports.join(), all);
 
       java.util.List<java.nio.file.Path> paths =
           java.util.List.of(java.nio.file.Path.of("big-file"), java.nio.file.Path.of("s"));
@@ -245,7 +251,7 @@ class ReadmeExamplesTest {
         CompletableFuture<Report> urgent = scheduler.submit(Priority.HIGH, () -> buildReport());   // blocking
         CompletableFuture<String> page = scheduler.submitAsync(Priority.LOW, () -> callService()); // async
         scheduler.submit(7, () -> reindex());                          // any int: higher runs first
-        scheduler.queued(Priority.LOW.value()); scheduler.running();   // counts, per priority or in all
+        scheduler.queued(Priority.LOW); scheduler.running();           // counts, per priority or in all
         page.cancel(false);                                            // if not started yet, it never will
         urgentResult = urgent;
         pageResult = page;
