@@ -79,6 +79,7 @@ class PublicApiDocumentedTest {
     return files.getJavaFileObjectsFromPaths(paths);
   }
 
+  @SuppressWarnings("StreamResourceLeak") // flatMap closes each stream it is given
   private static Stream<Path> walk(Path dir) {
     try {
       return Files.walk(dir);
@@ -115,14 +116,12 @@ class PublicApiDocumentedTest {
         TreePath memberPath = new TreePath(path, member);
         if (member instanceof ClassTree) {
           type(memberPath, true);
-        } else if (member instanceof MethodTree) {
-          MethodTree method = (MethodTree) member;
+        } else if (member instanceof MethodTree method) {
           boolean constructor = method.getName().contentEquals("<init>");
           if (isApi(method.getModifiers(), isInterface) && !overrides(method)) {
             require(memberPath, constructor ? "constructor" : method.getName() + "()");
           }
-        } else if (member instanceof VariableTree) {
-          VariableTree field = (VariableTree) member;
+        } else if (member instanceof VariableTree field) {
           if (isApi(field.getModifiers(), isInterface)) {
             require(memberPath, field.getName().toString());
           }
