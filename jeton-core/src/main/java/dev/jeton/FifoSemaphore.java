@@ -8,6 +8,7 @@ import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -68,9 +69,11 @@ final class FifoSemaphore implements Semaphore {
    * a delivery started inside another one is queued for the outer loop instead of recursing.
    *
    * Blocking waiters. A blocked thread spins briefly (busy-waits, then yields) while it is at the
-   * head of the queue before it parks, and when a grant moves a new blocking waiter to the head, the granter unparks it
-   * ahead of its turn ("prewake") so that it is spinning, not parked, when its permits come.
-   * This is what makes a strict FIFO handoff cost a cache miss rather than a context switch.
+   * head of the queue before it parks, and when a grant moves a new blocking waiter to the head,
+   * the granter unparks it ahead of its turn ("prewake") so that it is spinning, not parked, when
+   * its permits come. This is what makes a strict FIFO handoff cost a cache miss rather than a
+   * context switch. The spin budget is spent once per request (a waiter reaches the head once),
+   * never refilled by a wake-up, and every step first looks at the interrupt and the deadline.
    */
 
   private static final int FREE_SHIFT = 32;
@@ -90,6 +93,9 @@ final class FifoSemaphore implements Semaphore {
 
   private static final int SPIN_YIELDS = 1 << 12;
 
+  /** The whole spin budget, in steps. */
+  static final int SPIN_STEPS = SPIN_WAITS + SPIN_YIELDS;
+
   private static final VarHandle STATE;
 
   static {
@@ -106,6 +112,11 @@ final class FifoSemaphore implements Semaphore {
   private final @Nullable String name;
   private final @Nullable Executor completionExecutor;
   private final @Nullable StatsRecorder stats;
+  private final Timers timers;
+
+  /** Run at every step of the spin: null except in tests that watch the spin. */
+  private final @Nullable Runnable spinStep;
+
   private final ReentrantLock lock = new ReentrantLock();
 
   private volatile long state;
@@ -120,10 +131,23 @@ final class FifoSemaphore implements Semaphore {
 
   FifoSemaphore(
       @Nullable String name, int limit, @Nullable Executor completionExecutor, boolean stats) {
+    this(name, limit, completionExecutor, stats, TimeoutScheduler::start, null);
+  }
+
+  /** With the timers of timed asynchronous requests, and a spin hook: for tests. */
+  FifoSemaphore(
+      @Nullable String name,
+      int limit,
+      @Nullable Executor completionExecutor,
+      boolean stats,
+      Timers timers,
+      @Nullable Runnable spinStep) {
     checkLimit(limit);
     this.name = name;
     this.completionExecutor = completionExecutor;
     this.stats = stats ? new StatsRecorder() : null;
+    this.timers = timers;
+    this.spinStep = spinStep;
     this.state = ((long) limit << FREE_SHIFT) | ((long) limit << LIMIT_SHIFT);
   }
 
@@ -192,10 +216,7 @@ final class FifoSemaphore implements Semaphore {
     Waiter.WaiterFuture<?> future = java.util.Objects.requireNonNull(w.future);
     if (enqueue(w) && nanos != Long.MAX_VALUE) {
       future.timeout =
-          TimeoutScheduler.INSTANCE.schedule(
-              () -> future.completeExceptionally(timeoutException(permits, timeout)),
-              nanos,
-              TimeUnit.NANOSECONDS);
+          timers.start(() -> future.completeExceptionally(timeoutException(permits, timeout)), nanos);
       if (future.isDone()) { // granted before the timer was stored: stop it now
         future.timeout.cancel(false);
       }
@@ -316,6 +337,11 @@ final class FifoSemaphore implements Semaphore {
   /**
    * Queues a blocking request and waits for its outcome, up to {@code nanos} unless that is
    * {@code Long.MAX_VALUE}; {@code timeout} is the same wait, for the message.
+   *
+   * <p>Every turn of the loop looks at the outcome, then the interrupt, then the deadline, and only
+   * then spins one step or parks: so a spinning waiter sees an interrupt or its deadline at the
+   * next step. The spin budget is spent once per request, while it is at the head (it gets there
+   * once, and stays until it leaves); a wake-up, by a prewake or spuriously, never refills it.
    */
   @SuppressWarnings("ThreadPriorityCheck") // yield hands the core to the holder; see SPIN_YIELDS
   private Permit acquireSlow(int permits, long nanos, @Nullable Duration timeout)
@@ -324,7 +350,7 @@ final class FifoSemaphore implements Semaphore {
     boolean timed = nanos != Long.MAX_VALUE;
     Waiter w = Waiter.blocking(permits);
     enqueue(w);
-    int spins = SPIN_WAITS + SPIN_YIELDS;
+    int spins = SPIN_STEPS;
     for (; ; ) {
       int status = w.status;
       if (status == Waiter.GRANTED) {
@@ -333,34 +359,35 @@ final class FifoSemaphore implements Semaphore {
       if (status != Waiter.WAITING) {
         throw failure(status, permits);
       }
-      if (spins > 0 && head == w) {
-        spins--;
-        if (spins >= SPIN_YIELDS) {
-          Thread.onSpinWait();
-        } else {
-          Thread.yield();
-        }
-        continue;
-      }
-      if (timed) {
-        long remaining = nanos - (System.nanoTime() - start);
-        if (remaining <= 0L) {
-          if (withdraw(w, Waiter.TIMED_OUT)) {
-            throw timeoutException(permits, timeout != null ? timeout : Duration.ofNanos(nanos));
-          }
-          continue; // granted or failed meanwhile: the status says which
-        }
-        LockSupport.parkNanos(this, remaining);
-      } else {
-        LockSupport.park(this);
-      }
       if (Thread.interrupted()) {
         if (!withdraw(w, Waiter.CANCELLED) && w.status == Waiter.GRANTED) {
           release(permits); // granted as we were interrupted: give it back
         }
         throw new InterruptedException();
       }
-      spins = SPIN_WAITS + SPIN_YIELDS; // woken: by a grant, a prewake, or spuriously
+      long remaining = timed ? nanos - (System.nanoTime() - start) : Long.MAX_VALUE;
+      if (remaining <= 0L) {
+        if (withdraw(w, Waiter.TIMED_OUT)) {
+          throw timeoutException(permits, timeout != null ? timeout : Duration.ofNanos(nanos));
+        }
+        continue; // granted or failed meanwhile: the status says which
+      }
+      if (spins > 0 && head == w) {
+        spins--;
+        Runnable hook = spinStep;
+        if (hook != null) {
+          hook.run();
+        }
+        if (spins >= SPIN_YIELDS) {
+          Thread.onSpinWait();
+        } else {
+          Thread.yield();
+        }
+      } else if (timed) {
+        LockSupport.parkNanos(this, remaining);
+      } else {
+        LockSupport.park(this);
+      }
     }
   }
 
@@ -746,9 +773,20 @@ final class FifoSemaphore implements Semaphore {
     boolean running;
   }
 
+  /** Starts the timer of a timed asynchronous request; tests give their own. */
+  @FunctionalInterface
+  interface Timers {
+    /** Runs {@code onTimeout} after {@code nanos} unless the returned future is cancelled. */
+    Future<?> start(Runnable onTimeout, long nanos);
+  }
+
   /** The timer for timed asynchronous requests: one daemon thread, started on first use. */
   private static final class TimeoutScheduler {
     static final ScheduledThreadPoolExecutor INSTANCE = create();
+
+    static Future<?> start(Runnable onTimeout, long nanos) {
+      return INSTANCE.schedule(onTimeout, nanos, TimeUnit.NANOSECONDS);
+    }
 
     private static ScheduledThreadPoolExecutor create() {
       ScheduledThreadPoolExecutor executor =
