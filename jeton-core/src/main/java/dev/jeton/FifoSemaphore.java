@@ -68,6 +68,11 @@ final class FifoSemaphore implements Semaphore {
    * to keep that in constant stack, each thread delivers through a thread-local trampoline, and
    * a delivery started inside another one is queued for the outer loop instead of recursing.
    *
+   * Timers. A timed asynchronous request gets its timer after it is queued, so it may be granted
+   * or withdrawn before the timer is stored. Storing (PENDING -> timer) and stopping (-> STOPPED,
+   * on delivery or withdrawal) are both atomic on WaiterFuture.timeout: whichever comes second
+   * cancels the timer, which so never keeps a finished request reachable.
+   *
    * Blocking waiters. A blocked thread spins briefly (busy-waits, then yields) while it is at the
    * head of the queue before it parks, and when a grant moves a new blocking waiter to the head,
    * the granter unparks it ahead of its turn ("prewake") so that it is spinning, not parked, when
@@ -201,7 +206,7 @@ final class FifoSemaphore implements Semaphore {
     if (tryTake(permits)) {
       return grantedNow(permits);
     }
-    Waiter w = Waiter.async(this, permits);
+    Waiter w = Waiter.async(this, permits, false);
     enqueue(w);
     return w.permitFuture();
   }
@@ -212,14 +217,15 @@ final class FifoSemaphore implements Semaphore {
     if (tryTake(permits)) {
       return grantedNow(permits);
     }
-    Waiter w = Waiter.async(this, permits);
+    boolean timed = nanos != Long.MAX_VALUE;
+    Waiter w = Waiter.async(this, permits, timed);
     Waiter.WaiterFuture<?> future = java.util.Objects.requireNonNull(w.future);
-    if (enqueue(w) && nanos != Long.MAX_VALUE) {
-      future.timeout =
-          timers.start(() -> future.completeExceptionally(timeoutException(permits, timeout)), nanos);
-      if (future.isDone()) { // granted before the timer was stored: stop it now
-        future.timeout.cancel(false);
-      }
+    if (enqueue(w) && timed) {
+      // The request may be granted or withdrawn before its timer is stored: setTimer and
+      // stopTimer settle that race, so the timer never outlives the request.
+      future.setTimer(
+          timers.start(
+              () -> future.completeExceptionally(timeoutException(permits, timeout)), nanos));
     }
     return w.permitFuture();
   }

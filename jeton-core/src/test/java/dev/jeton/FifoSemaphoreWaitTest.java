@@ -6,8 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.time.Duration;
+import java.util.Queue;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -19,6 +23,9 @@ import org.junit.jupiter.api.Test;
  * timed asynchronous request.
  */
 class FifoSemaphoreWaitTest {
+
+  /** The permit the race test's next timer hands to the releaser. */
+  private volatile Permit held;
 
   private static FifoSemaphore watched(int limit, Runnable spinStep) {
     return new FifoSemaphore(null, limit, null, false, FifoSemaphoreWaitTest::noTimer, spinStep);
@@ -126,6 +133,61 @@ class FifoSemaphoreWaitTest {
     Permit granted = assertInstanceOf(Permit.class, outcome.get(), "outcome");
     assertEquals(FifoSemaphore.SPIN_STEPS, steps.get(), "spin steps in all");
     granted.release();
+    assertEquals(1, semaphore.available());
+  }
+
+  /**
+   * Regression: a grant delivered while {@code acquireAsync} was storing the request's timer
+   * could miss the timer, which then kept the granted future (and its permit) reachable until it
+   * fired. Each round races a release against the store; every timer of a completed request must
+   * end up cancelled.
+   */
+  @Test
+  void timedAsyncAcquire_grantedWhileItsTimerIsStored_stopsTheTimer() throws Exception {
+    Queue<CompletableFuture<Void>> timers = new ConcurrentLinkedQueue<>();
+    AtomicReference<Permit> toRelease = new AtomicReference<>();
+    AtomicBoolean done = new AtomicBoolean();
+    SplittableRandom random = new SplittableRandom(12);
+    FifoSemaphore semaphore =
+        new FifoSemaphore(
+            null,
+            1,
+            null,
+            false,
+            (onTimeout, nanos) -> {
+              CompletableFuture<Void> timer = new CompletableFuture<>();
+              timers.add(timer);
+              toRelease.set(held); // the releaser grants the request now
+              for (int i = random.nextInt(1024); i > 0; i--) {
+                Thread.onSpinWait(); // then returns, to the store, at a random moment
+              }
+              return timer;
+            },
+            null);
+    Thread releaser =
+        new Thread(
+            () -> {
+              while (!done.get()) {
+                Permit p = toRelease.getAndSet(null);
+                if (p != null) {
+                  p.release();
+                } else {
+                  Thread.onSpinWait();
+                }
+              }
+            });
+    releaser.start();
+    try {
+      for (int round = 0; round < 50_000; round++) {
+        held = semaphore.acquire(1);
+        semaphore.acquireAsync(1, Duration.ofHours(1)).get().release(); // the suite's hang guard
+      }
+    } finally {
+      done.set(true);
+      releaser.join();
+    }
+    long running = timers.stream().filter(t -> !t.isCancelled()).count();
+    assertEquals(0, running, "timers still running, of " + timers.size());
     assertEquals(1, semaphore.available());
   }
 }
