@@ -73,6 +73,12 @@ final class FifoSemaphore implements Semaphore {
    * on delivery or withdrawal) are both atomic on WaiterFuture.timeout: whichever comes second
    * cancels the timer, which so never keeps a finished request reachable.
    *
+   * Field access follows the rule in package-info.java. `state` is changed by CAS (STATE).
+   * `queueLength` and `tail` are plain, guarded by the lock. `head` is written under the lock but
+   * read without it (a blocked waiter asking whether to spin, prewakeHead), so it is volatile.
+   * In Waiter, `status` is written under the lock and read by the blocked thread (volatile), and
+   * `prewoken` is claimed by CAS by one of the racing releasers, the one that unparks.
+   *
    * Blocking waiters. A blocked thread spins briefly (busy-waits, then yields) while it is at the
    * head of the queue before it parks, and when a grant moves a new blocking waiter to the head,
    * the granter unparks it ahead of its turn ("prewake") so that it is spinning, not parked, when
@@ -129,8 +135,12 @@ final class FifoSemaphore implements Semaphore {
   /** Guarded by the lock. */
   private int queueLength;
 
-  /** Guarded by the lock, except for the racy read that decides whether to spin. */
-  private @Nullable Waiter head;
+  /**
+   * Written under the lock; volatile because two readers go without it: a blocked waiter asking
+   * whether it is at the head (and so should spin), and prewakeHead after a release. A stale
+   * answer there costs one park or one needless unpark, never a lost grant (the grant unparks).
+   */
+  private volatile @Nullable Waiter head;
 
   private @Nullable Waiter tail;
 
@@ -559,9 +569,8 @@ final class FifoSemaphore implements Semaphore {
 
   /** Unparks a blocking waiter newly at the head so that it spins, rather than sleeps, into its grant. */
   private void prewakeHead() {
-    Waiter h = head; // racy on purpose: a stale answer costs one needless unpark or one park
-    if (h != null && h.thread != null && !h.prewoken) {
-      h.prewoken = true;
+    Waiter h = head; // without the lock: a stale answer costs one needless unpark or one park
+    if (h != null && h.thread != null && h.claimPrewake()) {
       LockSupport.unpark(h.thread);
     }
   }

@@ -28,6 +28,16 @@ final class Waiter {
   static final int FAILED_CLOSED = 4;
   static final int FAILED_LIMIT = 5;
 
+  private static final VarHandle PREWOKEN;
+
+  static {
+    try {
+      PREWOKEN = MethodHandles.lookup().findVarHandle(Waiter.class, "prewoken", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   /** The permits requested; 0 for an {@code awaitIdle} request. */
   final int permits;
 
@@ -45,13 +55,22 @@ final class Waiter {
   /** {@code System.nanoTime()} when queued, kept only when statistics are on. */
   long queuedAt;
 
-  /** Set once the releasing side has unparked this thread ahead of its grant; see spinning. */
-  boolean prewoken;
+  /**
+   * Set by the one releaser that unparks this thread ahead of its grant (see "Blocking waiters" in
+   * FifoSemaphore). Releasers race for it without the lock, so it is claimed by CAS: {@link
+   * #claimPrewake}.
+   */
+  private volatile boolean prewoken;
 
   private Waiter(int permits, @Nullable Thread thread, @Nullable WaiterFuture<?> future) {
     this.permits = permits;
     this.thread = thread;
     this.future = future;
+  }
+
+  /** True for the one caller that is to unpark this blocked waiter ahead of its grant. */
+  boolean claimPrewake() {
+    return !prewoken && PREWOKEN.compareAndSet(this, false, true);
   }
 
   static Waiter blocking(int permits) {
