@@ -153,19 +153,8 @@ class FifoSemaphoreStressTest {
    */
   @Test
   void timedAsyncRequests_fromManyThreads_leaveNoTimerRunning() throws Exception {
-    Queue<CompletableFuture<Void>> timers = new ConcurrentLinkedQueue<>();
-    FifoSemaphore semaphore =
-        new FifoSemaphore(
-            null,
-            2,
-            null,
-            false,
-            (onTimeout, nanos) -> {
-              CompletableFuture<Void> timer = new CompletableFuture<>();
-              timers.add(timer);
-              return timer;
-            },
-            null);
+    RecordedTimers timers = new RecordedTimers();
+    FifoSemaphore semaphore = timers.semaphore(2);
     Ledger ledger = new Ledger(2);
     runThreads(
         4,
@@ -182,11 +171,8 @@ class FifoSemaphoreStressTest {
           }
         });
     assertSettled(semaphore, ledger);
-    assertTrue(timers.size() > 0, "requests really queued");
-    assertEquals(
-        0,
-        timers.stream().filter(t -> !t.isCancelled()).count(),
-        "timers still running, of " + timers.size());
+    assertTrue(timers.started() > 0, "requests really queued");
+    assertEquals(0, timers.running(), "timers still running, of " + timers.started());
   }
 
   @Test

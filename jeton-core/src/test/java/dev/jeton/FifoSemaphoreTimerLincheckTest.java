@@ -2,9 +2,7 @@ package dev.jeton;
 
 import dev.jeton.contract.LincheckRun;
 import java.time.Duration;
-import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Validate;
@@ -15,20 +13,9 @@ import org.jetbrains.lincheck.datastructures.Validate;
  * completed every timer is cancelled. The timers are recorded, never run (an hour each).
  */
 public class FifoSemaphoreTimerLincheckTest {
-  private final Queue<CompletableFuture<Void>> timers = new ConcurrentLinkedQueue<>();
+  private final RecordedTimers timers = new RecordedTimers();
 
-  private final FifoSemaphore semaphore =
-      new FifoSemaphore(
-          null,
-          1,
-          null,
-          false,
-          (onTimeout, nanos) -> {
-            CompletableFuture<Void> timer = new CompletableFuture<>();
-            timers.add(timer);
-            return timer;
-          },
-          null);
+  private final FifoSemaphore semaphore = timers.semaphore(1);
 
   @Operation
   public void holdAndRelease() {
@@ -54,7 +41,7 @@ public class FifoSemaphoreTimerLincheckTest {
     if (semaphore.available() != 1 || semaphore.queueLength() != 0) {
       throw new IllegalStateException("leaked or stranded: " + semaphore);
     }
-    long running = timers.stream().filter(t -> !t.isCancelled()).count();
+    long running = timers.running();
     if (running != 0) {
       throw new IllegalStateException(running + " timers outlive their requests");
     }

@@ -6,10 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.time.Duration;
-import java.util.Queue;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -28,11 +25,7 @@ class FifoSemaphoreWaitTest {
   private volatile Permit held;
 
   private static FifoSemaphore watched(int limit, Runnable spinStep) {
-    return new FifoSemaphore(null, limit, null, false, FifoSemaphoreWaitTest::noTimer, spinStep);
-  }
-
-  private static CompletableFuture<Void> noTimer(Runnable onTimeout, long nanos) {
-    return new CompletableFuture<>();
+    return new FifoSemaphore(null, limit, null, false, new RecordedTimers(), spinStep);
   }
 
   /**
@@ -144,26 +137,18 @@ class FifoSemaphoreWaitTest {
    */
   @Test
   void timedAsyncAcquire_grantedWhileItsTimerIsStored_stopsTheTimer() throws Exception {
-    Queue<CompletableFuture<Void>> timers = new ConcurrentLinkedQueue<>();
     AtomicReference<Permit> toRelease = new AtomicReference<>();
     AtomicBoolean done = new AtomicBoolean();
     SplittableRandom random = new SplittableRandom(12);
-    FifoSemaphore semaphore =
-        new FifoSemaphore(
-            null,
-            1,
-            null,
-            false,
-            (onTimeout, nanos) -> {
-              CompletableFuture<Void> timer = new CompletableFuture<>();
-              timers.add(timer);
+    RecordedTimers timers =
+        new RecordedTimers(
+            () -> {
               toRelease.set(held); // the releaser grants the request now
               for (int i = random.nextInt(1024); i > 0; i--) {
-                Thread.onSpinWait(); // then returns, to the store, at a random moment
+                Thread.onSpinWait(); // then the timer returns, to be stored, at a random moment
               }
-              return timer;
-            },
-            null);
+            });
+    FifoSemaphore semaphore = timers.semaphore(1);
     Thread releaser =
         new Thread(
             () -> {
@@ -186,8 +171,7 @@ class FifoSemaphoreWaitTest {
       done.set(true);
       releaser.join();
     }
-    long running = timers.stream().filter(t -> !t.isCancelled()).count();
-    assertEquals(0, running, "timers still running, of " + timers.size());
+    assertEquals(0, timers.running(), "timers still running, of " + timers.started());
     assertEquals(1, semaphore.available());
   }
 }
