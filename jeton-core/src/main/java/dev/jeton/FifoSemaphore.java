@@ -354,9 +354,10 @@ final class FifoSemaphore implements Semaphore {
    * Queues a blocking request and waits for its outcome, up to {@code nanos} unless that is
    * {@code Long.MAX_VALUE}; {@code timeout} is the same wait, for the message.
    *
-   * <p>Every turn of the loop looks at the outcome, then the interrupt, then the deadline, and only
-   * then spins one step or parks: so a spinning waiter sees an interrupt or its deadline at the
-   * next step. The spin budget is spent once per request, while it is at the head (it gets there
+   * <p>Every turn of the loop looks at the interrupt, then the outcome, then the deadline, and
+   * only then spins one step or parks: so a spinning waiter sees an interrupt or its deadline at
+   * the next step. The interrupt comes first, as it did after a park: an interrupted request
+   * throws, and gives back a grant that reached it meanwhile. The spin budget is spent once per request, while it is at the head (it gets there
    * once, and stays until it leaves); a wake-up, by a prewake or spuriously, never refills it.
    */
   @SuppressWarnings("ThreadPriorityCheck") // yield hands the core to the holder; see SPIN_YIELDS
@@ -368,18 +369,18 @@ final class FifoSemaphore implements Semaphore {
     enqueue(w);
     int spins = SPIN_STEPS;
     for (; ; ) {
+      if (Thread.interrupted()) {
+        if (!withdraw(w, Waiter.CANCELLED) && w.status == Waiter.GRANTED) {
+          release(permits); // granted as we were interrupted: give it back
+        }
+        throw new InterruptedException();
+      }
       int status = w.status;
       if (status == Waiter.GRANTED) {
         return new LocalPermit(this, permits);
       }
       if (status != Waiter.WAITING) {
         throw failure(status, permits);
-      }
-      if (Thread.interrupted()) {
-        if (!withdraw(w, Waiter.CANCELLED) && w.status == Waiter.GRANTED) {
-          release(permits); // granted as we were interrupted: give it back
-        }
-        throw new InterruptedException();
       }
       long remaining = timed ? nanos - (System.nanoTime() - start) : Long.MAX_VALUE;
       if (remaining <= 0L) {

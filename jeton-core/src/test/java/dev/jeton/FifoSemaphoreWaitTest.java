@@ -86,6 +86,26 @@ class FifoSemaphoreWaitTest {
     }
   }
 
+  /** An interrupt wins over a grant that reaches the waiter at the same step: given back. */
+  @Test
+  void interrupt_andAGrant_duringTheSpin_throwsAndGivesTheGrantBack() throws Exception {
+    AtomicReference<Permit> held = new AtomicReference<>();
+    FifoSemaphore semaphore =
+        watched(
+            1,
+            () -> {
+              Permit p = held.getAndSet(null);
+              if (p != null) {
+                p.release(); // grants the waiter
+                Thread.currentThread().interrupt();
+              }
+            });
+    held.set(semaphore.acquire(1));
+    assertThrows(InterruptedException.class, () -> semaphore.acquire(1));
+    assertEquals(1, semaphore.available(), "the grant was given back");
+    assertEquals(0, semaphore.queueLength());
+  }
+
   /**
    * Regression: every wake-up (a prewake, or a spurious one) restarted the whole spin budget, so a
    * waiter woken often could spin for ever. The hook wakes the waiter itself once its budget is
