@@ -8,6 +8,7 @@ import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -67,10 +68,23 @@ final class FifoSemaphore implements Semaphore {
    * to keep that in constant stack, each thread delivers through a thread-local trampoline, and
    * a delivery started inside another one is queued for the outer loop instead of recursing.
    *
+   * Timers. A timed asynchronous request gets its timer after it is queued, so it may be granted
+   * or withdrawn before the timer is stored. Storing (PENDING -> timer) and stopping (-> STOPPED,
+   * on delivery or withdrawal) are both atomic on WaiterFuture.timeout: whichever comes second
+   * cancels the timer, which so never keeps a finished request reachable.
+   *
+   * Field access follows the rule in package-info.java. `state` is changed by CAS (STATE).
+   * `queueLength` and `tail` are plain, guarded by the lock. `head` is written under the lock but
+   * read without it (a blocked waiter asking whether to spin, prewakeHead), so it is volatile.
+   * In Waiter, `status` is written under the lock and read by the blocked thread (volatile), and
+   * `prewoken` is claimed by CAS by one of the racing releasers, the one that unparks.
+   *
    * Blocking waiters. A blocked thread spins briefly (busy-waits, then yields) while it is at the
-   * head of the queue before it parks, and when a grant moves a new blocking waiter to the head, the granter unparks it
-   * ahead of its turn ("prewake") so that it is spinning, not parked, when its permits come.
-   * This is what makes a strict FIFO handoff cost a cache miss rather than a context switch.
+   * head of the queue before it parks, and when a grant moves a new blocking waiter to the head,
+   * the granter unparks it ahead of its turn ("prewake") so that it is spinning, not parked, when
+   * its permits come. This is what makes a strict FIFO handoff cost a cache miss rather than a
+   * context switch. The spin budget is spent once per request (a waiter reaches the head once),
+   * never refilled by a wake-up, and every step first looks at the interrupt and the deadline.
    */
 
   private static final int FREE_SHIFT = 32;
@@ -90,6 +104,9 @@ final class FifoSemaphore implements Semaphore {
 
   private static final int SPIN_YIELDS = 1 << 12;
 
+  /** The whole spin budget, in steps. */
+  static final int SPIN_STEPS = SPIN_WAITS + SPIN_YIELDS;
+
   private static final VarHandle STATE;
 
   static {
@@ -106,6 +123,11 @@ final class FifoSemaphore implements Semaphore {
   private final @Nullable String name;
   private final @Nullable Executor completionExecutor;
   private final @Nullable StatsRecorder stats;
+  private final Timers timers;
+
+  /** Run at every step of the spin: null except in tests that watch the spin. */
+  private final @Nullable Runnable spinStep;
+
   private final ReentrantLock lock = new ReentrantLock();
 
   private volatile long state;
@@ -113,17 +135,34 @@ final class FifoSemaphore implements Semaphore {
   /** Guarded by the lock. */
   private int queueLength;
 
-  /** Guarded by the lock, except for the racy read that decides whether to spin. */
-  private @Nullable Waiter head;
+  /**
+   * Written under the lock; volatile because two readers go without it: a blocked waiter asking
+   * whether it is at the head (and so should spin), and prewakeHead after a release. A stale
+   * answer there costs one park or one needless unpark, never a lost grant (the grant unparks).
+   */
+  private volatile @Nullable Waiter head;
 
   private @Nullable Waiter tail;
 
   FifoSemaphore(
       @Nullable String name, int limit, @Nullable Executor completionExecutor, boolean stats) {
+    this(name, limit, completionExecutor, stats, TimeoutScheduler::start, null);
+  }
+
+  /** With the timers of timed asynchronous requests, and a spin hook: for tests. */
+  FifoSemaphore(
+      @Nullable String name,
+      int limit,
+      @Nullable Executor completionExecutor,
+      boolean stats,
+      Timers timers,
+      @Nullable Runnable spinStep) {
     checkLimit(limit);
     this.name = name;
     this.completionExecutor = completionExecutor;
     this.stats = stats ? new StatsRecorder() : null;
+    this.timers = timers;
+    this.spinStep = spinStep;
     this.state = ((long) limit << FREE_SHIFT) | ((long) limit << LIMIT_SHIFT);
   }
 
@@ -177,7 +216,7 @@ final class FifoSemaphore implements Semaphore {
     if (tryTake(permits)) {
       return grantedNow(permits);
     }
-    Waiter w = Waiter.async(this, permits);
+    Waiter w = Waiter.async(this, permits, false);
     enqueue(w);
     return w.permitFuture();
   }
@@ -188,17 +227,15 @@ final class FifoSemaphore implements Semaphore {
     if (tryTake(permits)) {
       return grantedNow(permits);
     }
-    Waiter w = Waiter.async(this, permits);
+    boolean timed = nanos != Long.MAX_VALUE;
+    Waiter w = Waiter.async(this, permits, timed);
     Waiter.WaiterFuture<?> future = java.util.Objects.requireNonNull(w.future);
-    if (enqueue(w) && nanos != Long.MAX_VALUE) {
-      future.timeout =
-          TimeoutScheduler.INSTANCE.schedule(
-              () -> future.completeExceptionally(timeoutException(permits, timeout)),
-              nanos,
-              TimeUnit.NANOSECONDS);
-      if (future.isDone()) { // granted before the timer was stored: stop it now
-        future.timeout.cancel(false);
-      }
+    if (enqueue(w) && timed) {
+      // The request may be granted or withdrawn before its timer is stored: setTimer and
+      // stopTimer settle that race, so the timer never outlives the request.
+      future.setTimer(
+          timers.start(
+              () -> future.completeExceptionally(timeoutException(permits, timeout)), nanos));
     }
     return w.permitFuture();
   }
@@ -316,6 +353,12 @@ final class FifoSemaphore implements Semaphore {
   /**
    * Queues a blocking request and waits for its outcome, up to {@code nanos} unless that is
    * {@code Long.MAX_VALUE}; {@code timeout} is the same wait, for the message.
+   *
+   * <p>Every turn of the loop looks at the interrupt, then the outcome, then the deadline, and
+   * only then spins one step or parks: so a spinning waiter sees an interrupt or its deadline at
+   * the next step. The interrupt comes first, as it did after a park: an interrupted request
+   * throws, and gives back a grant that reached it meanwhile. The spin budget is spent once per request, while it is at the head (it gets there
+   * once, and stays until it leaves); a wake-up, by a prewake or spuriously, never refills it.
    */
   @SuppressWarnings("ThreadPriorityCheck") // yield hands the core to the holder; see SPIN_YIELDS
   private Permit acquireSlow(int permits, long nanos, @Nullable Duration timeout)
@@ -324,8 +367,14 @@ final class FifoSemaphore implements Semaphore {
     boolean timed = nanos != Long.MAX_VALUE;
     Waiter w = Waiter.blocking(permits);
     enqueue(w);
-    int spins = SPIN_WAITS + SPIN_YIELDS;
+    int spins = SPIN_STEPS;
     for (; ; ) {
+      if (Thread.interrupted()) {
+        if (!withdraw(w, Waiter.CANCELLED) && w.status == Waiter.GRANTED) {
+          release(permits); // granted as we were interrupted: give it back
+        }
+        throw new InterruptedException();
+      }
       int status = w.status;
       if (status == Waiter.GRANTED) {
         return new LocalPermit(this, permits);
@@ -333,34 +382,29 @@ final class FifoSemaphore implements Semaphore {
       if (status != Waiter.WAITING) {
         throw failure(status, permits);
       }
+      long remaining = timed ? nanos - (System.nanoTime() - start) : Long.MAX_VALUE;
+      if (remaining <= 0L) {
+        if (withdraw(w, Waiter.TIMED_OUT)) {
+          throw timeoutException(permits, timeout != null ? timeout : Duration.ofNanos(nanos));
+        }
+        continue; // granted or failed meanwhile: the status says which
+      }
       if (spins > 0 && head == w) {
         spins--;
+        Runnable hook = spinStep;
+        if (hook != null) {
+          hook.run();
+        }
         if (spins >= SPIN_YIELDS) {
           Thread.onSpinWait();
         } else {
           Thread.yield();
         }
-        continue;
-      }
-      if (timed) {
-        long remaining = nanos - (System.nanoTime() - start);
-        if (remaining <= 0L) {
-          if (withdraw(w, Waiter.TIMED_OUT)) {
-            throw timeoutException(permits, timeout != null ? timeout : Duration.ofNanos(nanos));
-          }
-          continue; // granted or failed meanwhile: the status says which
-        }
+      } else if (timed) {
         LockSupport.parkNanos(this, remaining);
       } else {
         LockSupport.park(this);
       }
-      if (Thread.interrupted()) {
-        if (!withdraw(w, Waiter.CANCELLED) && w.status == Waiter.GRANTED) {
-          release(permits); // granted as we were interrupted: give it back
-        }
-        throw new InterruptedException();
-      }
-      spins = SPIN_WAITS + SPIN_YIELDS; // woken: by a grant, a prewake, or spuriously
     }
   }
 
@@ -526,9 +570,8 @@ final class FifoSemaphore implements Semaphore {
 
   /** Unparks a blocking waiter newly at the head so that it spins, rather than sleeps, into its grant. */
   private void prewakeHead() {
-    Waiter h = head; // racy on purpose: a stale answer costs one needless unpark or one park
-    if (h != null && h.thread != null && !h.prewoken) {
-      h.prewoken = true;
+    Waiter h = head; // without the lock: a stale answer costs one needless unpark or one park
+    if (h != null && h.thread != null && h.claimPrewake()) {
       LockSupport.unpark(h.thread);
     }
   }
@@ -746,9 +789,20 @@ final class FifoSemaphore implements Semaphore {
     boolean running;
   }
 
+  /** Starts the timer of a timed asynchronous request; tests give their own. */
+  @FunctionalInterface
+  interface Timers {
+    /** Runs {@code onTimeout} after {@code nanos} unless the returned future is cancelled. */
+    Future<?> start(Runnable onTimeout, long nanos);
+  }
+
   /** The timer for timed asynchronous requests: one daemon thread, started on first use. */
   private static final class TimeoutScheduler {
     static final ScheduledThreadPoolExecutor INSTANCE = create();
+
+    static Future<?> start(Runnable onTimeout, long nanos) {
+      return INSTANCE.schedule(onTimeout, nanos, TimeUnit.NANOSECONDS);
+    }
 
     private static ScheduledThreadPoolExecutor create() {
       ScheduledThreadPoolExecutor executor =

@@ -1,5 +1,7 @@
 package dev.jeton;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeoutException;
@@ -26,6 +28,16 @@ final class Waiter {
   static final int FAILED_CLOSED = 4;
   static final int FAILED_LIMIT = 5;
 
+  private static final VarHandle PREWOKEN;
+
+  static {
+    try {
+      PREWOKEN = MethodHandles.lookup().findVarHandle(Waiter.class, "prewoken", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   /** The permits requested; 0 for an {@code awaitIdle} request. */
   final int permits;
 
@@ -43,8 +55,12 @@ final class Waiter {
   /** {@code System.nanoTime()} when queued, kept only when statistics are on. */
   long queuedAt;
 
-  /** Set once the releasing side has unparked this thread ahead of its grant; see spinning. */
-  boolean prewoken;
+  /**
+   * Set by the one releaser that unparks this thread ahead of its grant (see "Blocking waiters" in
+   * FifoSemaphore). Releasers race for it without the lock, so it is claimed by CAS: {@link
+   * #claimPrewake}.
+   */
+  private volatile boolean prewoken;
 
   private Waiter(int permits, @Nullable Thread thread, @Nullable WaiterFuture<?> future) {
     this.permits = permits;
@@ -52,12 +68,22 @@ final class Waiter {
     this.future = future;
   }
 
+  /** True for the one caller that is to unpark this blocked waiter ahead of its grant. */
+  boolean claimPrewake() {
+    return !prewoken && PREWOKEN.compareAndSet(this, false, true);
+  }
+
   static Waiter blocking(int permits) {
     return new Waiter(permits, Thread.currentThread(), null);
   }
 
-  static Waiter async(FifoSemaphore semaphore, int permits) {
-    return attached(new Waiter(permits, null, new WaiterFuture<Permit>(semaphore)));
+  /** An asynchronous request; a {@code timed} one gets its timer after it is queued. */
+  static Waiter async(FifoSemaphore semaphore, int permits, boolean timed) {
+    WaiterFuture<Permit> future = new WaiterFuture<>(semaphore);
+    if (timed) {
+      future.timeout = WaiterFuture.PENDING;
+    }
+    return attached(new Waiter(permits, null, future));
   }
 
   static Waiter idle(FifoSemaphore semaphore) {
@@ -91,10 +117,7 @@ final class Waiter {
     }
     WaiterFuture<?> f = java.util.Objects.requireNonNull(future);
     FifoSemaphore semaphore = f.semaphore; // this waiter's own, whoever delivers it
-    Future<?> timer = f.timeout;
-    if (timer != null) {
-      timer.cancel(false);
-    }
+    f.stopTimer();
     if (status == GRANTED) {
       if (permits == 0) {
         idleFuture().complete(null);
@@ -114,14 +137,55 @@ final class Waiter {
    * completeExceptionally}) withdraws the request from the queue.
    */
   static final class WaiterFuture<T> extends CompletableFuture<T> {
+    /** {@link #timeout} of a timed request whose timer is not stored yet. */
+    static final Future<?> PENDING = new CompletableFuture<Void>();
+
+    /** {@link #timeout} once the request has left: a timer stored now is cancelled at once. */
+    private static final Future<?> STOPPED = new CompletableFuture<Void>();
+
+    private static final VarHandle TIMEOUT;
+
+    static {
+      try {
+        TIMEOUT =
+            MethodHandles.lookup().findVarHandle(WaiterFuture.class, "timeout", Future.class);
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
     final FifoSemaphore semaphore;
     @Nullable Waiter waiter;
 
-    /** The timer that fails a timed request, cancelled once the request leaves the queue. */
+    /**
+     * The timer that fails a timed request: null for an untimed request; for a timed one {@link
+     * #PENDING}, then the timer ({@link #setTimer}), then {@link #STOPPED} ({@link #stopTimer}),
+     * or straight from PENDING to STOPPED when the request leaves before its timer is stored.
+     * Both moves are atomic, so whichever of storing and stopping comes second cancels the timer.
+     */
     volatile @Nullable Future<?> timeout;
 
     WaiterFuture(FifoSemaphore semaphore) {
       this.semaphore = semaphore;
+    }
+
+    /** Stores the timer of a queued timed request; cancels it if the request has left already. */
+    void setTimer(Future<?> timer) {
+      if (!TIMEOUT.compareAndSet(this, PENDING, timer)) {
+        timer.cancel(false);
+      }
+    }
+
+    /** The request has left the queue: cancels its timer, now or as it is stored. */
+    void stopTimer() {
+      Future<?> timer = timeout;
+      if (timer == null || timer == STOPPED) {
+        return; // untimed, or stopped already
+      }
+      timer = (Future<?>) TIMEOUT.getAndSet(this, STOPPED);
+      if (timer != PENDING && timer != STOPPED && timer != null) {
+        timer.cancel(false);
+      }
     }
 
     @Override
@@ -148,10 +212,7 @@ final class Waiter {
     }
 
     private void withdraw(int reason) {
-      Future<?> timer = timeout;
-      if (timer != null) {
-        timer.cancel(false);
-      }
+      stopTimer();
       Waiter w = waiter;
       if (w != null) {
         semaphore.withdraw(w, reason);

@@ -11,10 +11,14 @@
  *
  * <h2>Field-access conventions in the implementation</h2>
  *
- * <p>Fields updated atomically are {@code volatile} and accessed through a {@code VarHandle}
- * named after the field in upper case ({@code state} / {@code STATE}). Fields written only while
- * holding a semaphore's lock are plain unless a method reads them without the lock, in which
- * case they are {@code volatile} and the comment on the field says who reads them.
+ * <p>Fields updated atomically are {@code volatile}; their atomic updates (compare-and-set,
+ * get-and-set) go through a {@code VarHandle} named after the field in upper case ({@code state}
+ * / {@code STATE}), and every other read or write of them is a volatile one. Fields written only
+ * while holding a semaphore's lock are plain unless a method reads them without the lock, in
+ * which case they are {@code volatile} and the comment on the field says who reads them. No field
+ * is written by more than one thread without the lock except through its {@code VarHandle}.
+ * Fields set once before their object is shared (and never after) are plain, as are fields of
+ * objects confined to one thread.
  */
 @NullMarked
 package dev.jeton;

@@ -147,6 +147,34 @@ class FifoSemaphoreStressTest {
     assertTrue(ledger.violations.isEmpty());
   }
 
+  /**
+   * Timed asynchronous requests granted, cancelled and given back by many threads at once: once
+   * they have all completed, not one timer is left running (the timers are recorded, not run).
+   */
+  @Test
+  void timedAsyncRequests_fromManyThreads_leaveNoTimerRunning() throws Exception {
+    RecordedTimers timers = new RecordedTimers();
+    FifoSemaphore semaphore = timers.semaphore(2);
+    Ledger ledger = new Ledger(2);
+    runThreads(
+        4,
+        t -> {
+          SplittableRandom random = new SplittableRandom(500 + t);
+          for (int i = 0; i < 20_000; i++) {
+            int weight = 1 + random.nextInt(2);
+            CompletableFuture<Permit> f = semaphore.acquireAsync(weight, Duration.ofHours(1));
+            if (random.nextBoolean()) {
+              ledger.futures.add(f.thenAccept(ledger::hold));
+            } else if (!f.cancel(false)) {
+              ledger.hold(f.join()); // granted first: ours to use and give back
+            }
+          }
+        });
+    assertSettled(semaphore, ledger);
+    assertTrue(timers.started() > 0, "requests really queued");
+    assertEquals(0, timers.running(), "timers still running, of " + timers.started());
+  }
+
   @Test
   void virtualThreads_aHundredThousandContendWithoutPinning() throws Exception {
     Assumptions.assumeTrue(
