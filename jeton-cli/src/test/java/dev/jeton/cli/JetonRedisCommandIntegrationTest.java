@@ -66,8 +66,11 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     Process p = jeton("run", "--name", "env", "--permits", "3", "--weight", "2", "--",
         "sh", "-c", "echo $JETON_NAME $JETON_WEIGHT $JETON_KEY_PREFIX $JETON_FENCING_TOKENS"
             + " $JETON_LEASE_ID");
-    String[] words = outputOf(p).trim().split(" ");
-    assertEquals(0, p.exitValue(), String.join(" ", words));
+    String out = outputOf(p);
+    assertEquals(0, p.exitValue(), out);
+    // Only the command's line: nothing from jeton's libraries (SLF4J's warnings, Lettuce's logs).
+    assertEquals(1, out.lines().count(), out);
+    String[] words = out.trim().split(" ");
     assertEquals(List.of("env", "2", prefix), List.of(words).subList(0, 3));
     assertTrue(words[3].matches("0:\\d+,1:\\d+"), "two slots with their tokens: " + words[3]);
     assertTrue(words[4].length() >= 16, "a lease id: " + words[4]);
