@@ -7,6 +7,7 @@ import dev.jeton.contract.TemporaryTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -21,11 +22,17 @@ import org.jetbrains.lincheck.datastructures.Validate;
  * the results of some sequential order. Each thread releases only what it holds. {@code
  * available()} is left out on purpose: a request gathering slots one by one is visible to it
  * half-way (documented on the method).
+ *
+ * <p>The scenarios take turns on a few names, so each opens a new handle on a semaphore that
+ * earlier handles used and closed, and must find it free: a closed handle leaves nothing behind.
  */
 @Param(name = "permits", gen = IntGen.class, conf = "1:2")
 public class HostSemaphoreLincheckTest {
   private static final int THREADS = 3;
   private static final Path ROOT = createRoot();
+  /** The names the scenarios take in turn: each finds what the ones before it left. */
+  private static final int NAMES = 4;
+
   private static final AtomicInteger INSTANCES = new AtomicInteger();
 
   private final HostSemaphore semaphore;
@@ -34,7 +41,10 @@ public class HostSemaphoreLincheckTest {
 
   public HostSemaphoreLincheckTest() throws IOException {
     semaphore =
-        HostSemaphore.builder("s" + INSTANCES.incrementAndGet()).directory(ROOT).limit(2).open();
+        HostSemaphore.builder("s" + INSTANCES.incrementAndGet() % NAMES)
+            .directory(ROOT)
+            .limit(2)
+            .open();
   }
 
   private static Path createRoot() {
@@ -62,15 +72,19 @@ public class HostSemaphoreLincheckTest {
   }
 
   /**
-   * Runs after each scenario: gives back what the threads still hold, closes the handle and
-   * removes the semaphore's files, so that a run does not leave thousands behind (each scenario
-   * has a semaphore of its own).
+   * Runs after each scenario: gives back what the threads still hold, closes the handle, and
+   * checks that it left nothing behind (no permit held, no ticket in the queue), since a later
+   * scenario opens a new handle on the same semaphore and must find it free.
    */
   @Validate
   public void releaseEverything() throws IOException {
     held.releaseAll();
     semaphore.close();
-    TemporaryTrees.delete(ROOT.resolve(semaphore.name()));
+    HostSemaphore.Status status = semaphore.status();
+    Map<String, String> tickets = LockFiles.uninterrupted(semaphore.queue::live);
+    if (status.held() != 0 || !tickets.isEmpty()) {
+      throw new IllegalStateException("the scenario left " + status + ", tickets " + tickets);
+    }
   }
 
   /**
