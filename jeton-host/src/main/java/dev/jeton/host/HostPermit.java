@@ -4,6 +4,8 @@ import dev.jeton.Permit;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import org.jspecify.annotations.Nullable;
 
 /** A permit: the slot locks it holds. Release is idempotent. */
 final class HostPermit implements Permit {
@@ -11,6 +13,9 @@ final class HostPermit implements Permit {
   final List<LockFiles.Held> slots;
   final Holder holder;
   final AtomicBoolean released = new AtomicBoolean();
+
+  /** Tests only: runs in release() after the first slot is freed, before the next one. */
+  static volatile @Nullable Runnable betweenSlotsForTest;
 
   HostPermit(HostSemaphore semaphore, List<LockFiles.Held> slots, Holder holder) {
     this.semaphore = semaphore;
@@ -26,19 +31,33 @@ final class HostPermit implements Permit {
   @Override
   public void release() {
     if (released.compareAndSet(false, true)) {
-      for (LockFiles.Held slot : slots) {
-        try {
-          // A record left behind would be believed if it names a session that still runs;
-          // emptying it also spares the next taker the look for one.
-          LockFiles.uninterrupted(
-              () -> {
-                slot.clear();
-                return Boolean.TRUE;
-              });
-        } catch (IOException | RuntimeException e) {
-          // the lock goes all the same; the record is checked by the next taker
-        }
-        LockFiles.closeQuietly(slot);
+      ReentrantLock settling = semaphore.slots.settling();
+      settling.lock(); // the slots go together, as far as this JVM's threads can see
+      try {
+        releaseSlots();
+      } finally {
+        settling.unlock();
+      }
+    }
+  }
+
+  private void releaseSlots() {
+    for (LockFiles.Held slot : slots) {
+      try {
+        // A record left behind would be believed if it names a session that still runs;
+        // emptying it also spares the next taker the look for one.
+        LockFiles.uninterrupted(
+            () -> {
+              slot.clear();
+              return Boolean.TRUE;
+            });
+      } catch (IOException | RuntimeException e) {
+        // the lock goes all the same; the record is checked by the next taker
+      }
+      LockFiles.closeQuietly(slot);
+      Runnable hook = betweenSlotsForTest;
+      if (hook != null && slot != slots.get(slots.size() - 1)) {
+        hook.run();
       }
     }
   }

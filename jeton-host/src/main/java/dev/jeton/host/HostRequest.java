@@ -98,7 +98,15 @@ final class HostRequest {
         }
         return null; // only the oldest takes slots; another tryAcquire finishes at once
       }
-      if (!gatherAndCheck(limit, need)) {
+      boolean fits;
+      ReentrantLock settling = semaphore.slots.settling();
+      settling.lock(); // never a release of this JVM half done (see Slots)
+      try {
+        fits = gatherAndCheck(limit, need);
+      } finally {
+        settling.unlock();
+      }
+      if (!fits) {
         if (trying) {
           busy = true; // not enough free now; withdraw() gives back what was gathered
         }

@@ -417,7 +417,14 @@ public final class HostSemaphore implements Semaphore {
   public int available() {
     async.sync();
     try {
-      return limit() - LockFiles.uninterrupted(slots::heldRecords).size();
+      int limit = limit();
+      java.util.concurrent.locks.ReentrantLock settling = slots.settling();
+      settling.lock(); // a release of this JVM is seen whole (see Slots)
+      try {
+        return limit - LockFiles.uninterrupted(slots::heldRecords).size();
+      } finally {
+        settling.unlock();
+      }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

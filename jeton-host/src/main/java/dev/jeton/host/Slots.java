@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -19,12 +21,28 @@ import org.jspecify.annotations.Nullable;
  * process that wrote it ({@code jeton run} killed by SIGKILL while its command goes on).
  */
 final class Slots {
+  /**
+   * One lock per semaphore for the threads of this JVM, whatever their handles: a release frees
+   * its slots one file at a time, and a request that looked at them half-way would see a
+   * multi-permit release half done (a tryAcquire(1) granted, then the next one refused with no
+   * holder left). Releases and the head's look at the slots take it; neither waits on another
+   * process while holding it. Across processes the half-way view remains (README, decision 38).
+   */
+  private static final ConcurrentHashMap<Path, ReentrantLock> SETTLING = new ConcurrentHashMap<>();
+
   private final HostDirectory directory;
   private final Path slots;
+  private final ReentrantLock settling;
 
   Slots(HostDirectory directory, Path home) {
     this.directory = directory;
     this.slots = home.resolve("slots");
+    this.settling = SETTLING.computeIfAbsent(slots.toAbsolutePath(), p -> new ReentrantLock());
+  }
+
+  /** The lock under which this JVM's threads release slots and look at them (see SETTLING). */
+  ReentrantLock settling() {
+    return settling;
   }
 
   Path path(int index) {

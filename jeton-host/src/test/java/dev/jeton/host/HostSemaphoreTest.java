@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -27,6 +28,40 @@ class HostSemaphoreTest {
 
   private HostSemaphore open(String name, int limit) throws IOException {
     return HostSemaphore.builder(name).directory(directory).limit(limit).open();
+  }
+
+  @Test
+  void releaseOfSeveralPermits_isSeenWholeByTheOtherThreadsOfTheProcess() throws Exception {
+    // Regression: a release frees its slots one file at a time, and a thread that looked in
+    // between was granted one permit, then refused the second with no holder left.
+    HostSemaphore semaphore = open("whole", 2);
+    HostSemaphore other = open("whole", 2); // another handle of this JVM: the same slots
+    Permit both = semaphore.tryAcquire(2).orElseThrow();
+    List<Optional<Permit>> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Thread looker =
+        new Thread(
+            () -> {
+              seen.add(other.tryAcquire(1));
+              seen.add(other.tryAcquire(1));
+            });
+    HostPermit.betweenSlotsForTest =
+        () -> {
+          looker.start();
+          // Until the looker is done, or held back until the release is whole.
+          java.util.concurrent.locks.ReentrantLock settling = semaphore.slots.settling();
+          while (looker.isAlive() && !settling.hasQueuedThread(looker)) {
+            Thread.onSpinWait();
+          }
+        };
+    try {
+      both.release();
+    } finally {
+      HostPermit.betweenSlotsForTest = null;
+    }
+    looker.join();
+    assertEquals(2, seen.size());
+    assertTrue(seen.get(0).isPresent() && seen.get(1).isPresent(), "both permits were free: " + seen);
+    seen.forEach(p -> p.ifPresent(Permit::release));
   }
 
   @Test
