@@ -35,19 +35,9 @@ public final class TemporaryTrees {
     return removedAtExit(Files.createTempDirectory(prefix));
   }
 
-  /** Removes {@code root} and all it holds, without following symbolic links. */
-  public static void delete(Path root) throws IOException {
-    try (Stream<Path> tree = Files.walk(root)) {
-      for (Path p : (Iterable<Path>) tree.sorted(Comparator.reverseOrder())::iterator) {
-        Files.delete(p);
-      }
-    }
-  }
-
   /**
    * As {@link #create}, in memory ({@code /dev/shm}) where the system has it: for tests that make
-   * and remove thousands of files to check logic, not the disk, and that a busy disk would slow
-   * several times over.
+   * many files to check logic, not the disk, which a busy disk would slow several times over.
    */
   public static Path createInMemory(String prefix) throws IOException {
     Path memory = Path.of("/dev/shm");
@@ -64,9 +54,12 @@ public final class TemporaryTrees {
     return made;
   }
 
+  /** Removes {@code root} and all it holds, without following symbolic links. */
   private static void deleteTree(Path root) {
-    try {
-      delete(root);
+    try (Stream<Path> tree = Files.walk(root)) {
+      for (Path p : (Iterable<Path>) tree.sorted(Comparator.reverseOrder())::iterator) {
+        Files.delete(p);
+      }
     } catch (IOException | RuntimeException ignored) {
       // left in the temporary directory
     }
