@@ -4,25 +4,21 @@ import dev.jeton.internal.Arguments;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The in-process {@link Semaphore}: weighted, strictly FIFO, blocking and asynchronous.
+ * The in-process {@link Semaphore}: weighted, strictly FIFO, blocking and asynchronous; and the
+ * permit engine of the primitives built on it ({@link FifoMutex}, {@link FifoReadWriteLock}),
+ * which differ only in what a grant is ({@link Grants}).
  *
- * <p>The contract is on {@link Semaphore}; this comment explains how it is kept.
+ * <p>The contract is on {@link Semaphore}; this comment explains how it is kept. The queue
+ * itself, its withdrawal and its delivery are {@link WaitQueue}'s.
  */
-final class FifoSemaphore implements Semaphore {
+final class FifoSemaphore extends WaitQueue implements Semaphore {
   /*
    * Overview
    *
@@ -34,20 +30,22 @@ final class FifoSemaphore implements Semaphore {
    * permits held, and comes back up as they are released. `limit` (bits 31..2) is in the same
    * word so that a request is checked against the limit and served from the same snapshot:
    * otherwise a request racing with setLimit could fail in a way no sequential order explains
-   * (Lincheck found exactly that). Requests that wait are nodes (Waiter) of a doubly linked
-   * queue, guarded by `lock`.
+   * (Lincheck found exactly that). Requests that wait are nodes of the WaitQueue, guarded by its
+   * lock; a node's weight is its permits.
    *
    * Fast paths, without the lock:
    *   - acquire: one CAS that takes `n` permits, allowed only when neither QUEUED nor CLOSED is
-   *     set and `free >= n` (and `n <= limit`, else the request is bad input). So nothing ever takes permits past a queued request: FIFO.
+   *     set and `free >= n` (and `n <= limit`, else the request is bad input). So nothing ever
+   *     takes permits past a queued request: FIFO.
    *   - release: one CAS that adds `n`, allowed only when QUEUED is clear. Otherwise the
    *     releaser takes the lock and adds the permits and grants the waiters they cover in one
    *     CAS (`commitLocked`).
    *
    * Slow path, under the lock: a request that cannot take its permits sets QUEUED (by CAS, so it
-   * is set only if the permits it saw are still short) and appends itself. Waiters leave the
-   * queue only under the lock: granted from the head while `free` covers the head's request,
-   * withdrawn (cancel, timeout, interrupt), or failed (close, a limit below their request).
+   * is set only if the permits it saw are still short) and appends itself. Nodes leave the queue
+   * only under the lock: granted from the head while `free` covers the head's request,
+   * withdrawn (cancel, timeout, interrupt: WaitQueue.withdraw, then afterWithdrawLocked), or
+   * failed (close, a limit below their request).
    *
    * Invariants:
    *   I1. QUEUED is set if and only if the queue is non-empty (both change under the lock).
@@ -55,36 +53,14 @@ final class FifoSemaphore implements Semaphore {
    *       could let the head in (release, setLimit, withdrawal of the head) grants in the same
    *       CAS. So whenever the lock is free, the head's request exceeds `free`: permits are
    *       never seen free while a request they would cover is queued.
-   *   I3. A waiter's status leaves WAITING exactly once, under the lock, as it is unlinked.
-   *   I4. Permits are never lost: each grant subtracts exactly the permits it hands out, in the
-   *       CAS that decides it; a grant whose future was cancelled first is released again.
+   *   I3. Permits are never lost: each grant subtracts exactly the permits it hands out, in the
+   *       CAS that decides it; a grant that reaches no one is released again (giveBack).
    *
-   * An `awaitIdle` waiter (permits == 0) needs `free >= limit`; when it reaches the head and that
+   * An `awaitIdle` node (weight 0) needs `free >= limit`; when it reaches the head and that
    * holds, it is granted without taking anything.
    *
-   * Delivery. Grants and failures are decided under the lock, chained through `Waiter.next`,
-   * and delivered after unlocking: blocked threads are unparked, futures completed. Completing a
-   * future runs its callbacks, which may release, which may grant and complete another future:
-   * to keep that in constant stack, each thread delivers through a thread-local trampoline, and
-   * a delivery started inside another one is queued for the outer loop instead of recursing.
-   *
-   * Timers. A timed asynchronous request gets its timer after it is queued, so it may be granted
-   * or withdrawn before the timer is stored. Storing (PENDING -> timer) and stopping (-> STOPPED,
-   * on delivery or withdrawal) are both atomic on WaiterFuture.timeout: whichever comes second
-   * cancels the timer, which so never keeps a finished request reachable.
-   *
-   * Field access follows the rule in package-info.java. `state` is changed by CAS (STATE).
-   * `queueLength` and `tail` are plain, guarded by the lock. `head` is written under the lock but
-   * read without it (a blocked waiter asking whether to spin, prewakeHead), so it is volatile.
-   * In Waiter, `status` is written under the lock and read by the blocked thread (volatile), and
-   * `prewoken` is claimed by CAS by one of the racing releasers, the one that unparks.
-   *
-   * Blocking waiters. A blocked thread spins briefly (busy-waits, then yields) while it is at the
-   * head of the queue before it parks, and when a grant moves a new blocking waiter to the head,
-   * the granter unparks it ahead of its turn ("prewake") so that it is spinning, not parked, when
-   * its permits come. This is what makes a strict FIFO handoff cost a cache miss rather than a
-   * context switch. The spin budget is spent once per request (a waiter reaches the head once),
-   * never refilled by a wake-up, and every step first looks at the interrupt and the deadline.
+   * Field access follows the rule in package-info.java: `state` is changed by CAS (STATE) and
+   * otherwise read and written as a volatile.
    */
 
   private static final int FREE_SHIFT = 32;
@@ -95,17 +71,6 @@ final class FifoSemaphore implements Semaphore {
 
   /** The largest limit the state word holds. */
   static final int MAX_LIMIT = (1 << 30) - 1;
-  /**
-   * How long the head waiter stays awake before parking: this many busy-wait steps, then this
-   * many {@code Thread.yield()}s, which hand the core to the permit holder when threads outnumber
-   * cores. Chosen with ContendedBenchmark (see BENCHMARKS.md).
-   */
-  private static final int SPIN_WAITS = 1 << 10;
-
-  private static final int SPIN_YIELDS = 1 << 12;
-
-  /** The whole spin budget, in steps. */
-  static final int SPIN_STEPS = SPIN_WAITS + SPIN_YIELDS;
 
   private static final VarHandle STATE;
 
@@ -117,36 +82,14 @@ final class FifoSemaphore implements Semaphore {
     }
   }
 
-  private static final ThreadLocal<Trampoline> TRAMPOLINE =
-      ThreadLocal.withInitial(Trampoline::new);
-
   private final @Nullable String name;
-  private final @Nullable Executor completionExecutor;
-  private final @Nullable StatsRecorder stats;
-  private final Timers timers;
-
-  /** Run at every step of the spin: null except in tests that watch the spin. */
-  private final @Nullable Runnable spinStep;
-
-  private final ReentrantLock lock = new ReentrantLock();
+  private final Grants grants;
 
   private volatile long state;
 
-  /** Guarded by the lock. */
-  private int queueLength;
-
-  /**
-   * Written under the lock; volatile because two readers go without it: a blocked waiter asking
-   * whether it is at the head (and so should spin), and prewakeHead after a release. A stale
-   * answer there costs one park or one needless unpark, never a lost grant (the grant unparks).
-   */
-  private volatile @Nullable Waiter head;
-
-  private @Nullable Waiter tail;
-
   FifoSemaphore(
       @Nullable String name, int limit, @Nullable Executor completionExecutor, boolean stats) {
-    this(name, limit, completionExecutor, stats, TimeoutScheduler::start, null);
+    this(name, limit, completionExecutor, stats, Timers.shared(), null);
   }
 
   /** With the timers of timed asynchronous requests, and a spin hook: for tests. */
@@ -157,49 +100,81 @@ final class FifoSemaphore implements Semaphore {
       boolean stats,
       Timers timers,
       @Nullable Runnable spinStep) {
+    this(name, limit, completionExecutor, stats ? new StatsRecorder() : null, timers, spinStep,
+        Grants.PERMITS);
+  }
+
+  /** The engine of another primitive, whose grants are made by {@code grants}. */
+  FifoSemaphore(
+      @Nullable String name,
+      int limit,
+      @Nullable Executor completionExecutor,
+      @Nullable StatsRecorder stats,
+      Timers timers,
+      @Nullable Runnable spinStep,
+      Grants grants) {
+    super(completionExecutor, stats, timers, spinStep);
     checkLimit(limit);
     this.name = name;
-    this.completionExecutor = completionExecutor;
-    this.stats = stats ? new StatsRecorder() : null;
-    this.timers = timers;
-    this.spinStep = spinStep;
+    this.grants = grants;
     this.state = ((long) limit << FREE_SHIFT) | ((long) limit << LIMIT_SHIFT);
   }
 
-  // ---------------------------------------------------------------- acquiring
+  /** What a grant is, for each primitive built on this engine. */
+  interface Grants {
+    /** A semaphore's grants: {@link Permit}s. */
+    Grants PERMITS =
+        new Grants() {
+          @Override
+          public Object grant(FifoSemaphore from, int permits) {
+            return new LocalPermit(from, permits);
+          }
 
-  @Override
-  public Permit acquire(int permits) throws InterruptedException {
+          @Override
+          public String kind() {
+            return "semaphore";
+          }
+
+          @Override
+          public String request(int permits) {
+            return permits + " permits";
+          }
+        };
+
+    /** The grant of {@code permits}, which gives them back to {@code from} once. */
+    Object grant(FifoSemaphore from, int permits);
+
+    /** What the primitive is called in messages: "semaphore". */
+    String kind();
+
+    /** What a request for {@code permits} is called in messages: "3 permits". */
+    String request(int permits);
+  }
+
+  // ---------------------------------------------------------------- acquiring, for any grant
+
+  /** Acquires {@code permits} by blocking, at most {@code nanos} unless that is MAX_VALUE. */
+  Object acquireGrant(int permits, long nanos, @Nullable Duration timeout)
+      throws InterruptedException, TimeoutException {
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
     if (tryTake(permits)) { // also checks permits against the limit
       return granted(permits);
     }
-    try {
-      return acquireSlow(permits, Long.MAX_VALUE, null);
-    } catch (TimeoutException impossible) {
-      throw new AssertionError(impossible);
+    WaitNode w = WaitNode.blocking(permits);
+    if (enqueue(w)) {
+      awaitBlocking(w, nanos, timeout);
+    } else if (w.status != WaitNode.GRANTED) {
+      throw failure(w);
     }
+    return grants.grant(this, permits);
   }
 
-  @Override
-  public Permit acquire(int permits, Duration timeout)
-      throws InterruptedException, TimeoutException {
-    long nanos = Arguments.toNanos(timeout);
-    if (Thread.interrupted()) {
-      throw new InterruptedException();
-    }
+  /** The grant of {@code permits} if no one is queued and they are free now, else null. */
+  @Nullable Object tryGrant(int permits) {
     if (tryTake(permits)) {
       return granted(permits);
-    }
-    return acquireSlow(permits, nanos, timeout);
-  }
-
-  @Override
-  public Optional<Permit> tryAcquire(int permits) {
-    if (tryTake(permits)) {
-      return Optional.of(granted(permits));
     }
     if ((state & CLOSED) != 0) {
       throw closedException();
@@ -208,47 +183,64 @@ final class FifoSemaphore implements Semaphore {
     if (s != null) {
       s.rejected.increment();
     }
-    return Optional.empty();
+    return null;
+  }
+
+  /** Requests {@code permits} asynchronously, for at most {@code timeout} unless it is null. */
+  <T> CompletableFuture<T> acquireGrantAsync(int permits, @Nullable Duration timeout) {
+    long nanos = timeout == null ? Long.MAX_VALUE : Arguments.toNanos(timeout);
+    if (tryTake(permits)) {
+      @SuppressWarnings("unchecked")
+      T grant = (T) granted(permits);
+      return CompletableFuture.completedFuture(grant);
+    }
+    WaitNode w = WaitNode.async(this, permits, nanos != Long.MAX_VALUE);
+    return futureOf(
+        w, enqueue(w), nanos, () -> timeoutException(w, java.util.Objects.requireNonNull(timeout)));
+  }
+
+  // ---------------------------------------------------------------- Semaphore
+
+  @Override
+  public Permit acquire(int permits) throws InterruptedException {
+    try {
+      return (Permit) acquireGrant(permits, Long.MAX_VALUE, null);
+    } catch (TimeoutException impossible) {
+      throw new AssertionError(impossible);
+    }
+  }
+
+  @Override
+  public Permit acquire(int permits, Duration timeout)
+      throws InterruptedException, TimeoutException {
+    return (Permit) acquireGrant(permits, Arguments.toNanos(timeout), timeout);
+  }
+
+  @Override
+  public Optional<Permit> tryAcquire(int permits) {
+    return Optional.ofNullable((Permit) tryGrant(permits));
   }
 
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits) {
-    if (tryTake(permits)) {
-      return grantedNow(permits);
-    }
-    Waiter w = Waiter.async(this, permits, false);
-    enqueue(w);
-    return w.permitFuture();
+    return acquireGrantAsync(permits, null);
   }
 
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
-    long nanos = Arguments.toNanos(timeout);
-    if (tryTake(permits)) {
-      return grantedNow(permits);
-    }
-    boolean timed = nanos != Long.MAX_VALUE;
-    Waiter w = Waiter.async(this, permits, timed);
-    Waiter.WaiterFuture<?> future = java.util.Objects.requireNonNull(w.future);
-    if (enqueue(w) && timed) {
-      // The request may be granted or withdrawn before its timer is stored: setTimer and
-      // stopTimer settle that race, so the timer never outlives the request.
-      future.setTimer(
-          timers.start(
-              () -> future.completeExceptionally(timeoutException(permits, timeout)), nanos));
-    }
-    return w.permitFuture();
+    return acquireGrantAsync(permits, timeout);
   }
 
   @Override
   public CompletableFuture<Void> awaitIdle() {
-    Waiter w = Waiter.idle(this);
+    WaitNode w = WaitNode.async(this, 0, false);
+    boolean queued = false;
     lock.lock();
     try {
       long s = state;
       while ((s & QUEUED) == 0) {
         if (free(s) >= limit(s)) {
-          w.status = Waiter.GRANTED;
+          w.status = WaitNode.GRANTED;
           break;
         }
         if (STATE.compareAndSet(this, s, s | QUEUED)) {
@@ -257,16 +249,14 @@ final class FifoSemaphore implements Semaphore {
           s = state;
         }
       }
-      if (w.status != Waiter.GRANTED) {
+      if (w.status != WaitNode.GRANTED) {
         append(w);
+        queued = true;
       }
     } finally {
       lock.unlock();
     }
-    if (w.status == Waiter.GRANTED) {
-      w.idleFuture().complete(null);
-    }
-    return w.idleFuture();
+    return futureOf(w, queued, Long.MAX_VALUE, () -> new TimeoutException());
   }
 
   /**
@@ -288,13 +278,9 @@ final class FifoSemaphore implements Semaphore {
     }
   }
 
-  private LocalPermit granted(int permits) {
+  private Object granted(int permits) {
     countAcquired();
-    return new LocalPermit(this, permits);
-  }
-
-  private CompletableFuture<Permit> grantedNow(int permits) {
-    return CompletableFuture.completedFuture(granted(permits));
+    return grants.grant(this, permits);
   }
 
   private void countAcquired() {
@@ -309,23 +295,23 @@ final class FifoSemaphore implements Semaphore {
    *
    * @return true if queued; false if granted at once (status GRANTED) or failed (status FAILED_*)
    */
-  private boolean enqueue(Waiter w) {
+  private boolean enqueue(WaitNode w) {
     lock.lock();
     try {
-      if (w.permits > limit(state)) { // the limit changes only under the lock
-        w.status = Waiter.FAILED_LIMIT;
+      if (w.weight > limit(state)) { // the limit changes only under the lock
+        w.status = WaitNode.FAILED_LIMIT;
       } else {
-        long delta = (long) w.permits << FREE_SHIFT;
+        long delta = (long) w.weight << FREE_SHIFT;
         for (; ; ) {
           long s = state;
           if ((s & CLOSED) != 0) {
-            w.status = Waiter.FAILED_CLOSED;
+            w.status = WaitNode.FAILED_CLOSED;
             break;
           }
           if ((s & QUEUED) == 0) {
-            if (free(s) >= w.permits) {
+            if (free(s) >= w.weight) {
               if (STATE.compareAndSet(this, s, s - delta)) {
-                w.status = Waiter.GRANTED;
+                w.status = WaitNode.GRANTED;
                 break;
               }
               continue;
@@ -341,76 +327,15 @@ final class FifoSemaphore implements Semaphore {
     } finally {
       lock.unlock();
     }
-    if (w.status == Waiter.GRANTED) {
+    if (w.status == WaitNode.GRANTED) {
       countAcquired();
-    }
-    if (w.future != null) {
-      w.deliver();
     }
     return false;
   }
 
-  /**
-   * Queues a blocking request and waits for its outcome, up to {@code nanos} unless that is
-   * {@code Long.MAX_VALUE}; {@code timeout} is the same wait, for the message.
-   *
-   * <p>Every turn of the loop looks at the interrupt, then the outcome, then the deadline, and
-   * only then spins one step or parks: so a spinning waiter sees an interrupt or its deadline at
-   * the next step. The interrupt comes first, as it did after a park: an interrupted request
-   * throws, and gives back a grant that reached it meanwhile. The spin budget is spent once per request, while it is at the head (it gets there
-   * once, and stays until it leaves); a wake-up, by a prewake or spuriously, never refills it.
-   */
-  @SuppressWarnings("ThreadPriorityCheck") // yield hands the core to the holder; see SPIN_YIELDS
-  private Permit acquireSlow(int permits, long nanos, @Nullable Duration timeout)
-      throws InterruptedException, TimeoutException {
-    long start = System.nanoTime();
-    boolean timed = nanos != Long.MAX_VALUE;
-    Waiter w = Waiter.blocking(permits);
-    enqueue(w);
-    int spins = SPIN_STEPS;
-    for (; ; ) {
-      if (Thread.interrupted()) {
-        if (!withdraw(w, Waiter.CANCELLED) && w.status == Waiter.GRANTED) {
-          release(permits); // granted as we were interrupted: give it back
-        }
-        throw new InterruptedException();
-      }
-      int status = w.status;
-      if (status == Waiter.GRANTED) {
-        return new LocalPermit(this, permits);
-      }
-      if (status != Waiter.WAITING) {
-        throw failure(status, permits);
-      }
-      long remaining = timed ? nanos - (System.nanoTime() - start) : Long.MAX_VALUE;
-      if (remaining <= 0L) {
-        if (withdraw(w, Waiter.TIMED_OUT)) {
-          throw timeoutException(permits, timeout != null ? timeout : Duration.ofNanos(nanos));
-        }
-        continue; // granted or failed meanwhile: the status says which
-      }
-      if (spins > 0 && head == w) {
-        spins--;
-        Runnable hook = spinStep;
-        if (hook != null) {
-          hook.run();
-        }
-        if (spins >= SPIN_YIELDS) {
-          Thread.onSpinWait();
-        } else {
-          Thread.yield();
-        }
-      } else if (timed) {
-        LockSupport.parkNanos(this, remaining);
-      } else {
-        LockSupport.park(this);
-      }
-    }
-  }
-
   // ---------------------------------------------------------------- releasing and granting
 
-  /** Gives back {@code n} permits; called once per {@link LocalPermit}. */
+  /** Gives back {@code n} permits; called once per grant (a downgrade gives back part first). */
   void release(int n) {
     StatsRecorder st = stats;
     if (st != null) {
@@ -424,7 +349,7 @@ final class FifoSemaphore implements Semaphore {
       }
       s = state;
     }
-    Waiter delivered;
+    WaitNode delivered;
     lock.lock();
     try {
       delivered = commitLocked(n, -1, 0L);
@@ -444,18 +369,18 @@ final class FifoSemaphore implements Semaphore {
    * <p>While QUEUED is set, nothing changes the state without the lock (the fast paths refuse to),
    * so the CAS fails only when the queue was empty and a fast path raced with it.
    */
-  private @Nullable Waiter commitLocked(int addFree, int newLimit, long flags) {
+  private @Nullable WaitNode commitLocked(int addFree, int newLimit, long flags) {
     for (; ; ) {
       long s = state;
       int limit = newLimit < 0 ? limit(s) : newLimit;
       int free = free(s) + addFree + (limit - limit(s));
-      Waiter newHead = head;
+      WaitNode newHead = head();
       while (newHead != null) {
-        int need = newHead.permits == 0 ? limit : newHead.permits;
+        int need = newHead.weight == 0 ? limit : newHead.weight;
         if (free < need) {
           break;
         }
-        free -= newHead.permits;
+        free -= newHead.weight;
         newHead = newHead.next;
       }
       long next =
@@ -465,114 +390,25 @@ final class FifoSemaphore implements Semaphore {
               | flags
               | (newHead != null ? QUEUED : 0L);
       if (STATE.compareAndSet(this, s, next)) {
-        return unlinkGranted(newHead);
+        return unlinkRun(newHead, WaitNode.GRANTED);
       }
     }
   }
 
-  /** Unlinks the waiters ahead of {@code newHead}, granted; returns them chained. Lock held. */
-  private @Nullable Waiter unlinkGranted(@Nullable Waiter newHead) {
-    Waiter first = head;
-    if (first == null || first == newHead) {
-      return null;
-    }
-    StatsRecorder st = stats;
-    long now = st != null ? System.nanoTime() : 0L;
-    for (Waiter w = first; w != null && w != newHead; w = w.next) {
-      w.status = Waiter.GRANTED;
-      queueLength--;
-      if (st != null && w.permits != 0) {
-        st.granted(now - w.queuedAt);
-      }
-    }
-    // The granted run keeps its `next` links as the delivery chain; cut it from the queue.
-    Waiter last = newHead == null ? tail : newHead.prev;
-    java.util.Objects.requireNonNull(last).next = null;
-    first.prev = null;
-    head = newHead;
-    if (newHead == null) {
-      tail = null;
-    } else {
-      newHead.prev = null;
-    }
-    return first;
+  @Override
+  @Nullable WaitNode afterWithdrawLocked() {
+    return commitLocked(0, -1, 0L); // the requests behind it may fit now
   }
 
-  /**
-   * Takes a waiting request out of the queue. Returns false if it had already left (granted or
-   * failed), in which case its status tells the outcome.
-   */
-  boolean withdraw(Waiter w, int reason) {
-    Waiter delivered;
-    lock.lock();
-    try {
-      if (w.status != Waiter.WAITING) {
-        return false;
-      }
-      unlink(w);
-      w.status = reason;
-      StatsRecorder s = stats;
-      if (s != null) {
-        s.withdrawn(reason);
-      }
-      delivered = commitLocked(0, -1, 0L); // the requests behind it may fit now
-    } finally {
-      lock.unlock();
-    }
-    deliver(delivered);
-    return true;
+  @Override
+  @Nullable Object grantedValue(WaitNode node) {
+    return node.weight == 0 ? null : grants.grant(this, node.weight);
   }
 
-  /** Delivers a chain of waiters that left the queue; see "Delivery" in the overview. */
-  private void deliver(@Nullable Waiter chain) {
-    if (chain == null) {
-      prewakeHead();
-      return;
-    }
-    Trampoline t = TRAMPOLINE.get();
-    for (Waiter w = chain; w != null; ) {
-      Waiter next = w.next;
-      w.next = null;
-      t.pending.add(w);
-      w = next;
-    }
-    prewakeHead();
-    if (t.running) {
-      return; // an outer deliver() on this thread will get to them
-    }
-    t.running = true;
-    try {
-      Waiter w;
-      while ((w = t.pending.poll()) != null) {
-        deliverOne(w);
-      }
-    } finally {
-      t.running = false;
-    }
-  }
-
-  /**
-   * Delivers one waiter, which may belong to another semaphore: the trampoline is per thread, not
-   * per semaphore, so a delivery that releases another semaphore queues that one's waiters here.
-   */
-  private static void deliverOne(Waiter w) {
-    Executor executor = w.future == null ? null : w.future.semaphore.completionExecutor;
-    if (executor == null) {
-      w.deliver();
-      return;
-    }
-    try {
-      executor.execute(w::deliver);
-    } catch (RuntimeException rejected) { // RejectedExecutionException, or a broken executor
-      w.deliver(); // a grant must reach its requester, or its permits are stranded
-    }
-  }
-
-  /** Unparks a blocking waiter newly at the head so that it spins, rather than sleeps, into its grant. */
-  private void prewakeHead() {
-    Waiter h = head; // without the lock: a stale answer costs one needless unpark or one park
-    if (h != null && h.thread != null && h.claimPrewake()) {
-      LockSupport.unpark(h.thread);
+  @Override
+  void giveBack(WaitNode node, @Nullable Object value) {
+    if (node.weight != 0) {
+      release(node.weight); // the grant object, if any, never reached anyone
     }
   }
 
@@ -581,10 +417,10 @@ final class FifoSemaphore implements Semaphore {
   @Override
   public void setLimit(int newLimit) {
     checkLimit(newLimit);
-    Waiter delivered;
+    WaitNode delivered;
     lock.lock();
     try {
-      Waiter failed = removeLocked(w -> w.permits > newLimit, Waiter.FAILED_LIMIT);
+      WaitNode failed = removeLocked(w -> w.weight > newLimit, WaitNode.FAILED_LIMIT);
       delivered = concat(failed, commitLocked(0, newLimit, 0L));
     } finally {
       lock.unlock();
@@ -594,91 +430,18 @@ final class FifoSemaphore implements Semaphore {
 
   @Override
   public void close() {
-    Waiter delivered;
+    WaitNode delivered;
     lock.lock();
     try {
       if ((state & CLOSED) != 0) {
         return;
       }
-      Waiter failed = removeLocked(w -> w.permits != 0, Waiter.FAILED_CLOSED);
+      WaitNode failed = removeLocked(w -> w.weight != 0, WaitNode.FAILED_CLOSED);
       delivered = concat(failed, commitLocked(0, -1, CLOSED));
     } finally {
       lock.unlock();
     }
     deliver(delivered);
-  }
-
-  /**
-   * Unlinks the waiters that match, with the given status; returns them chained. The caller
-   * commits next, which fixes QUEUED. Lock held.
-   */
-  private @Nullable Waiter removeLocked(Predicate<Waiter> test, int status) {
-    Waiter first = null;
-    Waiter last = null;
-    for (Waiter w = head; w != null; ) {
-      Waiter next = w.next;
-      if (test.test(w)) {
-        unlink(w);
-        w.status = status;
-        if (last == null) {
-          first = w;
-        } else {
-          last.next = w;
-        }
-        last = w;
-      }
-      w = next;
-    }
-    return first;
-  }
-
-  private static @Nullable Waiter concat(@Nullable Waiter a, @Nullable Waiter b) {
-    if (a == null) {
-      return b;
-    }
-    Waiter end = a;
-    while (end.next != null) {
-      end = end.next;
-    }
-    end.next = b;
-    return a;
-  }
-
-  // ---------------------------------------------------------------- the queue (lock held)
-
-  private void append(Waiter w) {
-    w.prev = tail;
-    if (tail == null) {
-      head = w;
-    } else {
-      tail.next = w;
-    }
-    tail = w;
-    int length = queueLength + 1;
-    queueLength = length;
-    StatsRecorder s = stats;
-    if (s != null) {
-      w.queuedAt = System.nanoTime();
-      s.queued(length);
-    }
-  }
-
-  private void unlink(Waiter w) {
-    Waiter prev = w.prev;
-    Waiter next = w.next;
-    if (prev == null) {
-      head = next;
-    } else {
-      prev.next = next;
-    }
-    if (next == null) {
-      tail = prev;
-    } else {
-      next.prev = prev;
-    }
-    w.prev = null;
-    w.next = null;
-    queueLength = queueLength - 1;
   }
 
   // ---------------------------------------------------------------- inspection
@@ -715,12 +478,7 @@ final class FifoSemaphore implements Semaphore {
    */
   @Override
   public int queueLength() {
-    lock.lock();
-    try {
-      return queueLength;
-    } finally {
-      lock.unlock();
-    }
+    return super.queueLength();
   }
 
   @Override
@@ -731,10 +489,18 @@ final class FifoSemaphore implements Semaphore {
     }
     lock.lock();
     try {
-      return Optional.of(s.snapshot(queueLength));
+      return Optional.of(s.snapshot(queueLengthLocked()));
     } finally {
       lock.unlock();
     }
+  }
+
+  @Nullable String name() {
+    return name;
+  }
+
+  boolean isClosed() {
+    return (state & CLOSED) != 0;
   }
 
   @Override
@@ -747,74 +513,50 @@ final class FifoSemaphore implements Semaphore {
         + available()
         + ", queued="
         + queueLength()
-        + ((state & CLOSED) != 0 ? ", closed]" : "]");
+        + (isClosed() ? ", closed]" : "]");
   }
 
   // ---------------------------------------------------------------- failures
 
-  private String describe() {
-    return name != null ? "semaphore '" + name + "'" : "semaphore";
+  /** "semaphore 'db'", or the kind of the primitive built on this engine. */
+  String describe() {
+    return name != null ? grants.kind() + " '" + name + "'" : grants.kind();
   }
 
   private SemaphoreClosedException closedException() {
     return new SemaphoreClosedException(describe() + " is closed");
   }
 
-  private TimeoutException timeoutException(int permits, Duration timeout) {
+  @Override
+  TimeoutException timeoutException(WaitNode node, Duration timeout) {
     return new TimeoutException(
-        "timed out after " + timeout + " waiting for " + permits + " permits of " + describe());
+        "timed out after "
+            + timeout
+            + " waiting for "
+            + grants.request(node.weight)
+            + " of "
+            + describe());
   }
 
-  /** The exception for a request that left the queue with {@code status}. */
+  @Override
+  RuntimeException failure(WaitNode node) {
+    return failure(node.status, node.weight);
+  }
+
+  /** The exception for a request of {@code permits} that left the queue with {@code status}. */
   RuntimeException failure(int status, int permits) {
-    if (status == Waiter.FAILED_CLOSED) {
+    if (status == WaitNode.FAILED_CLOSED) {
       return closedException();
     }
-    if (status == Waiter.FAILED_LIMIT) {
+    if (status == WaitNode.FAILED_LIMIT) {
       return new IllegalArgumentException(
           "the limit of "
               + describe()
               + " is now "
               + limit()
               + ", below the request for "
-              + permits
-              + " permits");
+              + grants.request(permits));
     }
     throw new AssertionError("no failure for status " + status);
-  }
-
-  /** Per-thread queue of deliveries; see "Delivery" in the overview. */
-  private static final class Trampoline {
-    final ArrayDeque<Waiter> pending = new ArrayDeque<>();
-    boolean running;
-  }
-
-  /** Starts the timer of a timed asynchronous request; tests give their own. */
-  @FunctionalInterface
-  interface Timers {
-    /** Runs {@code onTimeout} after {@code nanos} unless the returned future is cancelled. */
-    Future<?> start(Runnable onTimeout, long nanos);
-  }
-
-  /** The timer for timed asynchronous requests: one daemon thread, started on first use. */
-  private static final class TimeoutScheduler {
-    static final ScheduledThreadPoolExecutor INSTANCE = create();
-
-    static Future<?> start(Runnable onTimeout, long nanos) {
-      return INSTANCE.schedule(onTimeout, nanos, TimeUnit.NANOSECONDS);
-    }
-
-    private static ScheduledThreadPoolExecutor create() {
-      ScheduledThreadPoolExecutor executor =
-          new ScheduledThreadPoolExecutor(
-              1,
-              task -> {
-                Thread thread = new Thread(task, "jeton-timeouts");
-                thread.setDaemon(true);
-                return thread;
-              });
-      executor.setRemoveOnCancelPolicy(true);
-      return executor;
-    }
   }
 }

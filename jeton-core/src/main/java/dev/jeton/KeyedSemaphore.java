@@ -418,9 +418,9 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
 
     private void failIfRefused(CompletableFuture<Permit> globalRequest, int permits) {
       if ((state & CLOSED) != 0) {
-        globalRequest.completeExceptionally(semaphore.failure(Waiter.FAILED_CLOSED, permits));
+        globalRequest.completeExceptionally(semaphore.failure(WaitNode.FAILED_CLOSED, permits));
       } else if (permits > semaphore.limit()) {
-        globalRequest.completeExceptionally(semaphore.failure(Waiter.FAILED_LIMIT, permits));
+        globalRequest.completeExceptionally(semaphore.failure(WaitNode.FAILED_LIMIT, permits));
       }
     }
   }

@@ -242,10 +242,7 @@ public interface Semaphore extends AutoCloseable {
 
     /** A name shown by {@code toString()} and in exception messages. */
     public Builder name(String name) {
-      if (name.isBlank()) {
-        throw new IllegalArgumentException("name must not be blank");
-      }
-      this.name = name;
+      this.name = Tasks.checkName(name);
       return this;
     }
 

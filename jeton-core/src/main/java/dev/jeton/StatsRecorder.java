@@ -30,7 +30,7 @@ final class StatsRecorder {
   }
 
   void withdrawn(int reason) {
-    if (reason == Waiter.TIMED_OUT) {
+    if (reason == WaitNode.TIMED_OUT) {
       timedOut++;
     } else {
       cancelled++;

@@ -4,6 +4,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -17,19 +18,30 @@ final class Tasks {
    */
   static <T extends @Nullable Object> CompletableFuture<T> callAsync(
       CompletableFuture<Permit> acquiring, Supplier<? extends CompletionStage<T>> task) {
+    return callAsync(acquiring, Permit::release, task);
+  }
+
+  /**
+   * Starts {@code task} once {@code acquiring} yields a grant (a permit, a guard) and lets the
+   * grant go with {@code release} when the task's stage completes.
+   */
+  static <G, T extends @Nullable Object> CompletableFuture<T> callAsync(
+      CompletableFuture<G> acquiring,
+      Consumer<? super G> release,
+      Supplier<? extends CompletionStage<T>> task) {
     CompletableFuture<T> result = new CompletableFuture<>();
     // If the caller gives up first, withdraw the request; once granted this does nothing.
     CompletableFuture<?> unusedWithdrawOnGiveUp =
         result.whenComplete((value, failure) -> acquiring.cancel(false));
     CompletableFuture<?> unusedStartOnGrant =
         acquiring.whenComplete(
-            (permit, failure) -> {
+            (grant, failure) -> {
               if (failure != null) {
                 result.completeExceptionally(failure);
               } else if (result.isDone()) {
-                permit.release(); // the caller gave up before the task could start
+                release.accept(grant); // the caller gave up before the task could start
               } else {
-                start(permit, task, result);
+                start(grant, release, task, result);
               }
             });
     return result;
@@ -59,24 +71,35 @@ final class Tasks {
     return failure instanceof CompletionException && cause != null ? cause : failure;
   }
 
-  private static <T extends @Nullable Object> void start(
-      Permit permit, Supplier<? extends CompletionStage<T>> task, CompletableFuture<T> result) {
+  private static <G, T extends @Nullable Object> void start(
+      G grant,
+      Consumer<? super G> release,
+      Supplier<? extends CompletionStage<T>> task,
+      CompletableFuture<T> result) {
     CompletionStage<T> stage;
     try {
       stage = Objects.requireNonNull(task.get(), "the task returned a null stage");
     } catch (Throwable failure) {
-      permit.release();
+      release.accept(grant);
       result.completeExceptionally(failure);
       return;
     }
     stage.whenComplete(
         (value, failure) -> {
-          permit.release(); // before the caller sees the outcome
+          release.accept(grant); // before the caller sees the outcome
           if (failure != null) {
             result.completeExceptionally(failure);
           } else {
             result.complete(value);
           }
         });
+  }
+
+  /** A primitive's name, checked: what every builder's {@code name(String)} takes. */
+  static String checkName(String name) {
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("name must not be blank");
+    }
+    return name;
   }
 }

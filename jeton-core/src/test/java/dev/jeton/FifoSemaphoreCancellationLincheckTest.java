@@ -45,7 +45,7 @@ public class FifoSemaphoreCancellationLincheckTest {
   @LincheckRun
   void modelCheck() {
     // 10,000 interleavings: about 30 s on JDK 17 or 25 on a 2-core machine. Ten scenarios of
-    // 500 already catch a grant that races with a cancel and is never given back (Waiter.deliver).
+    // 500 already catch a grant that races with a cancel and is never given back (WaitQueue.giveBack).
     new ModelCheckingOptions()
         .iterations(20)
         .invocationsPerIteration(500)

@@ -73,7 +73,7 @@ class FifoSemaphoreStressTest {
         if (earlier.sequence >= granted.sequence) {
           return;
         }
-        if (earlier.waiter.status == Waiter.WAITING) {
+        if (earlier.waiter.status == WaitNode.WAITING) {
           violations.add("a request was granted while an earlier one from its thread still waited");
         }
       }
@@ -83,9 +83,9 @@ class FifoSemaphoreStressTest {
   /** A request queued by one thread, numbered in the order that thread issued it. */
   private static final class Queued {
     final long sequence;
-    final Waiter waiter;
+    final WaitNode waiter;
 
-    Queued(long sequence, Waiter waiter) {
+    Queued(long sequence, WaitNode waiter) {
       this.sequence = sequence;
       this.waiter = waiter;
     }
@@ -284,11 +284,11 @@ class FifoSemaphoreStressTest {
           default:
             {
               CompletableFuture<Permit> f = semaphore.acquireAsync(weight);
-              Waiter waiter =
-                  f instanceof Waiter.WaiterFuture ? ((Waiter.WaiterFuture<?>) f).waiter : null;
+              WaitNode waiter =
+                  f instanceof WaitNode.NodeFuture ? ((WaitNode.NodeFuture<?>) f).node : null;
               Queued queued = waiter == null ? null : new Queued(i, waiter);
               if (queued != null) {
-                queuedByMe.removeIf(q -> q.waiter.status != Waiter.WAITING);
+                queuedByMe.removeIf(q -> q.waiter.status != WaitNode.WAITING);
                 queuedByMe.add(queued);
               }
               ledger.futures.add(

@@ -1,0 +1,165 @@
+package dev.jeton;
+
+import dev.jeton.internal.Arguments;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The in-process {@link ReadWriteLock}: a {@link FifoSemaphore} of {@link #WRITE} permits, where
+ * a reader takes one and a writer takes them all.
+ *
+ * <p>This is the task-fair policy, and it is the engine's FIFO rule with nothing added (tokio's
+ * {@code RwLock} is built the same way): a writer at the head of the queue needs every permit, so
+ * it waits for the readers ahead of it and holds back those behind it; when it unlocks, the run
+ * of readers at the head is granted in the same step, up to the next writer. A writer that gives
+ * up leaves the queue, and the engine re-examines the head at once, so the readers behind it
+ * enter at once. A downgrade gives back all permits but one in one release: the reader's permit
+ * it keeps stops any writer, and the readers at the head enter. Decision 39 says why task-fair
+ * and not phase-fair.
+ *
+ * <p>Invariant, the semaphore's I1-I3 read through the weights: holders are either one writer
+ * (free = 0, taken as WRITE) or r readers (free = WRITE - r); never both.
+ */
+final class FifoReadWriteLock implements ReadWriteLock {
+  /** The permits of the write lock: all of them. A reader holds one. */
+  static final int WRITE = FifoSemaphore.MAX_LIMIT;
+
+  private static final FifoSemaphore.Grants GUARDS =
+      new FifoSemaphore.Grants() {
+        @Override
+        public Object grant(FifoSemaphore from, int permits) {
+          return permits == WRITE
+              ? new LocalWriteGuard(from)
+              : new LocalGuard(from, permits, "read lock");
+        }
+
+        @Override
+        public String kind() {
+          return "read-write lock";
+        }
+
+        @Override
+        public String request(int permits) {
+          return permits == WRITE ? "the write lock" : "a read lock";
+        }
+      };
+
+  private final FifoSemaphore semaphore;
+
+  FifoReadWriteLock(@Nullable String name, @Nullable Executor completionExecutor) {
+    this.semaphore =
+        new FifoSemaphore(
+            name, WRITE, completionExecutor, null, WaitQueue.Timers.shared(), null, GUARDS);
+  }
+
+  @Override
+  public Guard read() throws InterruptedException {
+    return (Guard) acquire(1, Long.MAX_VALUE, null);
+  }
+
+  @Override
+  public Guard read(Duration timeout) throws InterruptedException, TimeoutException {
+    return (Guard) semaphore.acquireGrant(1, Arguments.toNanos(timeout), timeout);
+  }
+
+  @Override
+  public CompletableFuture<Guard> readAsync() {
+    return semaphore.acquireGrantAsync(1, null);
+  }
+
+  @Override
+  public CompletableFuture<Guard> readAsync(Duration timeout) {
+    return semaphore.acquireGrantAsync(1, timeout);
+  }
+
+  @Override
+  public Optional<Guard> tryRead() {
+    return Optional.ofNullable((Guard) semaphore.tryGrant(1));
+  }
+
+  @Override
+  public WriteGuard write() throws InterruptedException {
+    return (WriteGuard) acquire(WRITE, Long.MAX_VALUE, null);
+  }
+
+  @Override
+  public WriteGuard write(Duration timeout) throws InterruptedException, TimeoutException {
+    return (WriteGuard) semaphore.acquireGrant(WRITE, Arguments.toNanos(timeout), timeout);
+  }
+
+  @Override
+  public CompletableFuture<WriteGuard> writeAsync() {
+    return semaphore.acquireGrantAsync(WRITE, null);
+  }
+
+  @Override
+  public CompletableFuture<WriteGuard> writeAsync(Duration timeout) {
+    return semaphore.acquireGrantAsync(WRITE, timeout);
+  }
+
+  @Override
+  public Optional<WriteGuard> tryWrite() {
+    return Optional.ofNullable((WriteGuard) semaphore.tryGrant(WRITE));
+  }
+
+  private Object acquire(int permits, long nanos, @Nullable Duration timeout)
+      throws InterruptedException {
+    try {
+      return semaphore.acquireGrant(permits, nanos, timeout);
+    } catch (TimeoutException impossible) {
+      throw new AssertionError(impossible);
+    }
+  }
+
+  @Override
+  public int readers() {
+    int free = semaphore.available();
+    return free == 0 ? 0 : WRITE - free;
+  }
+
+  @Override
+  public boolean isWriteLocked() {
+    return semaphore.available() == 0;
+  }
+
+  @Override
+  public int queueLength() {
+    return semaphore.queueLength();
+  }
+
+  @Override
+  public String toString() {
+    String name = semaphore.name();
+    int free = semaphore.available();
+    return "ReadWriteLock["
+        + (name != null ? "name=" + name + ", " : "")
+        + (free == 0 ? "write-locked" : "readers=" + (WRITE - free))
+        + ", queued="
+        + queueLength()
+        + "]";
+  }
+
+  /** A held write lock: all the permits, which it can give back all but one of. */
+  private static final class LocalWriteGuard extends LocalGuard implements WriteGuard {
+    private final FifoSemaphore semaphore;
+
+    LocalWriteGuard(FifoSemaphore semaphore) {
+      super(semaphore, WRITE, "write lock");
+      this.semaphore = semaphore;
+    }
+
+    @Override
+    public Guard downgrade() {
+      if (!claim()) {
+        throw new IllegalStateException("this write lock was unlocked or downgraded already");
+      }
+      Guard read = new LocalGuard(semaphore, 1, "read lock");
+      semaphore.release(WRITE - 1);
+      return read;
+    }
+  }
+}

@@ -1,0 +1,146 @@
+package dev.jeton;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A mutual-exclusion lock, served in strict arrival order, that can be locked by blocking or
+ * asynchronously: for a critical section that spans asynchronous steps, where {@code
+ * synchronized} and {@code ReentrantLock} cannot follow.
+ *
+ * <p>Each lock is a {@link Guard}, unlocked once, by any thread. The mutex is not reentrant: a
+ * holder that locks again waits for itself forever (or until its timeout).
+ *
+ * <h2>Ordering and cancellation</h2>
+ *
+ * <p>Requests are granted in the order they arrive; blocking and asynchronous requests share one
+ * queue, and {@link #tryLock()} succeeds only when the mutex is free and no one is queued. A
+ * request that gives up (its future is cancelled or completed from outside, its timeout expires,
+ * its thread is interrupted) leaves the queue at once and never holds the lock afterwards; a lock
+ * granted at the same moment as the cancellation is handed on to the next in line.
+ *
+ * <h2>Memory consistency</h2>
+ *
+ * <p>Actions in a thread before it unlocks happen-before actions in another thread after it
+ * obtains the lock.
+ *
+ * <h2>Futures</h2>
+ *
+ * <p>Futures are never completed while an internal lock is held; by default by the thread whose
+ * unlock granted them, in constant stack however long a chain of callbacks lock and unlock. {@link
+ * Builder#completionExecutor(Executor)} moves completions to an executor instead.
+ */
+public interface Mutex {
+
+  /** Creates a mutex with no name, whose futures are completed by the unlocking thread. */
+  static Mutex create() {
+    return builder().build();
+  }
+
+  /** Returns a builder for a mutex. */
+  static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Locks, waiting in the queue as long as it takes.
+   *
+   * @throws InterruptedException if the thread is interrupted before or while waiting; the
+   *     request is withdrawn
+   */
+  Guard lock() throws InterruptedException;
+
+  /**
+   * Locks, waiting at most {@code timeout}.
+   *
+   * @throws TimeoutException if the timeout expires first; the request is withdrawn
+   * @throws IllegalArgumentException if {@code timeout} is negative
+   * @throws InterruptedException if the thread is interrupted before or while waiting
+   */
+  Guard lock(Duration timeout) throws InterruptedException, TimeoutException;
+
+  /**
+   * Requests the lock without blocking. The future completes with the guard when the lock is
+   * granted (at once, if it is free and no one is queued). Cancelling the future, or completing
+   * it from outside, withdraws the request.
+   */
+  CompletableFuture<Guard> lockAsync();
+
+  /**
+   * Like {@link #lockAsync()}, but the future fails with {@link TimeoutException} if the lock is
+   * not granted within {@code timeout}; the request is then withdrawn.
+   *
+   * @throws IllegalArgumentException at once if {@code timeout} is negative
+   */
+  CompletableFuture<Guard> lockAsync(Duration timeout);
+
+  /** Locks only if the mutex is free and no one is queued; else returns empty at once. */
+  Optional<Guard> tryLock();
+
+  /** True while someone holds the lock. */
+  boolean isLocked();
+
+  /** The number of requests waiting now. */
+  int queueLength();
+
+  /**
+   * Runs {@code task} while holding the lock, acquired by blocking, and returns its result. The
+   * lock is let go when the task returns or throws; what the task throws is thrown as it is.
+   *
+   * @throws X what the task throws
+   * @throws InterruptedException if the thread is interrupted while waiting for the lock (the
+   *     task does not run), or if the task throws it
+   */
+  @SuppressWarnings("try") // the guard is held for the task, not used by it
+  default <T extends @Nullable Object, X extends Exception> T call(BlockingTask<T, X> task)
+      throws X, InterruptedException {
+    try (Guard guard = lock()) {
+      return task.call();
+    }
+  }
+
+  /**
+   * Locks asynchronously, then starts {@code task} and holds the lock until the stage it returns
+   * completes. The returned future completes with the task's outcome, after the lock is let go.
+   * Cancelling the returned future before the lock is granted withdraws the request, and the
+   * task never starts; once it has started, the lock is held until its stage has completed.
+   */
+  default <T extends @Nullable Object> CompletableFuture<T> callAsync(
+      Supplier<? extends CompletionStage<T>> task) {
+    return Tasks.callAsync(lockAsync(), Guard::unlock, task);
+  }
+
+  /** Builds a mutex. Each setter checks its argument at once. */
+  final class Builder {
+    private @Nullable String name;
+    private @Nullable Executor completionExecutor;
+
+    private Builder() {}
+
+    /** A name shown by {@code toString()} and in exception messages. */
+    public Builder name(String name) {
+      this.name = Tasks.checkName(name);
+      return this;
+    }
+
+    /**
+     * Completes asynchronous requests on {@code executor} instead of on the thread whose unlock
+     * granted them. If the executor rejects a completion, it runs on the unlocking thread.
+     */
+    public Builder completionExecutor(Executor executor) {
+      this.completionExecutor = java.util.Objects.requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /** Builds the mutex. */
+    public Mutex build() {
+      return new FifoMutex(name, completionExecutor);
+    }
+  }
+}

@@ -1,0 +1,215 @@
+package dev.jeton;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A read-write lock, served in strict arrival order, that can be locked by blocking or
+ * asynchronously: many readers at once, or one writer.
+ *
+ * <h2>Fairness</h2>
+ *
+ * <p>Readers and writers, blocking and asynchronous, wait in one queue and are granted in the
+ * order they arrive (task-fair). A queued writer holds back the readers that arrive after it, so
+ * writers never starve; the readers queued behind a writer all enter together when it unlocks,
+ * up to the next queued writer, so readers never starve either. A request waits for exactly the
+ * requests ahead of it, nothing else. {@link #tryRead()} and {@link #tryWrite()} succeed only when
+ * no one is queued.
+ *
+ * <h2>Downgrading, and no upgrading</h2>
+ *
+ * <p>A write lock can become a read lock atomically ({@link WriteGuard#downgrade()}): no writer
+ * can come in between, and the readers queued at the head enter at once. A read lock cannot be
+ * upgraded: two readers that both waited to upgrade would each wait for the other forever. Unlock
+ * the read lock and lock for writing instead, and check again what was read.
+ *
+ * <h2>Cancellation</h2>
+ *
+ * <p>A request that gives up (its future is cancelled or completed from outside, its timeout
+ * expires, its thread is interrupted) leaves the queue at once and never holds the lock
+ * afterwards. A writer that gives up while readers wait behind it lets them in at once, and a
+ * lock granted at the same moment as the cancellation is handed on, never lost.
+ *
+ * <h2>Memory consistency</h2>
+ *
+ * <p>Actions in a thread before it unlocks the write lock happen-before actions in another thread
+ * after it obtains the read or the write lock; actions before unlocking a read lock happen-before
+ * actions after obtaining the write lock.
+ *
+ * <p>The lock is not reentrant. At most 2<sup>30</sup>-2 readers hold it at once; more wait.
+ * Futures are completed as {@link Mutex}'s are: outside internal locks, in constant stack, or on
+ * the {@link Builder#completionExecutor(Executor) completion executor}.
+ */
+public interface ReadWriteLock {
+
+  /** Creates a read-write lock with no name, whose futures are completed by the unlocking thread. */
+  static ReadWriteLock create() {
+    return builder().build();
+  }
+
+  /** Returns a builder for a read-write lock. */
+  static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Locks for reading, waiting in the queue as long as it takes.
+   *
+   * @throws InterruptedException if the thread is interrupted before or while waiting
+   */
+  Guard read() throws InterruptedException;
+
+  /**
+   * Locks for reading, waiting at most {@code timeout}.
+   *
+   * @throws TimeoutException if the timeout expires first; the request is withdrawn
+   * @throws IllegalArgumentException if {@code timeout} is negative
+   * @throws InterruptedException if the thread is interrupted before or while waiting
+   */
+  Guard read(Duration timeout) throws InterruptedException, TimeoutException;
+
+  /** Requests a read lock without blocking; cancelling the future withdraws the request. */
+  CompletableFuture<Guard> readAsync();
+
+  /**
+   * Like {@link #readAsync()}, but the future fails with {@link TimeoutException} if the lock is
+   * not granted within {@code timeout}.
+   *
+   * @throws IllegalArgumentException at once if {@code timeout} is negative
+   */
+  CompletableFuture<Guard> readAsync(Duration timeout);
+
+  /** Locks for reading only if no writer holds the lock and no one is queued. */
+  Optional<Guard> tryRead();
+
+  /**
+   * Locks for writing, waiting in the queue as long as it takes.
+   *
+   * @throws InterruptedException if the thread is interrupted before or while waiting
+   */
+  WriteGuard write() throws InterruptedException;
+
+  /**
+   * Locks for writing, waiting at most {@code timeout}.
+   *
+   * @throws TimeoutException if the timeout expires first; the request is withdrawn
+   * @throws IllegalArgumentException if {@code timeout} is negative
+   * @throws InterruptedException if the thread is interrupted before or while waiting
+   */
+  WriteGuard write(Duration timeout) throws InterruptedException, TimeoutException;
+
+  /** Requests the write lock without blocking; cancelling the future withdraws the request. */
+  CompletableFuture<WriteGuard> writeAsync();
+
+  /**
+   * Like {@link #writeAsync()}, but the future fails with {@link TimeoutException} if the lock is
+   * not granted within {@code timeout}.
+   *
+   * @throws IllegalArgumentException at once if {@code timeout} is negative
+   */
+  CompletableFuture<WriteGuard> writeAsync(Duration timeout);
+
+  /** Locks for writing only if no one holds the lock and no one is queued. */
+  Optional<WriteGuard> tryWrite();
+
+  /** The number of readers holding the lock now. */
+  int readers();
+
+  /** True while a writer holds the lock. */
+  boolean isWriteLocked();
+
+  /** The number of requests waiting now, readers and writers. */
+  int queueLength();
+
+  /**
+   * Runs {@code task} under a read lock, acquired by blocking, and returns its result.
+   *
+   * @throws X what the task throws
+   * @throws InterruptedException if interrupted while waiting (the task does not run)
+   */
+  @SuppressWarnings("try") // the guard is held for the task, not used by it
+  default <T extends @Nullable Object, X extends Exception> T callRead(BlockingTask<T, X> task)
+      throws X, InterruptedException {
+    try (Guard guard = read()) {
+      return task.call();
+    }
+  }
+
+  /**
+   * Runs {@code task} under the write lock, acquired by blocking, and returns its result.
+   *
+   * @throws X what the task throws
+   * @throws InterruptedException if interrupted while waiting (the task does not run)
+   */
+  @SuppressWarnings("try") // the guard is held for the task, not used by it
+  default <T extends @Nullable Object, X extends Exception> T callWrite(BlockingTask<T, X> task)
+      throws X, InterruptedException {
+    try (Guard guard = write()) {
+      return task.call();
+    }
+  }
+
+  /**
+   * Locks for reading asynchronously, runs {@code task}, and holds the lock until its stage
+   * completes; as {@link Mutex#callAsync(Supplier)}.
+   */
+  default <T extends @Nullable Object> CompletableFuture<T> callReadAsync(
+      Supplier<? extends CompletionStage<T>> task) {
+    return Tasks.callAsync(readAsync(), Guard::unlock, task);
+  }
+
+  /**
+   * Locks for writing asynchronously, runs {@code task}, and holds the lock until its stage
+   * completes; as {@link Mutex#callAsync(Supplier)}.
+   */
+  default <T extends @Nullable Object> CompletableFuture<T> callWriteAsync(
+      Supplier<? extends CompletionStage<T>> task) {
+    return Tasks.callAsync(writeAsync(), Guard::unlock, task);
+  }
+
+  /** A held write lock, which can become a read lock. */
+  interface WriteGuard extends Guard {
+    /**
+     * Turns this write lock into a read lock, atomically: no writer can take the lock in between,
+     * and the readers queued at the head of the queue enter at once. This guard is unlocked by
+     * it; the returned one holds the read lock.
+     *
+     * @throws IllegalStateException if this guard was unlocked or downgraded already
+     */
+    Guard downgrade();
+  }
+
+  /** Builds a read-write lock. Each setter checks its argument at once. */
+  final class Builder {
+    private @Nullable String name;
+    private @Nullable Executor completionExecutor;
+
+    private Builder() {}
+
+    /** A name shown by {@code toString()} and in exception messages. */
+    public Builder name(String name) {
+      this.name = Tasks.checkName(name);
+      return this;
+    }
+
+    /**
+     * Completes asynchronous requests on {@code executor} instead of on the thread whose unlock
+     * granted them. If the executor rejects a completion, it runs on the unlocking thread.
+     */
+    public Builder completionExecutor(Executor executor) {
+      this.completionExecutor = java.util.Objects.requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /** Builds the read-write lock. */
+    public ReadWriteLock build() {
+      return new FifoReadWriteLock(name, completionExecutor);
+    }
+  }
+}

@@ -1,0 +1,127 @@
+package dev.jeton;
+
+import dev.jeton.internal.WithdrawingFuture;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A queued request of a {@link WaitQueue}: a node of its doubly linked queue.
+ *
+ * <p>A node is either blocking (it has a {@link #thread}, which parks until {@link #status} is
+ * final) or asynchronous (it has a {@link #future}, completed by {@link WaitQueue}'s delivery).
+ * What {@link #weight} means is the primitive's business: the permits of a semaphore request, 0
+ * for an {@code awaitIdle} request.
+ *
+ * <p>The status leaves {@link #WAITING} exactly once, under the queue's lock, and the node leaves
+ * the queue at the same moment: to a final status, or to {@link #SETTLING} when the primitive
+ * decides the outcome under the lock but finishes it outside (a barrier runs its action first),
+ * and then to a final status without the lock. Unparking and completing the future happen after
+ * the lock is released.
+ */
+final class WaitNode {
+  static final int WAITING = 0;
+  static final int GRANTED = 1;
+  static final int CANCELLED = 2;
+  static final int TIMED_OUT = 3;
+  /** Failed by the primitive; {@link WaitQueue#failure} says why. */
+  static final int FAILED_CLOSED = 4;
+
+  static final int FAILED_LIMIT = 5;
+  static final int FAILED_BROKEN = 6;
+  /** Out of the queue, no longer withdrawable, outcome still to come. Not final. */
+  static final int SETTLING = 7;
+
+  private static final VarHandle PREWOKEN;
+
+  static {
+    try {
+      PREWOKEN = MethodHandles.lookup().findVarHandle(WaitNode.class, "prewoken", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** The size of the request, as the primitive defines it. */
+  final int weight;
+
+  final @Nullable Thread thread;
+  final @Nullable NodeFuture<?> future;
+
+  /** Read by the blocked thread without the lock; see the class comment. */
+  volatile int status;
+
+  /**
+   * What the primitive attaches to the outcome, written before the final status is (a barrier's
+   * arrival index and generation; a failure's cause), and read after it: set once, published by
+   * the volatile write of {@link #status}.
+   */
+  long outcome;
+
+  @Nullable Throwable cause;
+
+  /** Queue links, guarded by the queue's lock; {@code next} also chains delivered nodes. */
+  @Nullable WaitNode prev;
+
+  @Nullable WaitNode next;
+
+  /** {@code System.nanoTime()} when queued, kept only when statistics are on. */
+  long queuedAt;
+
+  /**
+   * Set by the one thread that unparks this blocked node ahead of its grant (see "Blocking
+   * waiters" in WaitQueue). Claimed by CAS without the lock: {@link #claimPrewake}.
+   */
+  private volatile boolean prewoken;
+
+  private WaitNode(int weight, @Nullable Thread thread, @Nullable NodeFuture<?> future) {
+    this.weight = weight;
+    this.thread = thread;
+    this.future = future;
+  }
+
+  static WaitNode blocking(int weight) {
+    return new WaitNode(weight, Thread.currentThread(), null);
+  }
+
+  /** An asynchronous request of {@code queue}; a {@code timed} one gets its timer once queued. */
+  static WaitNode async(WaitQueue queue, int weight, boolean timed) {
+    NodeFuture<Object> future = new NodeFuture<>(queue);
+    if (timed) {
+      future.expectTimer();
+    }
+    WaitNode node = new WaitNode(weight, null, future);
+    future.node = node;
+    return node;
+  }
+
+  boolean isFinal() {
+    int s = status;
+    return s != WAITING && s != SETTLING;
+  }
+
+  /** True for the one caller that is to unpark this blocked node ahead of its grant. */
+  boolean claimPrewake() {
+    return !prewoken && PREWOKEN.compareAndSet(this, false, true);
+  }
+
+  /** The future of an asynchronous request; completing it from outside withdraws the request. */
+  static final class NodeFuture<T extends @Nullable Object> extends WithdrawingFuture<T> {
+    final WaitQueue queue;
+
+    /** Set once, before the future is returned to anyone. */
+    @Nullable WaitNode node;
+
+    NodeFuture(WaitQueue queue) {
+      this.queue = queue;
+    }
+
+    @Override
+    protected void withdraw(boolean timedOut) {
+      WaitNode n = node;
+      if (n != null) {
+        queue.withdraw(n, timedOut ? TIMED_OUT : CANCELLED);
+      }
+    }
+  }
+}
