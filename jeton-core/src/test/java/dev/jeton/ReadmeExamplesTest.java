@@ -263,5 +263,78 @@ class ReadmeExamplesTest {
     assertTrue(pageResult.isDone(), "started at once (4 free slots) or cancelled: done either way");
     assertEquals(1, reindexed.get(), "close() waited for the queued task");
   }
-}
 
+  // ---------------------------------------------------------------- locks
+
+  private int balance;
+  private final int amount = 5;
+  private final Store store = new Store();
+  private final String id = "doc";
+  private final String edit = "+1";
+
+  /** An asynchronous document store, for the Mutex example. */
+  private static final class Store {
+    final java.util.Map<String, Doc> docs = new java.util.concurrent.ConcurrentHashMap<>();
+
+    CompletableFuture<Doc> load(String id) {
+      return CompletableFuture.supplyAsync(() -> docs.getOrDefault(id, new Doc("")));
+    }
+
+    CompletableFuture<Void> save(Doc doc) {
+      return CompletableFuture.runAsync(() -> docs.put("doc", doc));
+    }
+  }
+
+  private record Doc(String text) {
+    Doc withEdit(String edit) {
+      return new Doc(text + edit);
+    }
+  }
+
+  @Test
+  void mutex() throws Exception {
+    Mutex mutex = Mutex.create();
+
+    try (Guard guard = mutex.lock()) {            // blocking; lock(Duration) to give up
+      balance += amount;
+    }
+
+    CompletableFuture<Void> saved = mutex.callAsync(   // held until the stage completes
+        () -> store.load(id).thenCompose(doc -> store.save(doc.withEdit(edit))));
+
+    Optional<Guard> maybe = mutex.tryLock();           // never jumps a queued request
+
+    saved.join();
+    maybe.ifPresent(Guard::unlock);
+    assertEquals(5, balance);
+    assertEquals(new Doc("+1"), store.docs.get("doc"));
+    assertTrue(!mutex.isLocked(), "every guard unlocked");
+  }
+
+  private final java.util.Map<String, String> cache = new java.util.HashMap<>();
+  private final String key = "k";
+  private final String fresh = "v2";
+  private final java.util.List<java.util.Map<String, String>> published = new java.util.ArrayList<>();
+
+  private void publish(java.util.Map<String, String> snapshot) {
+    published.add(snapshot);
+  }
+
+  @Test
+  void readWriteLock() throws Exception {
+    ReadWriteLock lock = ReadWriteLock.create();
+    cache.put(key, "v1");
+
+    String value = lock.callRead(() -> cache.get(key));            // many readers at once
+    lock.callWrite(() -> cache.put(key, fresh));                    // one writer, no readers
+
+    try (Guard read = lock.write().downgrade()) {                   // write, then keep reading:
+      publish(java.util.Map.copyOf(cache));                         // no writer in between
+    }
+
+    assertEquals("v1", value);
+    assertEquals(java.util.List.of(java.util.Map.of(key, fresh)), published);
+    assertEquals(0, lock.readers());
+    assertTrue(!lock.isWriteLocked());
+  }
+}
