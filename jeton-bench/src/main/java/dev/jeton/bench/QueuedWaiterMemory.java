@@ -249,11 +249,11 @@ public final class QueuedWaiterMemory {
   }
 
   /** What a blocked thread does: acquire one permit, then give it straight back. */
-  private interface BlockingAcquire {
+  interface BlockingAcquire {
     void run() throws InterruptedException;
   }
 
-  private static boolean allParked(Thread[] threads) {
+  static boolean allParked(Thread[] threads) {
     for (Thread t : threads) {
       if (t.getState() != Thread.State.WAITING) {
         return false;
@@ -342,7 +342,7 @@ public final class QueuedWaiterMemory {
   }
 
   /** The classes whose footprint grew from {@code before} to {@code after}, per waiter. */
-  private static String breakdown(String label, Footprint after, Footprint before, int waiters) {
+  static String breakdown(String label, Footprint after, Footprint before, int waiters) {
     StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "  %-20s", label));
     after.byClass.entrySet().stream()
         .sorted((x, y) -> Long.compare(y.getValue()[1], x.getValue()[1]))
@@ -374,11 +374,11 @@ public final class QueuedWaiterMemory {
     return name.substring(name.lastIndexOf('.') + 1);
   }
 
-  private static String format(double bytes) {
+  static String format(double bytes) {
     return String.format(Locale.ROOT, "%.1f", bytes);
   }
 
-  private static void print(String[] header, List<String[]> rows) {
+  static void print(String[] header, List<String[]> rows) {
     int[] widths = new int[header.length];
     for (int i = 0; i < header.length; i++) {
       widths[i] = header[i].length();

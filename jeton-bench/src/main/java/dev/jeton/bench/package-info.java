@@ -4,15 +4,18 @@
  * {@code FairAsyncSemaphore}. Each library is reached through one {@link
  * dev.jeton.bench.Limiter}, so every benchmark is written once. {@link
  * dev.jeton.bench.RedisBenchmark} compares Jeton's {@code RedisSemaphore} with Redisson's
- * semaphores, each reached through a {@link dev.jeton.bench.RedisFleet}.
+ * semaphores, each reached through a {@link dev.jeton.bench.RedisFleet}. {@link
+ * dev.jeton.bench.MutexBenchmark} and {@link dev.jeton.bench.ReadWriteLockBenchmark} compare
+ * Jeton's {@code Mutex} and {@code ReadWriteLock} with the JDK's locks and kotlinx's {@code Mutex},
+ * through {@link dev.jeton.bench.Locker} and {@link dev.jeton.bench.RwLocker}.
  *
  * <p>Every benchmark forks with a fixed, pre-touched heap ({@code -Xms1g -Xmx1g
  * -XX:+AlwaysPreTouch}): on the development VM, heap pages touched for the first time were very
  * slow, and while the heap grew, allocating benchmarks ran up to 15 times slower for whole
  * iterations. Passing {@code -jvmArgsAppend} on the command line replaces these flags: repeat them.
  *
- * <p>{@link dev.jeton.bench.QueuedWaiterMemory} and {@link dev.jeton.bench.RedisRoundTrips} are
- * plain programs, not benchmarks.
+ * <p>{@link dev.jeton.bench.QueuedWaiterMemory}, {@link dev.jeton.bench.LockWaiterMemory} and
+ * {@link dev.jeton.bench.RedisRoundTrips} are plain programs, not benchmarks.
  */
 @NullMarked
 package dev.jeton.bench;
