@@ -404,6 +404,16 @@ class FifoMutexTest {
   }
 
   @Test
+  void callAsync_outcomeIsSeenAfterTheLockIsLetGo() throws Exception {
+    Mutex mutex = Mutex.create();
+    CompletableFuture<String> work = new CompletableFuture<>();
+    CompletableFuture<Boolean> lockedWhenSeen =
+        mutex.callAsync(() -> work).thenApply(value -> mutex.isLocked());
+    work.complete("done");
+    assertFalse(lockedWhenSeen.get(GUARD_SECONDS, TimeUnit.SECONDS));
+  }
+
+  @Test
   void callAsync_cancelledBeforeTheGrant_neverRunsTheTask() throws Exception {
     Mutex mutex = Mutex.create();
     Guard held = mutex.lock();
