@@ -139,50 +139,40 @@ class FifoMutexStressTest {
   private static void oneRequest(Mutex mutex, Ledger ledger, SplittableRandom random)
       throws Exception {
     switch (random.nextInt(8)) {
-      case 0:
-        ledger.hold(mutex.lock());
-        break;
-      case 1:
+      case 0 -> ledger.hold(mutex.lock());
+      case 1 -> {
         try {
           ledger.hold(mutex.lock(Duration.ofNanos(random.nextInt(500_000))));
         } catch (TimeoutException expected) {
           ledger.gaveUp.incrementAndGet();
         }
-        break;
-      case 2:
-        mutex.tryLock().ifPresent(ledger::hold);
-        break;
-      case 3:
-        ledger.hold(mutex.lockAsync().join());
-        break;
-      case 4:
-        {
-          CompletableFuture<Guard> f = mutex.lockAsync();
-          if (f.cancel(false)) {
-            ledger.gaveUp.incrementAndGet();
-          } else {
-            ledger.hold(f.join()); // granted first: ours to use and unlock
-          }
-          break;
+      }
+      case 2 -> mutex.tryLock().ifPresent(ledger::hold);
+      case 3 -> ledger.hold(mutex.lockAsync().join());
+      case 4 -> {
+        CompletableFuture<Guard> f = mutex.lockAsync();
+        if (f.cancel(false)) {
+          ledger.gaveUp.incrementAndGet();
+        } else {
+          ledger.hold(f.join()); // granted first: ours to use and unlock
         }
-      case 5:
-        {
-          CompletableFuture<Guard> f = mutex.lockAsync(Duration.ofNanos(random.nextInt(500_000)));
-          ledger.futures.add(
-              f.handle(
-                  (guard, failure) -> {
-                    if (guard != null) {
-                      ledger.hold(guard);
-                    } else if (failure instanceof TimeoutException) {
-                      ledger.gaveUp.incrementAndGet();
-                    } else {
-                      ledger.violations.add("unexpected failure: " + failure);
-                    }
-                    return null;
-                  }));
-          break;
-        }
-      case 6:
+      }
+      case 5 -> {
+        CompletableFuture<Guard> f = mutex.lockAsync(Duration.ofNanos(random.nextInt(500_000)));
+        ledger.futures.add(
+            f.handle(
+                (guard, failure) -> {
+                  if (guard != null) {
+                    ledger.hold(guard);
+                  } else if (failure instanceof TimeoutException) {
+                    ledger.gaveUp.incrementAndGet();
+                  } else {
+                    ledger.violations.add("unexpected failure: " + failure);
+                  }
+                  return null;
+                }));
+      }
+      case 6 -> {
         // Interrupted before it asks: throws at once and never queues.
         Thread.currentThread().interrupt();
         try {
@@ -191,9 +181,8 @@ class FifoMutexStressTest {
         } catch (InterruptedException expected) {
           ledger.gaveUp.incrementAndGet();
         }
-        break;
-      default:
-        ledger.futures.add(mutex.lockAsync().thenAccept(ledger::hold));
+      }
+      default -> ledger.futures.add(mutex.lockAsync().thenAccept(ledger::hold));
     }
   }
 

@@ -24,6 +24,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -608,7 +609,7 @@ class FifoMutexTest {
       if (System.nanoTime() - deadline > 0) {
         throw new AssertionError("timed out waiting for " + what);
       }
-      Thread.yield();
+      LockSupport.parkNanos(50_000); // leaves the core to the threads awaited
     }
   }
 }

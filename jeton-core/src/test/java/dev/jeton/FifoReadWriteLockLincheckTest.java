@@ -79,11 +79,11 @@ public class FifoReadWriteLockLincheckTest {
     @Operation
     public boolean downgrade(@Param(gen = ThreadIdGen.class) int thread) {
       Guard guard = held.peek(thread);
-      if (!(guard instanceof WriteGuard)) {
+      if (!(guard instanceof WriteGuard write)) {
         return false;
       }
       held.take(thread);
-      held.keep(thread, Optional.of(((WriteGuard) guard).downgrade()));
+      held.keep(thread, Optional.of(write.downgrade()));
       return true;
     }
 

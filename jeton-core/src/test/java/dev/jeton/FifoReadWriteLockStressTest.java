@@ -162,62 +162,48 @@ class FifoReadWriteLockStressTest {
     Duration shortWait = Duration.ofNanos(random.nextInt(500_000));
     boolean downgrade = random.nextInt(4) == 0;
     switch (random.nextInt(13)) {
-      case 0:
-        ledger.read(rw.read());
-        break;
-      case 1:
-        ledger.write(rw.write(), downgrade);
-        break;
-      case 2:
+      case 0 -> ledger.read(rw.read());
+      case 1 -> ledger.write(rw.write(), downgrade);
+      case 2 -> {
         try {
           ledger.read(rw.read(shortWait));
         } catch (TimeoutException expected) {
           ledger.gaveUp.incrementAndGet();
         }
-        break;
-      case 3:
+      }
+      case 3 -> {
         try {
           ledger.write(rw.write(shortWait), downgrade);
         } catch (TimeoutException expected) {
           ledger.gaveUp.incrementAndGet();
         }
-        break;
-      case 4:
-        rw.tryRead().ifPresent(ledger::read);
-        break;
-      case 5:
-        rw.tryWrite().ifPresent(w -> ledger.write(w, downgrade));
-        break;
-      case 6:
-        {
-          CompletableFuture<Guard> f = rw.readAsync();
-          if (f.cancel(false)) {
-            ledger.gaveUp.incrementAndGet();
-          } else {
-            ledger.read(f.join()); // granted first: ours to use and unlock
-          }
-          break;
+      }
+      case 4 -> rw.tryRead().ifPresent(ledger::read);
+      case 5 -> rw.tryWrite().ifPresent(w -> ledger.write(w, downgrade));
+      case 6 -> {
+        CompletableFuture<Guard> f = rw.readAsync();
+        if (f.cancel(false)) {
+          ledger.gaveUp.incrementAndGet();
+        } else {
+          ledger.read(f.join()); // granted first: ours to use and unlock
         }
-      case 7:
-        {
-          CompletableFuture<WriteGuard> f = rw.writeAsync();
-          if (f.cancel(false)) {
-            ledger.gaveUp.incrementAndGet();
-          } else {
-            ledger.write(f.join(), downgrade);
-          }
-          break;
+      }
+      case 7 -> {
+        CompletableFuture<WriteGuard> f = rw.writeAsync();
+        if (f.cancel(false)) {
+          ledger.gaveUp.incrementAndGet();
+        } else {
+          ledger.write(f.join(), downgrade);
         }
-      case 8:
-        ledger.futures.add(
-            rw.readAsync(shortWait).handle((g, failure) -> outcome(ledger, g, failure, false)));
-        break;
-      case 9:
-        ledger.futures.add(
-            rw.writeAsync(shortWait)
-                .handle((g, failure) -> outcome(ledger, g, failure, downgrade)));
-        break;
-      case 10:
+      }
+      case 8 ->
+          ledger.futures.add(
+              rw.readAsync(shortWait).handle((g, failure) -> outcome(ledger, g, failure, false)));
+      case 9 ->
+          ledger.futures.add(
+              rw.writeAsync(shortWait)
+                  .handle((g, failure) -> outcome(ledger, g, failure, downgrade)));
+      case 10 -> {
         Thread.currentThread().interrupt(); // before it asks: throws at once, never queues
         try {
           ledger.write(rw.write(), downgrade);
@@ -225,12 +211,9 @@ class FifoReadWriteLockStressTest {
         } catch (InterruptedException expected) {
           ledger.gaveUp.incrementAndGet();
         }
-        break;
-      case 11:
-        ledger.futures.add(rw.readAsync().thenAccept(ledger::read));
-        break;
-      default:
-        ledger.futures.add(rw.writeAsync().thenAccept(w -> ledger.write(w, downgrade)));
+      }
+      case 11 -> ledger.futures.add(rw.readAsync().thenAccept(ledger::read));
+      default -> ledger.futures.add(rw.writeAsync().thenAccept(w -> ledger.write(w, downgrade)));
     }
   }
 
@@ -239,8 +222,8 @@ class FifoReadWriteLockStressTest {
       @Nullable Guard guard,
       @Nullable Throwable failure,
       boolean downgrade) {
-    if (guard instanceof WriteGuard) {
-      ledger.write((WriteGuard) guard, downgrade);
+    if (guard instanceof WriteGuard write) {
+      ledger.write(write, downgrade);
     } else if (guard != null) {
       ledger.read(guard);
     } else if (failure instanceof TimeoutException) {

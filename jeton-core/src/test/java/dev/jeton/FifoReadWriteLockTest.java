@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -414,7 +415,7 @@ class FifoReadWriteLockTest {
       writing.set(false);
       Guard r = w.downgrade();
       readHeld.set(true);
-      Thread.yield();
+      LockSupport.parkNanos(1_000); // hold the read lock while the contenders try
       readHeld.set(false);
       r.unlock();
     }
