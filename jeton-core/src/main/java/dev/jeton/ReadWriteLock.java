@@ -42,7 +42,8 @@ import org.jspecify.annotations.Nullable;
  * after it obtains the read or the write lock; actions before unlocking a read lock happen-before
  * actions after obtaining the write lock.
  *
- * <p>The lock is not reentrant. At most 2<sup>30</sup>-2 readers hold it at once; more wait.
+ * <p>The lock is not reentrant. At most 2<sup>30</sup>-1 readers hold it at once; more wait (and
+ * with that many, {@link #readers()} and {@link #isWriteLocked()} take them for a writer).
  * Futures are completed as {@link Mutex}'s are: outside internal locks, in constant stack, or on
  * the {@link Builder#completionExecutor(Executor) completion executor}.
  */
