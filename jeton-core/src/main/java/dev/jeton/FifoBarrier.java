@@ -189,7 +189,10 @@ final class FifoBarrier extends WaitQueue implements Barrier {
       lock.unlock();
     }
     if (trip != null) {
-      trip.release(null);
+      BarrierBrokenException broken = trip.release(null);
+      if (broken != null) {
+        throw broken;
+      }
     }
     return arrivedIn;
   }
@@ -204,7 +207,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
     } finally {
       lock.unlock();
     }
-    trip.release(null);
+    var unused = trip.release(null); // breakBarrier itself does not fail
   }
 
   /** Ends the current generation: takes every waiter out of the queue, for {@link Trip#release}. */
@@ -229,8 +232,9 @@ final class FifoBarrier extends WaitQueue implements Barrier {
     /**
      * Runs the action unless the barrier was broken, settles the chain and {@code last} (the last
      * arriver's own node, never queued, not delivered) and delivers the chain. Without the lock.
+     * Returns the generation's exception if it broke.
      */
-    void release(@Nullable WaitNode last) {
+    @Nullable BarrierBrokenException release(@Nullable WaitNode last) {
       BarrierBrokenException broken = null;
       if (breakCause != null) {
         broken = broken("was broken: " + breakCause, breakCause);
@@ -249,6 +253,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
         settle(last, index, broken);
       }
       deliver(chain);
+      return broken;
     }
 
     private void settle(WaitNode w, int index, @Nullable BarrierBrokenException broken) {
