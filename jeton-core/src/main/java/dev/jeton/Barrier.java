@@ -19,10 +19,11 @@ import org.jspecify.annotations.Nullable;
  * #awaitAsync()}, or {@link #arriveAndDeregister()} (which drops {@code parties} to the count
  * already arrived). The last arriver runs the optional action once, on its own thread, outside
  * any internal lock and before anyone is released; then every party of the generation is released
- * with its {@link Arrival}: indices 0 to {@code parties - 1} in the order the parties arrived
- * (the last arriver's is {@code parties - 1}, or, when it deregisters, no index is its). The
- * {@link #generation()} number increments at the trip, so an arrival after the trip belongs to the
- * next generation.
+ * with its {@link Arrival}: indices 0 to {@code parties - 1} in the order the parties arrived, so
+ * the last arriver's is {@code parties - 1}. (A party that deregisters takes no index: a
+ * generation that trips by {@code arriveAndDeregister} releases the parties that remain, with
+ * indices 0 to {@code parties - 1} of the reduced count.) The {@link #generation()} number
+ * increments at the trip, so an arrival after the trip belongs to the next generation.
  *
  * <p>Parties can be added ({@link #register()}) and removed ({@link #arriveAndDeregister()}) at
  * any time, also while a generation is under way. When the last parties leave with no one
@@ -33,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A party that gives up before its generation trips (its timeout expires, its future is
  * cancelled or completed from outside, its thread is interrupted) takes its arrival back: the
- * others keep waiting for a real last arrival. Once the generation has tripped, its outcome is
+ * others keep waiting for a real last arrival. A future's arrival stops counting as soon as the
+ * future is done, so an arrival made by one of its callbacks never meets it. Once the generation has tripped, its outcome is
  * decided, and giving up is too late: a blocked party interrupted between the trip and its
  * release (while the action runs) still throws {@link InterruptedException}, although its arrival
  * counted and the others pass; a future cancelled then is simply cancelled; a timeout cannot

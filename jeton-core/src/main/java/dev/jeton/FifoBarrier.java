@@ -31,6 +31,12 @@ final class FifoBarrier extends WaitQueue implements Barrier {
    * arriveAndDeregister is an arrival that never waits: it trips the generation if the others
    * have all arrived (arrived + 1 == parties), and in any case drops parties by one.
    *
+   * A future completed from outside is done before its withdrawal comes (WithdrawingFuture), and
+   * its callbacks run in between; so a node whose future is done counts as withdrawn already: an
+   * arrival that may trip first takes such nodes out (countArrivalsLocked), and arrived() skips
+   * them. A future completed after the trip has taken the lock is too late: its node is
+   * SETTLING or final, and withdrawing it is refused.
+   *
    * Invariants (lock held, or at any moment the lock is free):
    *   B1. Every queued node belongs to the current generation: a trip or a break empties the
    *       queue in the same critical section that increments the generation.
@@ -146,7 +152,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
       if (parties == 0) {
         throw noParties();
       }
-      if (queueLengthLocked() + 1 < parties) {
+      if (countArrivalsLocked() + 1 < parties) {
         append(w);
         return null;
       }
@@ -180,7 +186,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
         throw noParties();
       }
       arrivedIn = generation;
-      int waiting = queueLengthLocked();
+      int waiting = countArrivalsLocked();
       if (waiting > 0 && waiting + 1 == parties) { // with no one waiting, there is none to trip
         trip = tripLocked(null);
       }
@@ -208,6 +214,25 @@ final class FifoBarrier extends WaitQueue implements Barrier {
       lock.unlock();
     }
     var unused = trip.release(null); // breakBarrier itself does not fail
+  }
+
+  /**
+   * The arrivals that count, when the next one may trip the generation. A future completed from
+   * outside (cancelled, timed out) is done before its withdrawal takes the lock, and its callbacks
+   * run in between: an arrival made then, by such a callback or by anyone who saw the future
+   * done, must not trip the generation with the given-up arrival in it. So here such nodes leave
+   * as their withdrawal would have them leave (which then finds them gone). Lock held.
+   */
+  private int countArrivalsLocked() {
+    if (queueLengthLocked() + 1 >= parties) {
+      var unused = removeLocked(FifoBarrier::givenUp, WaitNode.CANCELLED); // or timed out
+    }
+    return queueLengthLocked();
+  }
+
+  private static boolean givenUp(WaitNode w) {
+    WaitNode.NodeFuture<?> f = w.future;
+    return f != null && f.isDone();
   }
 
   /** Ends the current generation: takes every waiter out of the queue, for {@link Trip#release}. */
@@ -327,9 +352,19 @@ final class FifoBarrier extends WaitQueue implements Barrier {
     }
   }
 
+  /** Takes the lock, and leaves out the futures given up whose withdrawal is on its way. */
   @Override
   public int arrived() {
-    return queueLength();
+    lock.lock();
+    try {
+      int arrived = 0;
+      for (WaitNode w = head(); w != null; w = w.next) {
+        arrived += givenUp(w) ? 0 : 1;
+      }
+      return arrived;
+    } finally {
+      lock.unlock();
+    }
   }
 
   @Override
@@ -359,7 +394,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
           + "parties="
           + parties
           + ", arrived="
-          + queueLengthLocked()
+          + arrived()
           + ", generation="
           + generation
           + "]";

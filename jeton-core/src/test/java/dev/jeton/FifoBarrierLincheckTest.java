@@ -54,14 +54,18 @@ public class FifoBarrierLincheckTest {
   }
 
   /**
-   * Cancels this thread's latest arrival, once: true if that took it back. (Once, because {@code
-   * cancel} answers true again for a future cancelled already.)
+   * Cancels this thread's latest arrival, once: true if that took it back. {@code cancel} alone
+   * does not say: it answers true too for a future cancelled already, and for one cancelled
+   * after its generation tripped but before it was released (while the action runs), whose
+   * arrival counted. So the node's status says.
    */
   @Operation
   public boolean cancelLatest(@Param(gen = ThreadIdGen.class) int thread) {
     CompletableFuture<Arrival> f = latest[thread];
     latest[thread] = null;
-    return f != null && f.cancel(false);
+    return f != null
+        && f.cancel(false)
+        && ((WaitNode.NodeFuture<?>) f).node.status == WaitNode.CANCELLED;
   }
 
   @Operation

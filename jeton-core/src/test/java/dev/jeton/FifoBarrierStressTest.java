@@ -126,14 +126,15 @@ class FifoBarrierStressTest {
     /** Arrives once; true if the arrival counted (its outcome recorded), false if taken back. */
     private boolean arrive(SplittableRandom random) throws InterruptedException {
       switch (random.nextInt(5)) {
-        case 0:
+        case 0 -> {
           try {
             record(barrier.await());
           } catch (BarrierBrokenException e) {
             record(e);
           }
           return true;
-        case 1:
+        }
+        case 1 -> {
           try {
             record(barrier.await(Duration.ofNanos(random.nextInt(200_000))));
           } catch (BarrierBrokenException e) {
@@ -143,46 +144,46 @@ class FifoBarrierStressTest {
             return false;
           }
           return true;
-        case 2:
-          {
-            CompletableFuture<Arrival> f = barrier.awaitAsync();
-            futures.add(f);
-            try {
-              record(f.join());
-            } catch (CompletionException e) {
-              record((BarrierBrokenException) e.getCause());
-            }
-            return true;
+        }
+        case 2 -> {
+          CompletableFuture<Arrival> f = barrier.awaitAsync();
+          futures.add(f);
+          try {
+            record(f.join());
+          } catch (CompletionException e) {
+            record((BarrierBrokenException) e.getCause());
           }
-        case 3:
-          {
-            CompletableFuture<Arrival> f =
-                barrier.awaitAsync(Duration.ofNanos(random.nextInt(200_000)));
-            futures.add(f);
-            try {
-              f.join();
-            } catch (CompletionException e) {
-              // a timeout, in time or too late, or the generation broke: the node tells
-            }
-            return settled(f, WaitNode.TIMED_OUT);
+          return true;
+        }
+        case 3 -> {
+          CompletableFuture<Arrival> f =
+              barrier.awaitAsync(Duration.ofNanos(random.nextInt(200_000)));
+          futures.add(f);
+          try {
+            f.join();
+          } catch (CompletionException e) {
+            // a timeout, in time or too late, or the generation broke: the node tells
           }
-        default:
-          {
-            CompletableFuture<Arrival> f = barrier.awaitAsync();
-            futures.add(f);
-            f.cancel(false);
-            return settled(f, WaitNode.CANCELLED);
-          }
+          return settled(f, WaitNode.TIMED_OUT);
+        }
+        default -> {
+          CompletableFuture<Arrival> f = barrier.awaitAsync();
+          futures.add(f);
+          f.cancel(false);
+          return settled(f, WaitNode.CANCELLED);
+        }
       }
     }
 
     /** Records the outcome of a future that may have given up, from its node. */
+    @SuppressWarnings("ThreadPriorityCheck") // yield: see below
     private boolean settled(CompletableFuture<Arrival> f, int withdrawn) {
       WaitNode node = ((WaitNode.NodeFuture<?>) f).node;
       while (!node.isFinal()) { // settling: the action is running
         Thread.yield(); // lets a virtual thread running the action have the carrier
       }
-      if (node.status == withdrawn) {
+      // CANCELLED too for a timed-out one, if an arrival took it out before its withdrawal came
+      if (node.status == withdrawn || node.status == WaitNode.CANCELLED) {
         gaveUpInTime.incrementAndGet();
         return false;
       }

@@ -246,6 +246,26 @@ class FifoBarrierTest {
     assertEquals(new Arrival(2, 0), done(last));
   }
 
+  /**
+   * Regression: a future's callbacks run when it is cancelled, before its withdrawal reaches the
+   * queue; a callback that arrives again tripped the generation with the cancelled arrival in it.
+   */
+  @Test
+  void arrivingFromTheCallbackOfACancelledFuture_doesNotCountTheCancelledArrival()
+      throws Exception {
+    Barrier barrier = Barrier.create(2);
+    CompletableFuture<Arrival> cancelled = barrier.awaitAsync();
+    AtomicReference<CompletableFuture<Arrival>> again = new AtomicReference<>();
+    var unused = cancelled.whenComplete((arrival, failure) -> again.set(barrier.awaitAsync()));
+
+    assertTrue(cancelled.cancel(false));
+
+    assertFalse(again.get().isDone(), "the cancelled arrival must not count");
+    assertEquals(1, barrier.arrived());
+    assertEquals(new Arrival(1, 0), barrier.await());
+    assertEquals(new Arrival(0, 0), done(again.get()));
+  }
+
   @Test
   void completingFromOutside_takesTheArrivalBack() throws Exception {
     Barrier barrier = Barrier.create(2);
@@ -461,12 +481,12 @@ class FifoBarrierTest {
     IllegalStateException noParties =
         assertThrows(IllegalStateException.class, () -> Barrier.builder().build());
     assertTrue(noParties.getMessage().contains("parties"));
-    assertThrows(NullPointerException.class, () -> Barrier.builder().action(nullValue()));
+    assertThrows(NullPointerException.class, () -> Barrier.builder().action(null));
     assertThrows(
-        NullPointerException.class, () -> Barrier.builder().completionExecutor(nullValue()));
+        NullPointerException.class, () -> Barrier.builder().completionExecutor(null));
     assertThrows(IllegalArgumentException.class, () -> Barrier.builder().name(" "));
     Barrier barrier = Barrier.create(2);
-    assertThrows(NullPointerException.class, () -> barrier.breakBarrier(nullValue()));
+    assertThrows(NullPointerException.class, () -> barrier.breakBarrier(null));
     assertThrows(IllegalArgumentException.class, () -> barrier.await(Duration.ofSeconds(-1)));
     assertThrows(
         IllegalArgumentException.class, () -> barrier.awaitAsync(Duration.ofSeconds(-1)));
@@ -523,10 +543,5 @@ class FifoBarrierTest {
     } catch (InterruptedException e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  @SuppressWarnings("NullAway")
-  private static <T> T nullValue() {
-    return null;
   }
 }
