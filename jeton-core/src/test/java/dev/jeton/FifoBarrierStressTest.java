@@ -43,7 +43,7 @@ class FifoBarrierStressTest {
 
   @Test
   void platformThreads_mixingEveryKindOfArrival_passEveryGenerationWhole() throws Exception {
-    Run run = new Run(8, 2000);
+    Run run = new Run(8, 5000);
     List<Thread> threads = new ArrayList<>();
     for (int p = 0; p < run.parties; p++) {
       int party = p;
@@ -62,7 +62,7 @@ class FifoBarrierStressTest {
     Assumptions.assumeTrue(
         Runtime.version().feature() >= 21,
         "virtual threads need JDK 21+; .ci/run runs this suite again on the newest JDK installed");
-    Run run = new Run(100, 300);
+    Run run = new Run(200, 500);
     ExecutorService executor = FifoSemaphoreStressTest.newVirtualThreadPerTaskExecutor();
     List<Future<?>> parties = new ArrayList<>();
     try {
