@@ -35,11 +35,12 @@ import org.jspecify.annotations.Nullable;
  * <p>A party that gives up before its generation trips (its timeout expires, its future is
  * cancelled or completed from outside, its thread is interrupted) takes its arrival back: the
  * others keep waiting for a real last arrival. A future's arrival stops counting as soon as the
- * future is done, so an arrival made by one of its callbacks never meets it. Once the generation has tripped, its outcome is
- * decided, and giving up is too late: a blocked party interrupted between the trip and its
- * release (while the action runs) still throws {@link InterruptedException}, although its arrival
- * counted and the others pass; a future cancelled then is simply cancelled; a timeout cannot
- * expire then.
+ * future is done, so an arrival made by one of its callbacks never meets it. Once the generation
+ * has tripped, its outcome is decided, and giving up is too late: a blocked party interrupted
+ * between the trip and its release (while the action runs) still throws {@link
+ * InterruptedException}, although its arrival counted and the others pass; a future cancelled
+ * then is simply cancelled, although its arrival counted; a blocked party's timeout cannot expire
+ * then.
  *
  * <h2>Breaking</h2>
  *
