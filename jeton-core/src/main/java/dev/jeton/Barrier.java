@@ -38,9 +38,9 @@ import org.jspecify.annotations.Nullable;
  * future is done, so an arrival made by one of its callbacks never meets it. Once the generation
  * has tripped, its outcome is decided, and giving up is too late: a blocked party interrupted
  * between the trip and its release (while the action runs) still throws {@link
- * InterruptedException}, although its arrival counted and the others pass; a future cancelled
- * then is simply cancelled, although its arrival counted; a blocked party's timeout cannot expire
- * then.
+ * InterruptedException}, although its arrival counted and the others pass; a future cancelled or
+ * timed out then simply ends so, although its arrival counted; a blocked party's timeout
+ * cannot expire then.
  *
  * <h2>Breaking</h2>
  *
