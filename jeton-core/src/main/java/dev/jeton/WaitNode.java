@@ -53,10 +53,10 @@ final class WaitNode {
 
   /**
    * What the primitive attaches to the outcome, written before the final status is (a barrier's
-   * arrival index and generation; a failure's cause), and read after it: set once, published by
-   * the volatile write of {@link #status}.
+   * arrival: its index and generation, more than one {@code long} holds; a failure's cause), and
+   * read after it: set once, published by the volatile write of {@link #status}.
    */
-  long outcome;
+  @Nullable Object outcome;
 
   @Nullable Throwable cause;
 

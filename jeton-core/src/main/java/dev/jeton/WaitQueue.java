@@ -89,6 +89,13 @@ abstract class WaitQueue {
   /** Run at every step of the spin: null except in tests that watch the spin. */
   private final @Nullable Runnable spinStep;
 
+  /**
+   * Whether the head waiter spins and is prewoken (see "Blocking waiters"): true for a queue
+   * whose head is next in line for a handoff. A barrier's head is only the first to arrive,
+   * waiting for the last one, so there it would burn a core the others need to get there.
+   */
+  private final boolean spinAtHead;
+
   /** Guarded by the lock. */
   private int queueLength;
 
@@ -102,10 +109,20 @@ abstract class WaitQueue {
       @Nullable StatsRecorder stats,
       Timers timers,
       @Nullable Runnable spinStep) {
+    this(completionExecutor, stats, timers, spinStep, true);
+  }
+
+  WaitQueue(
+      @Nullable Executor completionExecutor,
+      @Nullable StatsRecorder stats,
+      Timers timers,
+      @Nullable Runnable spinStep,
+      boolean spinAtHead) {
     this.completionExecutor = completionExecutor;
     this.stats = stats;
     this.timers = timers;
     this.spinStep = spinStep;
+    this.spinAtHead = spinAtHead;
   }
 
   // ---------------------------------------------------------------- what the subclass decides
@@ -333,6 +350,9 @@ abstract class WaitQueue {
 
   /** Unparks a blocking waiter newly at the head so that it spins, rather than sleeps, into its grant. */
   final void prewakeHead() {
+    if (!spinAtHead) {
+      return;
+    }
     WaitNode h = head; // without the lock: a stale answer costs one needless unpark or one park
     if (h != null && h.thread != null && h.claimPrewake()) {
       LockSupport.unpark(h.thread);
@@ -357,7 +377,7 @@ abstract class WaitQueue {
       throws InterruptedException, TimeoutException {
     long start = System.nanoTime();
     boolean timed = nanos != Long.MAX_VALUE;
-    int spins = SPIN_STEPS;
+    int spins = spinAtHead ? SPIN_STEPS : 0;
     for (; ; ) {
       if (Thread.interrupted()) {
         if (!withdraw(w, WaitNode.CANCELLED)) {

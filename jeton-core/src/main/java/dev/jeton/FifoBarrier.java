@@ -1,0 +1,405 @@
+package dev.jeton;
+
+import dev.jeton.internal.Arguments;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The in-process {@link Barrier}, on the {@link WaitQueue} engine: a party waiting for its
+ * generation to trip is a queued node.
+ *
+ * <p>The contract is on {@link Barrier}; this comment explains how it is kept.
+ */
+final class FifoBarrier extends WaitQueue implements Barrier {
+  /*
+   * Overview
+   *
+   * The parties and the generation number are plain fields guarded by the queue's lock, and the
+   * parties arrived are the queued nodes: arrived = queueLengthLocked(). An arrival takes the
+   * lock; if it is not the last (arrived + 1 < parties) it appends its node and waits, else it
+   * trips the generation, still under the lock: it unlinks every node as one chain with status
+   * SETTLING (so none can be withdrawn any more) and increments the generation. Then, outside the
+   * lock, it runs the action, gives each node of the chain its outcome (an Arrival whose index is
+   * its place in the chain, or the one BarrierBrokenException of the generation) and its final
+   * status, and delivers the chain. The last arriver is never queued: it takes the last index, or
+   * throws the same exception. breakBarrier does the same with the break's cause and no action.
+   *
+   * arriveAndDeregister is an arrival that never waits: it trips the generation if the others
+   * have all arrived (arrived + 1 == parties), and in any case drops parties by one.
+   *
+   * A future completed from outside is done before its withdrawal comes (WithdrawingFuture), and
+   * its callbacks run in between; so a node whose future is done counts as withdrawn already: an
+   * arrival that may trip first takes such nodes out (countArrivalsLocked), and arrived() skips
+   * them. A future completed after the trip has taken the lock is too late: its node is
+   * SETTLING or final, and withdrawing it is refused.
+   *
+   * Invariants (lock held, or at any moment the lock is free):
+   *   B1. Every queued node belongs to the current generation: a trip or a break empties the
+   *       queue in the same critical section that increments the generation.
+   *   B2. arrived < parties, or parties == 0 and no one is queued: the arrival that would make
+   *       them equal trips instead of queueing, and deregistering trips when it would.
+   *   B3. A node's outcome is decided once, under the lock (the trip, a withdrawal), and a
+   *       withdrawal takes the arrival back: it leaves arrived < parties, so afterWithdrawLocked
+   *       has nothing to trip.
+   *
+   * The queue does not spin its head (see WaitQueue.spinAtHead): the first to arrive waits for
+   * the last, not for a handoff that is about to come.
+   */
+
+  /** The most parties a barrier has; one fewer than int's largest, so counts never overflow. */
+  static final int MAX_PARTIES = Integer.MAX_VALUE - 1;
+
+  private final @Nullable String name;
+  private final @Nullable Runnable action;
+
+  /** Guarded by the lock. */
+  private int parties;
+
+  /** Guarded by the lock. */
+  private long generation;
+
+  FifoBarrier(
+      @Nullable String name,
+      int parties,
+      @Nullable Runnable action,
+      @Nullable Executor completionExecutor) {
+    this(name, parties, action, completionExecutor, Timers.shared());
+  }
+
+  /** With the timers of timed asynchronous requests: for tests. */
+  FifoBarrier(
+      @Nullable String name,
+      int parties,
+      @Nullable Runnable action,
+      @Nullable Executor completionExecutor,
+      Timers timers) {
+    super(completionExecutor, null, timers, null, false);
+    this.name = name;
+    this.parties = checkParties(parties);
+    this.action = action;
+  }
+
+  static int checkParties(int parties) {
+    if (parties < 1 || parties > MAX_PARTIES) {
+      throw new IllegalArgumentException(
+          "parties must be from 1 to " + MAX_PARTIES + ", was " + parties);
+    }
+    return parties;
+  }
+
+  // ---------------------------------------------------------------- arriving
+
+  @Override
+  public Arrival await() throws InterruptedException {
+    try {
+      return await(Long.MAX_VALUE, null);
+    } catch (TimeoutException impossible) {
+      throw new AssertionError(impossible);
+    }
+  }
+
+  @Override
+  public Arrival await(Duration timeout) throws InterruptedException, TimeoutException {
+    return await(Arguments.toNanos(timeout), timeout);
+  }
+
+  private Arrival await(long nanos, @Nullable Duration timeout)
+      throws InterruptedException, TimeoutException {
+    if (Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    WaitNode w = WaitNode.blocking(1);
+    Trip trip = arrive(w);
+    if (trip == null) {
+      awaitBlocking(w, nanos, timeout); // returns only when granted
+    } else {
+      trip.release(w);
+      if (w.status != WaitNode.GRANTED) {
+        throw failure(w);
+      }
+    }
+    return (Arrival) Objects.requireNonNull(w.outcome);
+  }
+
+  @Override
+  public CompletableFuture<Arrival> awaitAsync() {
+    return awaitAsync(Long.MAX_VALUE, null);
+  }
+
+  @Override
+  public CompletableFuture<Arrival> awaitAsync(Duration timeout) {
+    return awaitAsync(Arguments.toNanos(timeout), timeout);
+  }
+
+  private CompletableFuture<Arrival> awaitAsync(long nanos, @Nullable Duration timeout) {
+    WaitNode w = WaitNode.async(this, 1, nanos != Long.MAX_VALUE);
+    Trip trip = arrive(w);
+    if (trip != null) {
+      trip.release(w);
+    }
+    return futureOf(
+        w, trip == null, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
+  }
+
+  /** Queues {@code w} and returns null, or, if it is the last arrival, trips the generation. */
+  private @Nullable Trip arrive(WaitNode w) {
+    lock.lock();
+    try {
+      if (parties == 0) {
+        throw noParties();
+      }
+      if (countArrivalsLocked() + 1 < parties) {
+        append(w);
+        return null;
+      }
+      return tripLocked(null);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public long register() {
+    lock.lock();
+    try {
+      if (parties == MAX_PARTIES) {
+        throw new IllegalStateException(describe() + " already has " + MAX_PARTIES + " parties");
+      }
+      parties++;
+      return generation;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public long arriveAndDeregister() {
+    long arrivedIn;
+    Trip trip = null;
+    lock.lock();
+    try {
+      if (parties == 0) {
+        throw noParties();
+      }
+      arrivedIn = generation;
+      int waiting = countArrivalsLocked();
+      if (waiting > 0 && waiting + 1 == parties) { // with no one waiting, there is none to trip
+        trip = tripLocked(null);
+      }
+      parties--;
+    } finally {
+      lock.unlock();
+    }
+    if (trip != null) {
+      BarrierBrokenException broken = trip.release(null);
+      if (broken != null) {
+        throw broken;
+      }
+    }
+    return arrivedIn;
+  }
+
+  @Override
+  public void breakBarrier(Throwable cause) {
+    Objects.requireNonNull(cause, "cause");
+    Trip trip;
+    lock.lock();
+    try {
+      trip = tripLocked(cause);
+    } finally {
+      lock.unlock();
+    }
+    var unused = trip.release(null); // breakBarrier itself does not fail
+  }
+
+  /**
+   * The arrivals that count, when the next one may trip the generation. A future completed from
+   * outside (cancelled, timed out) is done before its withdrawal takes the lock, and its callbacks
+   * run in between: an arrival made then, by such a callback or by anyone who saw the future
+   * done, must not trip the generation with the given-up arrival in it. So here such nodes leave
+   * as their withdrawal would have them leave (which then finds them gone). Lock held.
+   */
+  private int countArrivalsLocked() {
+    if (queueLengthLocked() + 1 >= parties) {
+      var unused = removeLocked(FifoBarrier::givenUp, WaitNode.CANCELLED); // or timed out
+    }
+    return queueLengthLocked();
+  }
+
+  private static boolean givenUp(WaitNode w) {
+    WaitNode.NodeFuture<?> f = w.future;
+    return f != null && f.isDone();
+  }
+
+  /** Ends the current generation: takes every waiter out of the queue, for {@link Trip#release}. */
+  private Trip tripLocked(@Nullable Throwable breakCause) {
+    Trip trip = new Trip(unlinkRun(null, WaitNode.SETTLING), generation, breakCause);
+    generation++;
+    return trip;
+  }
+
+  /** A generation that has ended, whose parties are yet to be released. */
+  private final class Trip {
+    private final @Nullable WaitNode chain;
+    private final long generation;
+    private final @Nullable Throwable breakCause;
+
+    Trip(@Nullable WaitNode chain, long generation, @Nullable Throwable breakCause) {
+      this.chain = chain;
+      this.generation = generation;
+      this.breakCause = breakCause;
+    }
+
+    /**
+     * Runs the action unless the barrier was broken, settles the chain and {@code last} (the last
+     * arriver's own node, never queued, not delivered) and delivers the chain. Without the lock.
+     * Returns the generation's exception if it broke.
+     */
+    @Nullable BarrierBrokenException release(@Nullable WaitNode last) {
+      BarrierBrokenException broken = null;
+      if (breakCause != null) {
+        broken = broken("was broken: " + breakCause, breakCause);
+      } else if (action != null) {
+        try {
+          action.run();
+        } catch (Throwable t) { // an Error too: the parties must not be left waiting forever
+          broken = broken("is broken: its action threw " + t, t);
+        }
+      }
+      int index = 0;
+      for (WaitNode w = chain; w != null; w = w.next) {
+        settle(w, index++, broken);
+      }
+      if (last != null) {
+        settle(last, index, broken);
+      }
+      deliver(chain);
+      return broken;
+    }
+
+    private void settle(WaitNode w, int index, @Nullable BarrierBrokenException broken) {
+      if (broken == null) {
+        w.outcome = new Arrival(index, generation);
+        w.status = WaitNode.GRANTED;
+      } else {
+        w.cause = broken;
+        w.status = WaitNode.FAILED_BROKEN;
+      }
+    }
+
+    private BarrierBrokenException broken(String why, Throwable cause) {
+      return new BarrierBrokenException(
+          describe() + " generation " + generation + " " + why, cause, generation);
+    }
+  }
+
+  // ---------------------------------------------------------------- the engine's hooks
+
+  @Override
+  @Nullable WaitNode afterWithdrawLocked() {
+    return null; // fewer arrived now: nothing can trip (B3)
+  }
+
+  @Override
+  @Nullable Object grantedValue(WaitNode node) {
+    return node.outcome;
+  }
+
+  @Override
+  void giveBack(WaitNode node, @Nullable Object value) {
+    // An arrival that reached no one still counted: there is nothing to give back.
+  }
+
+  @Override
+  RuntimeException failure(WaitNode node) {
+    return (BarrierBrokenException) Objects.requireNonNull(node.cause);
+  }
+
+  @Override
+  TimeoutException timeoutException(WaitNode node, Duration timeout) {
+    int missing;
+    lock.lock();
+    try {
+      // A timed-out future's node may still be queued here; a blocked one's is withdrawn.
+      int others = queueLengthLocked() - (node.status == WaitNode.WAITING ? 1 : 0);
+      missing = Math.max(1, parties - others - 1);
+    } finally {
+      lock.unlock();
+    }
+    return new TimeoutException(
+        "timed out after "
+            + timeout
+            + " waiting at "
+            + describe()
+            + " for "
+            + missing
+            + (missing == 1 ? " more party" : " more parties"));
+  }
+
+  // ---------------------------------------------------------------- inspection
+
+  @Override
+  public int parties() {
+    lock.lock();
+    try {
+      return parties;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Takes the lock, and leaves out the futures given up whose withdrawal is on its way. */
+  @Override
+  public int arrived() {
+    lock.lock();
+    try {
+      int arrived = 0;
+      for (WaitNode w = head(); w != null; w = w.next) {
+        arrived += givenUp(w) ? 0 : 1;
+      }
+      return arrived;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public long generation() {
+    lock.lock();
+    try {
+      return generation;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private String describe() {
+    return name != null ? "barrier '" + name + "'" : "barrier";
+  }
+
+  private IllegalStateException noParties() {
+    return new IllegalStateException(describe() + " has no parties: register() one first");
+  }
+
+  @Override
+  public String toString() {
+    lock.lock();
+    try {
+      return "Barrier["
+          + (name != null ? "name=" + name + ", " : "")
+          + "parties="
+          + parties
+          + ", arrived="
+          + arrived()
+          + ", generation="
+          + generation
+          + "]";
+    } finally {
+      lock.unlock();
+    }
+  }
+}
