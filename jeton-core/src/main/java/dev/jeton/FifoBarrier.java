@@ -231,7 +231,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   }
 
   private static boolean givenUp(WaitNode w) {
-    WaitNode.NodeFuture<?> f = w.future;
+    WaitNode.NodeFuture<?> f = w.future();
     return f != null && f.isDone();
   }
 
@@ -286,7 +286,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
         w.outcome = new Arrival(index, generation);
         w.status = WaitNode.GRANTED;
       } else {
-        w.cause = broken;
+        w.outcome = broken;
         w.status = WaitNode.FAILED_BROKEN;
       }
     }
@@ -316,7 +316,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
 
   @Override
   RuntimeException failure(WaitNode node) {
-    return (BarrierBrokenException) Objects.requireNonNull(node.cause);
+    return (BarrierBrokenException) Objects.requireNonNull(node.outcome);
   }
 
   @Override

@@ -45,20 +45,21 @@ final class WaitNode {
   /** The size of the request, as the primitive defines it. */
   final int weight;
 
-  final @Nullable Thread thread;
-  final @Nullable NodeFuture<?> future;
+  /**
+   * The blocked {@link Thread}, or the {@link NodeFuture} of an asynchronous request: one field,
+   * not two, because a node is one or the other and every queued request pays for its fields.
+   */
+  private final Object requester;
 
   /** Read by the blocked thread without the lock; see the class comment. */
   volatile int status;
 
   /**
-   * What the primitive attaches to the outcome, written before the final status is (a barrier's
-   * arrival: its index and generation, more than one {@code long} holds; a failure's cause), and
-   * read after it: set once, published by the volatile write of {@link #status}.
+   * What the primitive attaches to the outcome (a barrier's arrival, or the failure of a broken
+   * generation), written before the final status is and read after it: set once, published by
+   * the volatile write of {@link #status}.
    */
   @Nullable Object outcome;
-
-  @Nullable Throwable cause;
 
   /** Queue links, guarded by the queue's lock; {@code next} also chains delivered nodes. */
   @Nullable WaitNode prev;
@@ -74,14 +75,23 @@ final class WaitNode {
    */
   private volatile boolean prewoken;
 
-  private WaitNode(int weight, @Nullable Thread thread, @Nullable NodeFuture<?> future) {
+  private WaitNode(int weight, Object requester) {
     this.weight = weight;
-    this.thread = thread;
-    this.future = future;
+    this.requester = requester;
+  }
+
+  /** The blocked thread of a blocking request; null for an asynchronous one. */
+  @Nullable Thread thread() {
+    return requester instanceof Thread ? (Thread) requester : null;
+  }
+
+  /** The future of an asynchronous request; null for a blocking one. */
+  @Nullable NodeFuture<?> future() {
+    return requester instanceof NodeFuture ? (NodeFuture<?>) requester : null;
   }
 
   static WaitNode blocking(int weight) {
-    return new WaitNode(weight, Thread.currentThread(), null);
+    return new WaitNode(weight, Thread.currentThread());
   }
 
   /** An asynchronous request of {@code queue}; a {@code timed} one gets its timer once queued. */
@@ -90,7 +100,7 @@ final class WaitNode {
     if (timed) {
       future.expectTimer();
     }
-    WaitNode node = new WaitNode(weight, null, future);
+    WaitNode node = new WaitNode(weight, future);
     future.node = node;
     return node;
   }

@@ -315,12 +315,12 @@ abstract class WaitQueue {
 
   /** Delivers one node, which may belong to another queue: its own queue completes it. */
   private static void deliverOne(WaitNode w) {
-    Thread thread = w.thread;
+    Thread thread = w.thread();
     if (thread != null) {
       LockSupport.unpark(thread);
       return;
     }
-    WaitQueue queue = Objects.requireNonNull(w.future).queue;
+    WaitQueue queue = Objects.requireNonNull(w.future()).queue;
     Executor executor = queue.completionExecutor;
     if (executor == null) {
       queue.complete(w);
@@ -336,7 +336,7 @@ abstract class WaitQueue {
   /** Completes the future of a delivered asynchronous node with its outcome. */
   @SuppressWarnings("unchecked")
   private void complete(WaitNode w) {
-    WaitNode.NodeFuture<@Nullable Object> f = (WaitNode.NodeFuture<@Nullable Object>) Objects.requireNonNull(w.future);
+    WaitNode.NodeFuture<@Nullable Object> f = (WaitNode.NodeFuture<@Nullable Object>) Objects.requireNonNull(w.future());
     f.stopTimer();
     if (w.status == WaitNode.GRANTED) {
       Object value = grantedValue(w);
@@ -354,8 +354,12 @@ abstract class WaitQueue {
       return;
     }
     WaitNode h = head; // without the lock: a stale answer costs one needless unpark or one park
-    if (h != null && h.thread != null && h.claimPrewake()) {
-      LockSupport.unpark(h.thread);
+    if (h == null) {
+      return;
+    }
+    Thread thread = h.thread();
+    if (thread != null && h.claimPrewake()) {
+      LockSupport.unpark(thread);
     }
   }
 
@@ -440,7 +444,7 @@ abstract class WaitQueue {
   @SuppressWarnings("unchecked")
   final <T> CompletableFuture<T> futureOf(
       WaitNode w, boolean enqueued, long nanos, Supplier<TimeoutException> onTimeout) {
-    WaitNode.NodeFuture<T> future = (WaitNode.NodeFuture<T>) Objects.requireNonNull(w.future);
+    WaitNode.NodeFuture<T> future = (WaitNode.NodeFuture<T>) Objects.requireNonNull(w.future());
     if (!enqueued) {
       complete(w); // never queued: this is the requester's own stack, not a releaser's
     } else if (nanos != Long.MAX_VALUE) {

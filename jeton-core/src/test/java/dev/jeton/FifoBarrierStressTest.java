@@ -193,7 +193,7 @@ class FifoBarrierStressTest {
       if (node.status == WaitNode.GRANTED) {
         record((Arrival) node.outcome);
       } else {
-        record((BarrierBrokenException) node.cause);
+        record((BarrierBrokenException) node.outcome);
       }
       return true;
     }

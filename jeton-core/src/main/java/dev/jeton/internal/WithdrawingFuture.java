@@ -20,7 +20,10 @@ import org.jspecify.annotations.Nullable;
  * permit granted at the same moment as a cancel is released, never lost).
  *
  * <p>A caller that cancels and sees {@code true} therefore never holds the grant, whatever raced
- * with it; the price is that a grant may be made and given straight back.
+ * with it; the price is that a grant may be made and given straight back. The withdrawal comes
+ * after the completion, so the callbacks of the future run before it: a callback that looks at
+ * the queue can still see the request there. A primitive that counts its queued requests (a
+ * barrier's arrivals) skips those whose future is done.
  *
  * <p>A timed request can carry its timer here: {@link #expectTimer()} before the request is
  * queued, {@link #setTimer} once it is started, {@link #stopTimer()} when the request leaves.
