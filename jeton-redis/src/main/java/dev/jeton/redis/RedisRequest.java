@@ -25,8 +25,8 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
    * told: it goes once, by compare-and-set, from PENDING to granted (the lease itself, or
    * IDLE_GRANTED for awaitIdle: a grant was seen and is on its way to the future) or to WITHDRAWN
    * (a cancel has been sent for the id). The lease is the state so that withdraw, finding the
-   * request granted, has it at once. A reply or a
-   * wake-up acts on a request only while it is PENDING.
+   * request granted, has it at once. A reply or a wake-up acts on a request only while it is
+   * PENDING.
    *
    * A completion from outside that wins calls withdraw, which finds the request either PENDING
    * (moves it to WITHDRAWN and sends the cancel; Redis gives back a grant it made meanwhile) or
