@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.WithdrawingFuture;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -171,15 +172,22 @@ final class KeySemaphore<K> implements Semaphore {
   }
 
   /**
-   * An asynchronous request in its two stages. Its {@code result} is the caller's future; giving
-   * it up (cancel, a failure from outside) withdraws whichever stage is pending.
+   * An asynchronous request in its two stages. Its {@code result} is the caller's future, a
+   * {@link WithdrawingFuture}: completing it from outside (cancel, complete, a failure) withdraws
+   * whichever stage is pending, and a grant that loses to that is given back.
    */
   private final class AsyncRequest {
     final KeyedSemaphore.Entry entry;
     final int permits;
     final long deadline;
     final @Nullable Duration timeout;
-    final CompletableFuture<Permit> result = new CompletableFuture<>();
+    final WithdrawingFuture<Permit> result =
+        new WithdrawingFuture<>() {
+          @Override
+          protected void withdraw(boolean timedOut) {
+            pending.cancel(false); // keyStageDone checks result after it sets pending
+          }
+        };
     /** The stage now pending: the key's request, then the global one. */
     volatile CompletableFuture<Permit> pending;
 
@@ -197,15 +205,7 @@ final class KeySemaphore<K> implements Semaphore {
     }
 
     CompletableFuture<Permit> start() {
-      CompletableFuture<Permit> keyRequest = pending;
-      var unusedWithdraw =
-          result.whenComplete(
-              (permit, failure) -> {
-                if (failure != null) {
-                  pending.cancel(false);
-                }
-              });
-      var unusedNext = keyRequest.whenComplete(this::keyStageDone);
+      var unusedNext = pending.whenComplete(this::keyStageDone);
       return result;
     }
 
@@ -241,7 +241,7 @@ final class KeySemaphore<K> implements Semaphore {
     }
 
     private void deliver(KeyedPermit permit) {
-      if (!result.complete(permit)) {
+      if (!result.settle(permit)) {
         permit.release(); // given up as it was granted
       }
     }
@@ -251,7 +251,7 @@ final class KeySemaphore<K> implements Semaphore {
         keyPermit.release();
       }
       keyed.unuse(key, entry);
-      result.completeExceptionally(failure);
+      result.settleExceptionally(failure);
     }
   }
 

@@ -308,6 +308,29 @@ class KeyedSemaphoreTest {
   }
 
   @Test
+  void completeFromOutside_withdrawsTheRequestAtEitherStageLikeACancel() throws Exception {
+    KeyedSemaphore<String> keys = KeyedSemaphore.builder().limitPerKey(2).globalLimit(2).build();
+    Permit stranger = Semaphore.create(1).acquire(1); // any value: the caller decided it
+    Permit keyHeld = keys.forKey("a").acquire(2);
+    CompletableFuture<Permit> keyWait = keys.forKey("a").acquireAsync(1);
+    assertEquals(1, keys.forKey("a").queueLength());
+    assertTrue(keyWait.complete(stranger));
+    assertEquals(0, keys.forKey("a").queueLength(), "withdrawn from the key's queue");
+    keyHeld.release();
+
+    Permit globalHeld = keys.forKey("x").acquire(2);
+    CompletableFuture<Permit> globalWait = keys.forKey("a").acquireAsync(2);
+    assertEquals(0, keys.forKey("a").available(), "the key's permits are taken");
+    assertTrue(globalWait.complete(stranger));
+    assertEquals(2, keys.forKey("a").available(), "the key's permits given back");
+    globalHeld.release();
+    assertEquals(OptionalInt.of(2), keys.globalAvailable(), "the global wait was withdrawn");
+    assertEquals(0, keys.keyCount());
+    assertEquals(stranger, keyWait.join());
+    assertEquals(stranger, globalWait.join());
+  }
+
+  @Test
   void globalWait_timeoutCoversBothWaitsAndSaysWhichOneFailed() throws Exception {
     KeyedSemaphore<String> keys = KeyedSemaphore.builder().limitPerKey(2).globalLimit(1).build();
     Permit held = keys.forKey("x").acquire(1);

@@ -1,6 +1,7 @@
 package dev.jeton.host;
 
 import dev.jeton.Permit;
+import dev.jeton.internal.WithdrawingFuture;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -353,14 +354,14 @@ final class AsyncRequests {
     }
     COMPLETIONS.execute(
         () -> {
-          if (!entry.future.complete(value)) {
+          if (!entry.future.settle(value)) {
             permit.release(); // the caller gave up as it was granted
           }
         });
   }
 
   private static void settle(Entry<?> entry, Throwable failure) {
-    COMPLETIONS.execute(() -> entry.future.completeExceptionally(failure));
+    COMPLETIONS.execute(() -> entry.future.settleExceptionally(failure));
   }
 
   /** A queued request. {@code request} (its ticket) is the driver's own. */
@@ -400,8 +401,13 @@ final class AsyncRequests {
     }
   }
 
-  /** A future that, once done from outside (cancel, failure), wakes the driver to withdraw it. */
-  private static final class RequestFuture<T extends @Nullable Object> extends CompletableFuture<T> {
+  /**
+   * A request's future: completed from outside (cancel, complete, a failure) it wakes the driver,
+   * which finds it done and withdraws its ticket. The driver settles it; a grant that loses to a
+   * completion from outside gives its permit back ({@link WithdrawingFuture}'s rule).
+   */
+  private static final class RequestFuture<T extends @Nullable Object>
+      extends WithdrawingFuture<T> {
     private final AsyncRequests owner;
 
     RequestFuture(AsyncRequests owner) {
@@ -409,26 +415,11 @@ final class AsyncRequests {
     }
 
     @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      return woke(super.cancel(mayInterruptIfRunning));
-    }
-
-    @Override
-    public boolean complete(T value) {
-      return woke(super.complete(value));
-    }
-
-    @Override
-    public boolean completeExceptionally(Throwable failure) {
-      return woke(super.completeExceptionally(failure));
-    }
-
-    private boolean woke(boolean completed) {
-      if (completed) {
-        owner.submitted.incrementAndGet();
-        owner.signal();
-      }
-      return completed;
+    protected void withdraw(boolean timedOut) {
+      // The ticket is file work, which is the driver's: count this as one more thing to handle,
+      // so that sync() waits for the driver to have dropped it.
+      owner.submitted.incrementAndGet();
+      owner.signal();
     }
   }
 }

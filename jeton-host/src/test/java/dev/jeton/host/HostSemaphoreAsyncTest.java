@@ -143,6 +143,61 @@ class HostSemaphoreAsyncTest {
     assertEquals(1, sem.available());
   }
 
+  @Test
+  void completeFromOutside_withdrawsTheRequestLikeACancel() throws Exception {
+    HostSemaphore sem = open("outside", 1);
+    Permit held = sem.acquire(1);
+    Permit stranger = dev.jeton.Semaphore.create(1).acquire(1); // not one of this semaphore's
+    CompletableFuture<Permit> completed = sem.acquireAsync(1);
+    CompletableFuture<Permit> failed = sem.acquireAsync(1, Duration.ofHours(1));
+    CompletableFuture<Permit> timedOut = sem.acquireAsync(1);
+    assertEquals(3, sem.queueLength());
+
+    assertTrue(completed.complete(stranger));
+    assertTrue(failed.completeExceptionally(new IllegalStateException("gave up")));
+    timedOut.orTimeout(1, TimeUnit.MILLISECONDS);
+    assertThrows(ExecutionException.class, () -> timedOut.get(60, TimeUnit.SECONDS));
+    assertEquals(0, sem.queueLength(), "all three withdrawn");
+
+    held.release();
+    assertEquals(1, sem.available(), "none of them took the permit");
+    assertEquals(stranger, completed.join(), "the value from outside stays");
+  }
+
+  @Test
+  void cancelOrCompleteRacingWithAGrant_givesTheGrantBackAndKeepsTheCountExact() throws Exception {
+    HostSemaphore sem = open("race", 2);
+    Permit stranger = dev.jeton.Semaphore.create(1).acquire(1);
+    java.util.Random random = new java.util.Random(42);
+    int outsideWon = 0;
+    for (int round = 0; round < 300; round++) {
+      Permit held = sem.acquire(2);
+      CompletableFuture<Permit> f = sem.acquireAsync(1 + round % 2);
+      assertEquals(1, sem.queueLength(), "it has its ticket, round " + round);
+      held.release(); // the driver grants it soon: race a completion from outside with that
+      for (int spin = random.nextInt(20_000); spin > 0; spin--) {
+        Thread.onSpinWait();
+      }
+      boolean won = round % 3 == 0 ? f.complete(stranger) : f.cancel(false);
+      if (won) {
+        outsideWon++;
+        assertTrue(f.isCancelled() || f.join() == stranger, "the caller never sees the grant");
+      } else {
+        Permit granted = f.join();
+        assertTrue(granted != stranger, "the grant won: the caller owns it");
+        granted.release();
+      }
+      // A grant that lost is given back on the completion pool, soon after.
+      long guard = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+      while (sem.available() != 2 || sem.queueLength() != 0) {
+        assertTrue(System.nanoTime() - guard < 0, "the permits never came back, round " + round);
+        Thread.sleep(1);
+      }
+    }
+    // Both sides must have happened, or the loop did not test the race it claims to.
+    assertTrue(outsideWon > 0 && outsideWon < 300, "completions from outside won " + outsideWon);
+  }
+
   /** The read and write system calls this thread has made so far. */
   private static long syscalls(Path io) throws IOException {
     long calls = 0;

@@ -102,6 +102,19 @@ final class RedisLease implements Lease {
     }
   }
 
+  /**
+   * Gives back a grant whose request's caller gave up as it was granted, and so never saw it: a
+   * cancel of its id, so that Redis records the request as cancelled, as the caller knows it.
+   */
+  void giveBack() {
+    if (!state.compareAndSet(HELD, RELEASED)) {
+      return;
+    }
+    stopWatch();
+    semaphore.sendWithdrawals(List.of(id)); // sent before forget, which may close the handle
+    semaphore.forget(this);
+  }
+
   @Override
   public String id() {
     return id;

@@ -1,33 +1,56 @@
 package dev.jeton.redis;
 
+import dev.jeton.internal.WithdrawingFuture;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A request of a {@link RedisSemaphore} in progress: a future whose state goes once, by
- * compare-and-set, from pending to granted or withdrawn, so that a grant and a cancel racing each
- * other agree on the winner. Withdrawing (cancel, a failure, a timeout) sends a cancel before
- * the future completes, so that what the caller does next already sees the request gone.
+ * A request of a {@link RedisSemaphore} in progress: a future that follows {@link
+ * WithdrawingFuture}'s rule (the first completion wins; a completion from outside withdraws the
+ * request, and a grant it beat is given back), over a state that says whether this handle still
+ * asks Redis for it.
  *
  * <p>Fields: {@code state} changes only by compare-and-set; {@code id} is changed only by the
  * semaphore when it resubmits the request under a new id; the rest are volatile flags and times
  * written by whichever thread handles a reply, a wake-up or the timer, each read as a whole.
  */
-final class RedisRequest<T extends @Nullable Object> extends CompletableFuture<T> {
-  private static final int PENDING = 0;
-  private static final int GRANTED = 1;
-  private static final int WITHDRAWN = 2;
+final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T> {
+  /*
+   * Overview
+   *
+   * Two things are decided once each, and kept apart. The future's completion decides what the
+   * caller gets: first completion wins (WithdrawingFuture). The state decides what Redis is
+   * told: it goes once, by compare-and-set, from PENDING to granted (the lease itself, or
+   * IDLE_GRANTED for awaitIdle: a grant was seen and is on its way to the future) or to WITHDRAWN
+   * (a cancel has been sent for the id). The lease is the state so that withdraw, finding the
+   * request granted, has it at once. A reply or a wake-up acts on a request only while it is
+   * PENDING.
+   *
+   * A completion from outside that wins calls withdraw, which finds the request either PENDING
+   * (moves it to WITHDRAWN and sends the cancel; Redis gives back a grant it made meanwhile) or
+   * granted (the grant lost: it gives the lease back, by a cancel of its id, so Redis records the
+   * request as cancelled, as the caller sees it). Either way the cancel is on the command
+   * connection before cancel() returns, so a later call of this handle sees the request gone.
+   *
+   * A failure from inside (timeout, close, too big, a reply not understood) moves the state
+   * first and completes after, so that whoever wakes on the failure already sees the request
+   * gone; if a completion from outside beat it to the future, the state was moved already and
+   * there is nothing to give back.
+   */
+
+  private static final Object PENDING = "pending";
+  private static final Object IDLE_GRANTED = "idle";
+  private static final Object WITHDRAWN = "withdrawn";
 
   private final RedisSemaphore semaphore;
   final int weight; // 0: awaitIdle
   final boolean blocking;
   final @Nullable Duration timeout;
   volatile String id = RedisSemaphore.newId();
-  final AtomicInteger state = new AtomicInteger(PENDING);
+  /** PENDING, then WITHDRAWN, IDLE_GRANTED or the granted lease. */
+  private final AtomicReference<Object> state = new AtomicReference<>(PENDING);
   volatile boolean answered;
   /**
    * When the latest request for this id that Redis answered "queued" was sent (at first, when
@@ -36,7 +59,6 @@ final class RedisRequest<T extends @Nullable Object> extends CompletableFuture<T
   volatile long queuedSince;
   volatile boolean timeoutDue;
   volatile @Nullable Throwable lastFailure;
-  volatile @Nullable ScheduledFuture<?> timer;
 
   RedisRequest(
       RedisSemaphore semaphore, int weight, boolean blocking, @Nullable Duration timeout) {
@@ -50,14 +72,20 @@ final class RedisRequest<T extends @Nullable Object> extends CompletableFuture<T
     return state.get() == PENDING;
   }
 
-  @SuppressWarnings("unchecked") // T is Lease, or Void for awaitIdle (granted with null)
-  boolean grant(@Nullable Lease lease) {
-    if (!state.compareAndSet(PENDING, GRANTED)) {
+  /**
+   * Settles the request with a grant ({@code null} for awaitIdle); false if it was withdrawn
+   * first, in which case its cancel, sent after the request, gives the grant back in Redis.
+   */
+  // T is Lease, or Void for awaitIdle (granted with null, which NullAway cannot tell T allows)
+  @SuppressWarnings({"unchecked", "NullAway"})
+  boolean grant(@Nullable RedisLease lease) {
+    if (!state.compareAndSet(PENDING, lease == null ? IDLE_GRANTED : lease)) {
       return false;
     }
     semaphore.settled(this);
     stopTimer();
-    deliver(() -> super.complete((T) lease));
+    // If a completion from outside wins before this runs, its withdraw gives the lease back.
+    deliver(() -> settle((T) lease));
     return true;
   }
 
@@ -96,27 +124,31 @@ final class RedisRequest<T extends @Nullable Object> extends CompletableFuture<T
     fail(e);
   }
 
-  /** Fails the request from inside (timeout, close, too big, Redis). */
+  /** Fails the request from inside (timeout, close, too big, Redis), withdrawing it first. */
   void fail(Throwable failure) {
-    if (withdraw()) {
-      deliver(() -> super.completeExceptionally(failure));
+    if (leave()) {
+      deliver(() -> settleExceptionally(failure));
     }
   }
 
-  private boolean withdraw() {
+  @Override
+  protected void withdraw(boolean timedOut) {
+    if (leave()) {
+      return;
+    }
+    if (state.get() instanceof RedisLease lease) {
+      lease.giveBack(); // granted as the caller gave up: the grant lost
+    }
+  }
+
+  /** PENDING to WITHDRAWN, telling Redis; false if the request was granted or withdrawn. */
+  private boolean leave() {
     if (!state.compareAndSet(PENDING, WITHDRAWN)) {
       return false;
     }
     stopTimer();
     semaphore.withdrawn(this);
     return true;
-  }
-
-  private void stopTimer() {
-    ScheduledFuture<?> t = timer;
-    if (t != null) {
-      t.cancel(false);
-    }
   }
 
   private void deliver(Runnable completion) {
@@ -129,23 +161,5 @@ final class RedisRequest<T extends @Nullable Object> extends CompletableFuture<T
     } catch (RuntimeException rejected) {
       completion.run(); // never drop a completion
     }
-  }
-
-  @Override
-  public boolean cancel(boolean mayInterruptIfRunning) {
-    if (withdraw()) {
-      return super.cancel(mayInterruptIfRunning);
-    }
-    return isCancelled();
-  }
-
-  @Override
-  public boolean completeExceptionally(Throwable failure) {
-    return withdraw() && super.completeExceptionally(failure);
-  }
-
-  @Override
-  public boolean complete(T value) {
-    return withdraw() && super.complete(value);
   }
 }

@@ -72,11 +72,14 @@ import org.jspecify.annotations.Nullable;
  * Recreation). With replica acknowledgements, a grant is relied on only after {@code WAIT}; the
  * first report of a grant (a wake-up or a reply) waits and settles it, any other is ignored.
  *
- * <p>On this side, each request is a future with a state: pending, granted or withdrawn, changed
- * once by compare-and-set, so that a grant and a cancel racing each other agree on the winner. A
- * withdrawal sends a cancel, which gives the permits back if Redis had granted them meanwhile.
- * Commands of one handle travel on one connection, so Redis sees them in the order they were
- * sent: once {@code cancel()} returns, a later {@link #queueLength()} no longer counts it.
+ * <p>On this side, each request is a future whose first completion wins, as every Jeton
+ * future's: a cancel (or any completion from outside) that returns true never leaves the caller
+ * holding permits, whatever raced with it. Its state, pending, granted or withdrawn, changes
+ * once by compare-and-set. A withdrawal sends a cancel, which gives the permits back if Redis had
+ * granted them meanwhile; a grant seen here that loses to a cancel is given back the same way, by
+ * a cancel of its id. Commands of one handle travel on one connection, so Redis sees them in the
+ * order they were sent: once {@code cancel()} returns, a later {@link #queueLength()} no longer
+ * counts it, nor {@link #available()} its permits.
  *
  * <h2>Handles</h2>
  *
@@ -648,7 +651,7 @@ base + "state", base + "queue", base + "done"};
     }
   }
 
-  private void sendWithdrawals(List<String> ids) {
+  void sendWithdrawals(List<String> ids) {
     var unused =
         call("cancel", ids.toArray(new String[0]))
         .whenComplete(
@@ -752,6 +755,9 @@ base + "state", base + "queue", base + "done"};
   private <T extends @Nullable Object> RedisRequest<T> submit(
       int weight, boolean blocking, @Nullable Duration timeout) {
     RedisRequest<T> request = new RedisRequest<>(this, weight, blocking, timeout);
+    if (timeout != null) {
+      request.expectTimer();
+    }
     if (closed && weight != 0) {
       request.fail(closedException());
       return request;
@@ -762,7 +768,7 @@ base + "state", base + "queue", base + "done"};
       return request;
     }
     if (timeout != null) {
-      request.timer = schedule(request::timerFired, Arguments.toNanos(timeout));
+      request.setTimer(schedule(request::timerFired, Arguments.toNanos(timeout)));
     }
     var unused = send(List.of(request), false);
     return request;
