@@ -337,4 +337,78 @@ class ReadmeExamplesTest {
     assertEquals(0, lock.readers());
     assertTrue(!lock.isWriteLocked());
   }
+
+  // ---------------------------------------------------------------- barrier
+
+  /** Four parts computed in parallel, merged once per step, for the Barrier example. */
+  private static final class Grid {
+    final java.util.concurrent.atomic.AtomicIntegerArray computed =
+        new java.util.concurrent.atomic.AtomicIntegerArray(4);
+    final java.util.List<String> merges = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    void compute(int part) {
+      computed.incrementAndGet(part);
+    }
+
+    void merge() {
+      merges.add(computed.toString());
+    }
+  }
+
+  private final Grid grid = new Grid();
+
+  @Test
+  void barrier() throws Exception {
+    Barrier barrier = Barrier.builder()
+        .parties(4)
+        .action(grid::merge)          // once per generation, by the last to arrive, before anyone goes on
+        .build();
+
+    int steps = 3;
+    java.util.List<java.util.List<Integer>> indices = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ExecutorService workers = Executors.newFixedThreadPool(4);
+    try {
+      java.util.List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+      for (int p = 0; p < 4; p++) {
+        int part = p;
+        done.add(workers.submit(() -> {
+          java.util.List<Integer> mine = new java.util.ArrayList<>();
+          for (int step = 0; step < steps; step++) {       // in each of the 4 workers
+            grid.compute(part);
+            Barrier.Arrival arrival = barrier.await();     // index 0 = first to arrive, 3 = last
+            mine.add(arrival.index());
+          }
+          indices.add(mine);
+          return null;
+        }));
+      }
+      for (java.util.concurrent.Future<?> f : done) {
+        f.get(5, java.util.concurrent.TimeUnit.MINUTES); // a hang guard only
+      }
+    } finally {
+      workers.shutdown();
+    }
+    assertEquals(java.util.List.of("[1, 1, 1, 1]", "[2, 2, 2, 2]", "[3, 3, 3, 3]"), grid.merges,
+        "each merge saw every part of its step, and none of the next");
+    for (int step = 0; step < steps; step++) {
+      java.util.Set<Integer> seen = new java.util.HashSet<>();
+      for (java.util.List<Integer> mine : indices) {
+        seen.add(mine.get(step));
+      }
+      assertEquals(java.util.Set.of(0, 1, 2, 3), seen, "indices of step " + step);
+    }
+
+    CompletableFuture<Barrier.Arrival> later =
+        barrier.awaitAsync(Duration.ofSeconds(30));      // from code that must not block
+    barrier.register();                              // one more party, from this generation on
+    barrier.arriveAndDeregister();                   // arrive once more, then one party fewer
+    barrier.breakBarrier(new java.util.concurrent.CancellationException("shutting down"));
+
+    java.util.concurrent.ExecutionException broken =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            java.util.concurrent.ExecutionException.class, later::get);
+    assertTrue(broken.getCause() instanceof BarrierBrokenException, broken.toString());
+    assertEquals(4, barrier.parties());
+    assertEquals(0, barrier.arrived(), "the next generation starts clean");
+  }
 }
