@@ -1,6 +1,5 @@
 package dev.jeton;
 
-import dev.jeton.internal.Arguments;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -17,8 +16,8 @@ import org.jspecify.annotations.Nullable;
  * No state of its own, so no invariant beyond the semaphore's.
  */
 final class FifoMutex implements Mutex {
-  private static final FifoSemaphore.Grants GUARDS =
-      new FifoSemaphore.Grants() {
+  private static final Grants GUARDS =
+      new Grants() {
         @Override
         public Object grant(FifoSemaphore from, int permits) {
           return new LocalGuard(from, permits, "mutex");
@@ -45,16 +44,12 @@ final class FifoMutex implements Mutex {
 
   @Override
   public Guard lock() throws InterruptedException {
-    try {
-      return (Guard) semaphore.acquireGrant(1, Long.MAX_VALUE, null);
-    } catch (TimeoutException impossible) {
-      throw new AssertionError(impossible);
-    }
+    return (Guard) semaphore.acquireGrant(1);
   }
 
   @Override
   public Guard lock(Duration timeout) throws InterruptedException, TimeoutException {
-    return (Guard) semaphore.acquireGrant(1, Arguments.toNanos(timeout), timeout);
+    return (Guard) semaphore.acquireGrant(1, timeout);
   }
 
   @Override

@@ -1,6 +1,5 @@
 package dev.jeton;
 
-import dev.jeton.internal.Arguments;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -28,8 +27,8 @@ final class FifoReadWriteLock implements ReadWriteLock {
   /** The permits of the write lock: all of them. A reader holds one. */
   static final int WRITE = FifoSemaphore.MAX_LIMIT;
 
-  private static final FifoSemaphore.Grants GUARDS =
-      new FifoSemaphore.Grants() {
+  private static final Grants GUARDS =
+      new Grants() {
         @Override
         public Object grant(FifoSemaphore from, int permits) {
           return permits == WRITE
@@ -58,12 +57,12 @@ final class FifoReadWriteLock implements ReadWriteLock {
 
   @Override
   public Guard read() throws InterruptedException {
-    return (Guard) acquire(1, Long.MAX_VALUE, null);
+    return (Guard) semaphore.acquireGrant(1);
   }
 
   @Override
   public Guard read(Duration timeout) throws InterruptedException, TimeoutException {
-    return (Guard) semaphore.acquireGrant(1, Arguments.toNanos(timeout), timeout);
+    return (Guard) semaphore.acquireGrant(1, timeout);
   }
 
   @Override
@@ -83,12 +82,12 @@ final class FifoReadWriteLock implements ReadWriteLock {
 
   @Override
   public WriteGuard write() throws InterruptedException {
-    return (WriteGuard) acquire(WRITE, Long.MAX_VALUE, null);
+    return (WriteGuard) semaphore.acquireGrant(WRITE);
   }
 
   @Override
   public WriteGuard write(Duration timeout) throws InterruptedException, TimeoutException {
-    return (WriteGuard) semaphore.acquireGrant(WRITE, Arguments.toNanos(timeout), timeout);
+    return (WriteGuard) semaphore.acquireGrant(WRITE, timeout);
   }
 
   @Override
@@ -104,15 +103,6 @@ final class FifoReadWriteLock implements ReadWriteLock {
   @Override
   public Optional<WriteGuard> tryWrite() {
     return Optional.ofNullable((WriteGuard) semaphore.tryGrant(WRITE));
-  }
-
-  private Object acquire(int permits, long nanos, @Nullable Duration timeout)
-      throws InterruptedException {
-    try {
-      return semaphore.acquireGrant(permits, nanos, timeout);
-    } catch (TimeoutException impossible) {
-      throw new AssertionError(impossible);
-    }
   }
 
   @Override

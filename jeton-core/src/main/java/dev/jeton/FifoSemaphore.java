@@ -120,41 +120,25 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
     this.state = ((long) limit << FREE_SHIFT) | ((long) limit << LIMIT_SHIFT);
   }
 
-  /** What a grant is, for each primitive built on this engine. */
-  interface Grants {
-    /** A semaphore's grants: {@link Permit}s. */
-    Grants PERMITS =
-        new Grants() {
-          @Override
-          public Object grant(FifoSemaphore from, int permits) {
-            return new LocalPermit(from, permits);
-          }
-
-          @Override
-          public String kind() {
-            return "semaphore";
-          }
-
-          @Override
-          public String request(int permits) {
-            return permits + " permits";
-          }
-        };
-
-    /** The grant of {@code permits}, which gives them back to {@code from} once. */
-    Object grant(FifoSemaphore from, int permits);
-
-    /** What the primitive is called in messages: "semaphore". */
-    String kind();
-
-    /** What a request for {@code permits} is called in messages: "3 permits". */
-    String request(int permits);
-  }
-
   // ---------------------------------------------------------------- acquiring, for any grant
 
+  /** Acquires {@code permits} by blocking, as long as it takes. */
+  Object acquireGrant(int permits) throws InterruptedException {
+    try {
+      return acquireGrant(permits, Long.MAX_VALUE, null);
+    } catch (TimeoutException impossible) {
+      throw new AssertionError(impossible);
+    }
+  }
+
+  /** Acquires {@code permits} by blocking, at most {@code timeout}. */
+  Object acquireGrant(int permits, Duration timeout)
+      throws InterruptedException, TimeoutException {
+    return acquireGrant(permits, Arguments.toNanos(timeout), timeout);
+  }
+
   /** Acquires {@code permits} by blocking, at most {@code nanos} unless that is MAX_VALUE. */
-  Object acquireGrant(int permits, long nanos, @Nullable Duration timeout)
+  private Object acquireGrant(int permits, long nanos, @Nullable Duration timeout)
       throws InterruptedException, TimeoutException {
     if (Thread.interrupted()) {
       throw new InterruptedException();
@@ -203,17 +187,13 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
 
   @Override
   public Permit acquire(int permits) throws InterruptedException {
-    try {
-      return (Permit) acquireGrant(permits, Long.MAX_VALUE, null);
-    } catch (TimeoutException impossible) {
-      throw new AssertionError(impossible);
-    }
+    return (Permit) acquireGrant(permits);
   }
 
   @Override
   public Permit acquire(int permits, Duration timeout)
       throws InterruptedException, TimeoutException {
-    return (Permit) acquireGrant(permits, Arguments.toNanos(timeout), timeout);
+    return (Permit) acquireGrant(permits, timeout);
   }
 
   @Override
