@@ -6,6 +6,11 @@
  * it, set a completion executor or turn statistics on. Acquiring returns a {@link
  * dev.jeton.Permit}, released once, by {@link dev.jeton.Permit#release()} or try-with-resources.
  *
+ * <p>On the same wait-queue engine, and with the same rules (strict arrival order, blocking and
+ * asynchronous requests in one queue, withdrawal on cancel, timeout and interrupt, futures
+ * completed outside locks): {@link dev.jeton.Mutex}, {@link dev.jeton.ReadWriteLock} (whose
+ * locks are {@link dev.jeton.Guard}s) and {@link dev.jeton.Barrier}.
+ *
  * <p>Every type in this package is null-marked: no parameter or result is {@code null} unless it
  * is annotated {@code @Nullable}.
  *
