@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Issue 13 benchmarks: the semaphore before and after the wait-queue engine, then the new locks.
+# Issue 13 benchmarks: the semaphore before and after the wait-queue engine, then the new locks
+# and the barrier.
 #
 # Builds the benchmarks jar of the current tree (uncommitted changes included) and of commit
 # $BEFORE (default 7078074, the last commit before the engine; built in a temporary git worktree,
 # removed at exit; it has no Mutex nor ReadWriteLock). Then, Jeton only, before and after
 # alternately: ContendedBenchmark at each of $THREADS, UncontendedBenchmark, and
 # QueuedWaiterMemory; then, on the current tree only: MutexBenchmark (uncontended, and contended
-# at each of $THREADS), ReadWriteLockBenchmark at each of $THREADS, and LockWaiterMemory.
+# at each of $THREADS), ReadWriteLockBenchmark at each of $THREADS, LockWaiterMemory,
+# BarrierBenchmark with each of $THREADS as the number of parties, and BarrierWaiterMemory.
 # Each run's output goes to OUT_DIR/NAME.txt (JMH's JSON to OUT_DIR/NAME.json), and the result
 # tables, with the read-write lock's longest waits, are gathered in OUT_DIR/summary.txt.
 #
@@ -14,9 +16,10 @@
 # Knobs (environment, defaults in brackets):
 #   FORKS [1], WI [2], I [3]   JMH forks, warm-up and measurement iterations
 #   W [1s]                     warm-up iteration time
-#   R [2s]                     measurement iteration time of the contended benchmarks
+#   R [2s]                     measurement iteration time of the contended benchmarks and the
+#                              barrier
 #   RU [1s]                    measurement iteration time of the uncontended ones
-#   THREADS ["2 4 8"]          thread counts of the contended benchmarks
+#   THREADS ["2 4 8"]          thread counts of the contended benchmarks (the barrier's parties)
 #   JMH_ARGS [""]              more JMH options for every run (e.g. "-p limit=1")
 #   BEFORE [7078074]           the commit to compare with
 #   JAVA [java]                the JVM that runs the benchmarks
@@ -97,11 +100,15 @@ for t in $THREADS; do
   jmh "rwlock-t$t" "$after_jar" ReadWriteLockBenchmark -t "$t" -r "$R"
 done
 memory lock-memory "$after_jar" LockWaiterMemory
+for t in $THREADS; do
+  jmh "barrier-t$t" "$after_jar" BarrierBenchmark -t "$t" -r "$R"
+done
+memory barrier-memory "$after_jar" BarrierWaiterMemory
 
 # The result tables, and per read-write lock trial its parameters and longest waits.
 (
   cd "$out"
-  for f in contended-t*.txt uncontended-*.txt mutex-*.txt rwlock-*.txt; do
+  for f in contended-t*.txt uncontended-*.txt mutex-*.txt rwlock-*.txt barrier-t*.txt; do
     [ -e "$f" ] || continue
     echo "== ${f%.txt}"
     if [[ $f == rwlock-* ]]; then
@@ -110,9 +117,10 @@ memory lock-memory "$after_jar" LockWaiterMemory
     sed -n '/^Benchmark /,$p' "$f"
     echo
   done
-  for f in semaphore-memory-before.txt semaphore-memory-after.txt lock-memory.txt; do
+  for f in semaphore-memory-before.txt semaphore-memory-after.txt lock-memory.txt \
+    barrier-memory.txt; do
     echo "== ${f%.txt}"
-    sed -n '/^impl \|^lock /,/^$/p' "$f"
+    sed -n '/^impl \|^lock \|^barrier /,/^$/p' "$f"
   done
 ) >"$out/summary.txt"
 echo "done: $out/summary.txt"

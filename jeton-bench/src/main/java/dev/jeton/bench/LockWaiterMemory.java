@@ -95,9 +95,10 @@ public final class LockWaiterMemory {
 
   /**
    * Asynchronous waiters: {@code request} queues one behind the held lock and returns its future;
-   * {@code letGo} releases the held lock; {@code release} gives back what a future completed with.
+   * {@code letGo} releases the held lock (at a barrier: makes the last arrival); {@code release}
+   * gives back what a future completed with.
    */
-  private record AsyncCase(
+  record AsyncCase(
       String label,
       Object lock,
       Supplier<CompletableFuture<?>> request,
@@ -105,16 +106,17 @@ public final class LockWaiterMemory {
       Release release) {}
 
   /** Gives back what a granted request completed with. */
-  private interface Release {
+  interface Release {
     void release(@Nullable Object grant);
   }
 
   /**
-   * Blocking waiters: each thread runs {@code waiter} (acquire, then release at once) behind the
-   * held lock; {@code queueLength} is the lock's own count of queued threads, or null if it has
-   * none (then the threads' being parked is all that is checked).
+   * Blocking waiters: each thread runs {@code waiter} (acquire, then release at once; at a
+   * barrier: await) behind the held lock; {@code queueLength} is the lock's own count of queued
+   * threads, or null if it has none (then the threads' being parked is all that is checked);
+   * {@code letGo} is as in {@link AsyncCase}.
    */
-  private record BlockingCase(
+  record BlockingCase(
       String label,
       Object lock,
       BlockingAcquire waiter,
@@ -244,7 +246,7 @@ public final class LockWaiterMemory {
     return cases;
   }
 
-  private static Object requireGrant(@Nullable Object grant) {
+  static Object requireGrant(@Nullable Object grant) {
     if (grant == null) {
       throw new IllegalStateException("a request completed without a grant");
     }
@@ -253,7 +255,7 @@ public final class LockWaiterMemory {
 
   // ------------------------------------------------------------------ measuring
 
-  private static String[] async(AsyncCase c, long plainFuture, List<String> breakdowns) {
+  static String[] async(AsyncCase c, long plainFuture, List<String> breakdowns) {
     GraphLayout before = GraphLayout.parseInstance(c.lock());
     long baseline = before.totalSize();
     Object[] roots = new Object[ASYNC_WAITERS + 1];
@@ -261,7 +263,7 @@ public final class LockWaiterMemory {
     for (int i = 1; i <= ASYNC_WAITERS; i++) {
       CompletableFuture<?> future = c.request().get();
       if (future.isDone()) {
-        throw new IllegalStateException(c.label() + ": a request was granted while the lock is held");
+        throw new IllegalStateException(c.label() + ": a request was granted at once");
       }
       roots[i] = future;
     }
@@ -297,7 +299,7 @@ public final class LockWaiterMemory {
     };
   }
 
-  private static String[] blocking(BlockingCase c, List<String> breakdowns)
+  static String[] blocking(BlockingCase c, List<String> breakdowns)
       throws InterruptedException {
     Footprint before = new Footprint(c.lock());
     long baseline = before.total;
@@ -336,7 +338,7 @@ public final class LockWaiterMemory {
     for (Thread t : threads) {
       t.join(TimeUnit.SECONDS.toMillis(60));
       if (t.isAlive()) {
-        throw new IllegalStateException(c.label() + ": " + t.getName() + " never got the lock");
+        throw new IllegalStateException(c.label() + ": " + t.getName() + " was never let through");
       }
     }
     return new String[] {

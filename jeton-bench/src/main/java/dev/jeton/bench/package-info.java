@@ -7,15 +7,18 @@
  * semaphores, each reached through a {@link dev.jeton.bench.RedisFleet}. {@link
  * dev.jeton.bench.MutexBenchmark} and {@link dev.jeton.bench.ReadWriteLockBenchmark} compare
  * Jeton's {@code Mutex} and {@code ReadWriteLock} with the JDK's locks and kotlinx's {@code Mutex},
- * through {@link dev.jeton.bench.Locker} and {@link dev.jeton.bench.RwLocker}.
+ * through {@link dev.jeton.bench.Locker} and {@link dev.jeton.bench.RwLocker}. {@link
+ * dev.jeton.bench.BarrierBenchmark} compares Jeton's {@code Barrier} with {@code CyclicBarrier} and
+ * {@code Phaser}, through {@link dev.jeton.bench.Meeter}.
  *
  * <p>Every benchmark forks with a fixed, pre-touched heap ({@code -Xms1g -Xmx1g
  * -XX:+AlwaysPreTouch}): on the development VM, heap pages touched for the first time were very
  * slow, and while the heap grew, allocating benchmarks ran up to 15 times slower for whole
  * iterations. Passing {@code -jvmArgsAppend} on the command line replaces these flags: repeat them.
  *
- * <p>{@link dev.jeton.bench.QueuedWaiterMemory}, {@link dev.jeton.bench.LockWaiterMemory} and
- * {@link dev.jeton.bench.RedisRoundTrips} are plain programs, not benchmarks.
+ * <p>{@link dev.jeton.bench.QueuedWaiterMemory}, {@link dev.jeton.bench.LockWaiterMemory}, {@link
+ * dev.jeton.bench.BarrierWaiterMemory} and {@link dev.jeton.bench.RedisRoundTrips} are plain
+ * programs, not benchmarks.
  */
 @NullMarked
 package dev.jeton.bench;
