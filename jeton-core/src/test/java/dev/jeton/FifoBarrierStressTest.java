@@ -22,8 +22,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Parties that each pass a fixed number of generations, arriving every way there is (blocking,
@@ -41,29 +41,19 @@ class FifoBarrierStressTest {
   /** Every generation whose action throws: one in this many. */
   private static final int BREAK_EVERY = 37;
 
+  @RegisterExtension final TestThreads threads = new TestThreads();
+
   @Test
   void platformThreads_mixingEveryKindOfArrival_passEveryGenerationWhole() throws Exception {
     Run run = new Run(8, 5000);
-    List<Thread> threads = new ArrayList<>();
-    for (int p = 0; p < run.parties; p++) {
-      int party = p;
-      Thread thread = new Thread(() -> run.party(party));
-      threads.add(thread);
-      thread.start();
-    }
-    for (Thread thread : threads) {
-      thread.join();
-    }
+    threads.runAll(run.parties, run::party);
     run.check();
   }
 
   @Test
   void virtualThreads_mixingEveryKindOfArrival_passEveryGenerationWhole() throws Exception {
-    Assumptions.assumeTrue(
-        Runtime.version().feature() >= 21,
-        "virtual threads need JDK 21+; .ci/run runs this suite again on the newest JDK installed");
+    ExecutorService executor = TestThreads.virtualThreadPerTaskExecutor();
     Run run = new Run(200, 500);
-    ExecutorService executor = FifoSemaphoreStressTest.newVirtualThreadPerTaskExecutor();
     List<Future<?>> parties = new ArrayList<>();
     try {
       for (int p = 0; p < run.parties; p++) {
@@ -215,10 +205,7 @@ class FifoBarrierStressTest {
       for (CompletableFuture<Arrival> f : futures) {
         assertTrue(f.isDone(), "every future completed");
       }
-      assertEquals(
-          List.of(),
-          violations.stream().limit(10).collect(Collectors.toList()),
-          violations.size() + " violations, the first ten shown");
+      TestThreads.assertNoViolations(violations);
       assertEquals(generations, barrier.generation());
       assertEquals(generations, actions.get(), "the action ran once per generation");
       assertEquals(0, barrier.arrived(), "nothing left queued: " + barrier);

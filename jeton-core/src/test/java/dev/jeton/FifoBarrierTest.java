@@ -1,5 +1,9 @@
 package dev.jeton;
 
+import static dev.jeton.TestThreads.awaitLatch;
+import static dev.jeton.TestThreads.awaitTrue;
+import static dev.jeton.TestThreads.done;
+import static dev.jeton.TestThreads.failureOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -8,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.Barrier.Arrival;
+import dev.jeton.TestThreads.Blocked;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,17 +20,16 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The in-process barrier: every point of {@link Barrier}'s contract, one at a time. */
 class FifoBarrierTest {
+  @RegisterExtension final TestThreads threads = new TestThreads();
 
   // ---------------------------------------------------------------- tripping and reuse
 
@@ -51,30 +55,16 @@ class FifoBarrierTest {
     int generations = 300;
     Barrier barrier = Barrier.create(parties);
     ConcurrentHashMap<Long, Set<Integer>> indices = new ConcurrentHashMap<>();
-    List<Thread> threads = new ArrayList<>();
-    AtomicReference<Throwable> failure = new AtomicReference<>();
-    for (int t = 0; t < parties; t++) {
-      Thread thread =
-          new Thread(
-              () -> {
-                try {
-                  for (int g = 0; g < generations; g++) {
-                    Arrival a = barrier.await();
-                    assertEquals(g, a.generation(), "each party passes every generation in turn");
-                    indices.computeIfAbsent(a.generation(), k -> ConcurrentHashMap.newKeySet())
-                        .add(a.index());
-                  }
-                } catch (Throwable e) {
-                  failure.compareAndSet(null, e);
-                }
-              });
-      threads.add(thread);
-      thread.start();
-    }
-    for (Thread thread : threads) {
-      thread.join();
-    }
-    assertEquals(null, failure.get());
+    threads.runAll( // throws what a party threw
+        parties,
+        party -> {
+          for (int g = 0; g < generations; g++) {
+            Arrival a = barrier.await();
+            assertEquals(g, a.generation(), "each party passes every generation in turn");
+            indices.computeIfAbsent(a.generation(), k -> ConcurrentHashMap.newKeySet())
+                .add(a.index());
+          }
+        });
     assertEquals(generations, barrier.generation());
     for (long g = 0; g < generations; g++) {
       assertEquals(Set.of(0, 1, 2), indices.get(g), "generation " + g);
@@ -180,18 +170,16 @@ class FifoBarrierTest {
   @Test
   void breakBarrier_wakesABlockedParty() throws Exception {
     Barrier barrier = Barrier.create(2);
-    CompletableFuture<Throwable> outcome = new CompletableFuture<>();
-    Thread party =
-        new Thread(
-            () -> outcome.complete(assertThrows(BarrierBrokenException.class, barrier::await)));
-    party.start();
-    waitUntil(() -> barrier.arrived() == 1);
+    Blocked party = threads.startBlocked(barrier::await);
+    awaitTrue(() -> barrier.arrived() == 1, "the party to arrive");
     IllegalStateException cause = new IllegalStateException("stop");
 
     barrier.breakBarrier(cause);
 
-    assertSame(cause, outcome.get(1, TimeUnit.MINUTES).getCause());
-    party.join();
+    Throwable thrown = done(party.thrown());
+    assertInstanceOf(BarrierBrokenException.class, thrown);
+    assertSame(cause, thrown.getCause());
+    party.thread().join();
   }
 
   // ---------------------------------------------------------------- giving up
@@ -277,17 +265,13 @@ class FifoBarrierTest {
   @Test
   void interrupt_whileWaiting_takesTheArrivalBack() throws Exception {
     Barrier barrier = Barrier.create(2);
-    CompletableFuture<Throwable> outcome = new CompletableFuture<>();
-    Thread party =
-        new Thread(
-            () -> outcome.complete(assertThrows(InterruptedException.class, barrier::await)));
-    party.start();
-    waitUntil(() -> barrier.arrived() == 1);
+    Blocked party = threads.startBlocked(barrier::await);
+    awaitTrue(() -> barrier.arrived() == 1, "the party to arrive");
 
-    party.interrupt();
+    party.thread().interrupt();
 
-    outcome.get(1, TimeUnit.MINUTES);
-    party.join();
+    assertInstanceOf(InterruptedException.class, done(party.thrown()));
+    party.thread().join();
     assertEquals(0, barrier.arrived());
     assertEquals(0, barrier.generation());
   }
@@ -308,21 +292,9 @@ class FifoBarrierTest {
   void interrupt_afterTheTrip_throwsButTheArrivalCounted() throws Exception {
     CountDownLatch actionStarted = new CountDownLatch(1);
     CountDownLatch finishAction = new CountDownLatch(1);
-    Barrier barrier =
-        Barrier.builder()
-            .parties(2)
-            .action(
-                () -> {
-                  actionStarted.countDown();
-                  awaitLatch(finishAction);
-                })
-            .build();
-    CompletableFuture<Throwable> interrupted = new CompletableFuture<>();
-    Thread party =
-        new Thread(
-            () -> interrupted.complete(assertThrows(InterruptedException.class, barrier::await)));
-    party.start();
-    waitUntil(() -> barrier.arrived() == 1);
+    Barrier barrier = twoPartiesPausingInTheAction(actionStarted, finishAction);
+    Blocked party = threads.startBlocked(barrier::await);
+    awaitTrue(() -> barrier.arrived() == 1, "the party to arrive");
     CompletableFuture<Arrival> last =
         CompletableFuture.supplyAsync(
             () -> {
@@ -333,31 +305,24 @@ class FifoBarrierTest {
               }
             });
     awaitLatch(actionStarted);
-    waitUntil(() -> party.getState() == Thread.State.WAITING); // parked, its node settling
+    // parked, its node settling
+    awaitTrue(() -> party.thread().getState() == Thread.State.WAITING, "the party to park");
 
-    party.interrupt();
-    assertFalse(interrupted.isDone(), "no outcome before the action has finished");
+    party.thread().interrupt();
+    assertFalse(party.thrown().isDone(), "no outcome before the action has finished");
     finishAction.countDown();
 
-    interrupted.get(1, TimeUnit.MINUTES);
+    assertInstanceOf(InterruptedException.class, done(party.thrown()));
     assertEquals(new Arrival(1, 0), done(last));
     assertEquals(1, barrier.generation());
-    party.join();
+    party.thread().join();
   }
 
   @Test
   void cancel_afterTheTrip_isSimplyCancelled_andTheArrivalCounted() throws Exception {
     CountDownLatch actionStarted = new CountDownLatch(1);
     CountDownLatch finishAction = new CountDownLatch(1);
-    Barrier barrier =
-        Barrier.builder()
-            .parties(2)
-            .action(
-                () -> {
-                  actionStarted.countDown();
-                  awaitLatch(finishAction);
-                })
-            .build();
+    Barrier barrier = twoPartiesPausingInTheAction(actionStarted, finishAction);
     CompletableFuture<Arrival> first = barrier.awaitAsync();
     CompletableFuture<CompletableFuture<Arrival>> last =
         CompletableFuture.supplyAsync(barrier::awaitAsync);
@@ -520,28 +485,16 @@ class FifoBarrierTest {
 
   // ---------------------------------------------------------------- helpers
 
-  private static <T> T done(CompletableFuture<T> f) throws Exception {
-    return f.get(1, TimeUnit.MINUTES);
-  }
-
-  private static Throwable failureOf(CompletableFuture<?> f) throws Exception {
-    ExecutionException e = assertThrows(ExecutionException.class, () -> done(f));
-    return e.getCause();
-  }
-
-  private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
-    while (!condition.getAsBoolean()) { // the suite's default timeout guards against a hang
-      Thread.sleep(1);
-    }
-  }
-
-  private static void awaitLatch(CountDownLatch latch) {
-    try {
-      if (!latch.await(1, TimeUnit.MINUTES)) {
-        throw new IllegalStateException("latch never opened");
-      }
-    } catch (InterruptedException e) {
-      throw new IllegalStateException(e);
-    }
+  /** A barrier of two parties whose action signals {@code started} and waits for {@code finish}. */
+  private static Barrier twoPartiesPausingInTheAction(
+      CountDownLatch started, CountDownLatch finish) {
+    return Barrier.builder()
+        .parties(2)
+        .action(
+            () -> {
+              started.countDown();
+              awaitLatch(finish);
+            })
+        .build();
   }
 }

@@ -1,10 +1,7 @@
 package dev.jeton;
 
 import dev.jeton.contract.LincheckRun;
-import java.util.ArrayDeque;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
@@ -15,28 +12,14 @@ import org.jetbrains.lincheck.datastructures.Validate;
  * leaking or stranding the lock whatever gives up while it is granted.
  */
 public class FifoMutexLincheckTest {
-  private static final int THREADS = 3;
-
   @LincheckRun
   void linearizable_againstTheSequentialModel() {
-    // 4,000 interleavings: about 15 s on an idle 2-core machine.
-    new ModelCheckingOptions()
-        .iterations(10)
-        .invocationsPerIteration(400)
-        .threads(THREADS)
-        .actorsPerThread(3)
-        .sequentialSpecification(Model.class)
-        .check(Linearizability.class);
+    TestThreads.checkLinearizable(Linearizability.class, Model.class);
   }
 
   @LincheckRun
   void givingUp_neverLeaksOrStrandsTheLock() {
-    new ModelCheckingOptions()
-        .iterations(10)
-        .invocationsPerIteration(400)
-        .threads(THREADS)
-        .actorsPerThread(2)
-        .check(Cancellation.class);
+    TestThreads.checkSettles(Cancellation.class);
   }
 
   /**
@@ -46,7 +29,7 @@ public class FifoMutexLincheckTest {
    */
   public static class Linearizability {
     private final Mutex mutex = Mutex.create();
-    private final Held held = new Held();
+    private final TestThreads.Held held = new TestThreads.Held();
 
     @Operation
     public boolean tryLock(@Param(gen = ThreadIdGen.class) int thread) {
@@ -55,7 +38,12 @@ public class FifoMutexLincheckTest {
 
     @Operation
     public boolean unlock(@Param(gen = ThreadIdGen.class) int thread) {
-      return held.unlockOne(thread);
+      Guard guard = held.take(thread);
+      if (guard == null) {
+        return false;
+      }
+      guard.unlock();
+      return true;
     }
 
     @Operation
@@ -78,7 +66,7 @@ public class FifoMutexLincheckTest {
   public static class Model {
     private boolean locked;
     private int queued;
-    private final int[] held = new int[THREADS + 2];
+    private final int[] held = new int[TestThreads.LINCHECK_THREADS + 2];
 
     public boolean tryLock(int thread) {
       if (locked || queued > 0) {
@@ -154,35 +142,6 @@ public class FifoMutexLincheckTest {
       if (mutex.isLocked() || mutex.queueLength() != 0) {
         throw new IllegalStateException("leaked or stranded: " + mutex);
       }
-    }
-  }
-
-  /**
-   * The guards each thread of a scenario holds. Lincheck's {@code ThreadIdGen} numbers the
-   * parallel threads from 1 and gives 0 to the init part and {@code THREADS + 1} to the post part.
-   */
-  private static final class Held {
-    @SuppressWarnings("unchecked")
-    private final ArrayDeque<Guard>[] held = new ArrayDeque[THREADS + 2];
-
-    Held() {
-      for (int i = 0; i < held.length; i++) {
-        held[i] = new ArrayDeque<>();
-      }
-    }
-
-    boolean keep(int thread, Optional<Guard> guard) {
-      guard.ifPresent(held[thread]::push);
-      return guard.isPresent();
-    }
-
-    boolean unlockOne(int thread) {
-      Guard guard = held[thread].poll();
-      if (guard == null) {
-        return false;
-      }
-      guard.unlock();
-      return true;
     }
   }
 }

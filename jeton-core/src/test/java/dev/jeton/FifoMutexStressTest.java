@@ -1,26 +1,16 @@
 package dev.jeton;
 
-import static dev.jeton.FifoMutexTest.GUARD_SECONDS;
-import static dev.jeton.FifoMutexTest.awaitTrue;
+import static dev.jeton.TestThreads.awaitTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Queue;
 import java.util.SplittableRandom;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Collectors;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -56,83 +46,19 @@ class FifoMutexStressTest {
   void platformThreads_mixingEveryKindOfRequest_neverTwoHolders() throws Exception {
     Mutex mutex = Mutex.create();
     Ledger ledger = new Ledger();
-    int threads = 8;
-    int operations = 5_000;
-    List<Thread> workers = new ArrayList<>();
-    Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
-    for (int t = 0; t < threads; t++) {
-      SplittableRandom random = new SplittableRandom(t);
-      Thread worker =
-          new Thread(
-              () -> {
-                try {
-                  for (int i = 0; i < operations; i++) {
-                    try {
-                      oneRequest(mutex, ledger, random);
-                    } catch (InterruptedException e) {
-                      ledger.gaveUp.incrementAndGet(); // by the interrupter, while it waited
-                    }
-                  }
-                } catch (Throwable e) {
-                  failures.add(e);
-                }
-              });
-      workers.add(worker);
-      worker.start();
-    }
-    Thread interrupter = interruptAtRandom(workers);
-    for (Thread worker : workers) {
-      worker.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
-      assertFalse(worker.isAlive(), "a worker hangs");
-    }
-    interrupter.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
-    assertEquals(List.of(), List.copyOf(failures));
+    TestThreads.platformWorkers(
+        8, 5_000, random -> oneRequest(mutex, ledger, random), ledger.gaveUp);
     assertSettled(mutex, ledger);
     assertTrue(ledger.gaveUp.get() > 0, "some requests really gave up");
   }
 
   @Test
   void virtualThreads_tenThousandMixingBlockingTimedAndAsync_neverTwoHolders() throws Exception {
-    Assumptions.assumeTrue(
-        Runtime.version().feature() >= 21,
-        "virtual threads need JDK 21+; .ci/run runs this suite again on the newest JDK installed");
     Mutex mutex = Mutex.create();
     Ledger ledger = new Ledger();
-    int tasks = 10_000;
-    ExecutorService executor = FifoSemaphoreStressTest.newVirtualThreadPerTaskExecutor();
-    try {
-      for (int i = 0; i < tasks; i++) {
-        SplittableRandom random = new SplittableRandom(1_000 + i);
-        executor.execute(
-            () -> {
-              try {
-                oneRequest(mutex, ledger, random);
-              } catch (Throwable e) {
-                ledger.violations.add("failed: " + e);
-              }
-            });
-      }
-    } finally {
-      executor.shutdown();
-    }
-    assertTrue(executor.awaitTermination(GUARD_SECONDS, TimeUnit.SECONDS), "the tasks finished");
+    TestThreads.virtualTasks(
+        10_000, random -> oneRequest(mutex, ledger, random), ledger.violations);
     assertSettled(mutex, ledger);
-  }
-
-  /** Interrupts the workers at random until they have all finished. */
-  static Thread interruptAtRandom(List<Thread> workers) {
-    Thread interrupter =
-        new Thread(
-            () -> {
-              SplittableRandom random = new SplittableRandom(42);
-              while (workers.stream().anyMatch(Thread::isAlive)) {
-                workers.get(random.nextInt(workers.size())).interrupt();
-                LockSupport.parkNanos(100_000); // now and then, not all the time
-              }
-            });
-    interrupter.setDaemon(true);
-    interrupter.start();
-    return interrupter;
   }
 
   /** One request of a random kind; whatever is granted goes through the critical section. */
@@ -187,19 +113,10 @@ class FifoMutexStressTest {
   }
 
   private static void assertSettled(Mutex mutex, Ledger ledger) throws Exception {
-    for (CompletableFuture<?> f : ledger.futures) {
-      try {
-        f.get(GUARD_SECONDS, TimeUnit.SECONDS);
-      } catch (CancellationException ignored) {
-        // cancelled requests are complete too
-      }
-    }
+    TestThreads.awaitAll(ledger.futures);
     // A timer's thread withdraws its request just after failing the future.
     awaitTrue(() -> mutex.queueLength() == 0 && !mutex.isLocked(), "the mutex to settle");
-    assertEquals(
-        List.of(),
-        ledger.violations.stream().limit(10).collect(Collectors.toList()),
-        ledger.violations.size() + " violations, the first ten shown");
+    TestThreads.assertNoViolations(ledger.violations);
     assertTrue(ledger.entered.get() > 0, "the critical section ran");
     assertEquals(0, ledger.holders.get());
     mutex.tryLock().orElseThrow().unlock();

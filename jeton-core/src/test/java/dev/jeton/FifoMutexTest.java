@@ -1,5 +1,8 @@
 package dev.jeton;
 
+import static dev.jeton.TestThreads.awaitTrue;
+import static dev.jeton.TestThreads.done;
+import static dev.jeton.TestThreads.failureOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -7,48 +10,28 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jeton.TestThreads.Blocked;
+import dev.jeton.TestThreads.CancelRace;
+import dev.jeton.TestThreads.HeldAndQueued;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterEach;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The in-process mutex: one test per point of {@link Mutex}'s contract. */
 class FifoMutexTest {
-  /** A hang guard, never a timing assertion: long enough for a loaded 2-core machine. */
-  static final long GUARD_SECONDS = 120;
-
-  private final List<Thread> threads = new ArrayList<>();
-  private final List<Throwable> threadFailures = new CopyOnWriteArrayList<>();
-
-  @AfterEach
-  void stopThreads() throws InterruptedException {
-    for (Thread t : threads) {
-      t.interrupt();
-      t.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
-    }
-    if (!threadFailures.isEmpty()) {
-      AssertionError e = new AssertionError("a test thread failed");
-      threadFailures.forEach(e::addSuppressed);
-      throw e;
-    }
-  }
+  @RegisterExtension final TestThreads threads = new TestThreads();
 
   // ---------------------------------------------------------------- locking
 
@@ -96,7 +79,7 @@ class FifoMutexTest {
     for (int id = 0; id < 6; id++) {
       int me = id;
       if (id % 2 == 0) {
-        start(
+        threads.start(
             () -> {
               try (Guard g = mutex.lock()) {
                 order.add(me);
@@ -118,7 +101,7 @@ class FifoMutexTest {
     awaitTrue(() -> order.size() == 6, "all six to run");
     assertEquals(List.of(0, 1, 2, 3, 4, 5), order);
     for (CompletableFuture<Void> f : asyncDone) {
-      f.get(GUARD_SECONDS, TimeUnit.SECONDS);
+      done(f);
     }
     awaitTrue(() -> !mutex.isLocked(), "the last to unlock");
   }
@@ -129,12 +112,12 @@ class FifoMutexTest {
     Guard held = mutex.lock();
     CompletableFuture<Guard> queued = mutex.lockAsync();
     held.unlock(); // hands the lock straight to the queued request
-    Guard next = queued.get(GUARD_SECONDS, TimeUnit.SECONDS);
+    Guard next = done(queued);
     CompletableFuture<Guard> second = mutex.lockAsync();
     assertTrue(mutex.tryLock().isEmpty(), "locked and queued");
     next.unlock(); // hands it to `second`, never leaving a free moment for tryLock
     assertTrue(mutex.tryLock().isEmpty(), "the queued request got it");
-    second.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
+    done(second).unlock();
     Optional<Guard> free = mutex.tryLock();
     assertTrue(free.isPresent(), "free and no one queued");
     free.get().unlock();
@@ -158,7 +141,7 @@ class FifoMutexTest {
   void lockTimed_onAFreeMutex_succeedsEvenWithZero() throws Exception {
     Mutex mutex = Mutex.create();
     mutex.lock(Duration.ZERO).unlock();
-    mutex.lockAsync(Duration.ZERO).get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
+    done(mutex.lockAsync(Duration.ZERO)).unlock();
     assertFalse(mutex.isLocked());
   }
 
@@ -173,16 +156,7 @@ class FifoMutexTest {
 
   @Test
   void lockAsyncTimed_failsWithTimeoutExceptionAndLeavesTheQueue() throws Exception {
-    Mutex mutex = Mutex.create();
-    Guard held = mutex.lock();
-    CompletableFuture<Guard> f = mutex.lockAsync(Duration.ofMillis(30));
-    ExecutionException e =
-        assertThrows(ExecutionException.class, () -> f.get(GUARD_SECONDS, TimeUnit.SECONDS));
-    assertInstanceOf(TimeoutException.class, e.getCause());
-    // The timer's thread completes the future, then withdraws the request: a moment later.
-    awaitTrue(() -> mutex.queueLength() == 0, "the timed-out request to leave");
-    held.unlock();
-    assertFalse(mutex.isLocked());
+    assertTimedOutRequestLeavesTheQueue(mutex -> mutex.lockAsync(Duration.ofMillis(30)));
   }
 
   @Test
@@ -192,7 +166,7 @@ class FifoMutexTest {
     CompletableFuture<Guard> f = mutex.lockAsync(Duration.ofMinutes(10));
     assertFalse(f.isDone());
     held.unlock();
-    Guard guard = f.get(GUARD_SECONDS, TimeUnit.SECONDS);
+    Guard guard = done(f);
     assertTrue(mutex.isLocked());
     guard.unlock();
     assertFalse(mutex.isLocked());
@@ -229,12 +203,20 @@ class FifoMutexTest {
 
   @Test
   void lockAsync_orTimeout_withdrawsTheRequest() throws Exception {
+    assertTimedOutRequestLeavesTheQueue(
+        mutex -> mutex.lockAsync().orTimeout(10, TimeUnit.MILLISECONDS));
+  }
+
+  /**
+   * Queues {@code timedRequest} behind a holder: it fails with a {@code TimeoutException}, leaves
+   * the queue, and never takes the lock.
+   */
+  private static void assertTimedOutRequestLeavesTheQueue(
+      Function<Mutex, CompletableFuture<Guard>> timedRequest) throws Exception {
     Mutex mutex = Mutex.create();
     Guard held = mutex.lock();
-    CompletableFuture<Guard> f = mutex.lockAsync().orTimeout(10, TimeUnit.MILLISECONDS);
-    ExecutionException e =
-        assertThrows(ExecutionException.class, () -> f.get(GUARD_SECONDS, TimeUnit.SECONDS));
-    assertInstanceOf(TimeoutException.class, e.getCause());
+    CompletableFuture<Guard> f = timedRequest.apply(mutex);
+    assertInstanceOf(TimeoutException.class, failureOf(f));
     // The timer's thread completes the future, then withdraws the request: a moment later.
     awaitTrue(() -> mutex.queueLength() == 0, "the timed-out request to leave");
     held.unlock();
@@ -245,20 +227,10 @@ class FifoMutexTest {
   void lock_interruptedWhileWaiting_throwsAndLeavesTheQueue() throws Exception {
     Mutex mutex = Mutex.create();
     Guard held = mutex.lock();
-    CompletableFuture<Throwable> thrown = new CompletableFuture<>();
-    Thread waiter =
-        start(
-            () -> {
-              try {
-                mutex.lock().unlock();
-                thrown.completeExceptionally(new AssertionError("lock() returned"));
-              } catch (InterruptedException e) {
-                thrown.complete(e);
-              }
-            });
+    Blocked waiter = threads.startBlocked(() -> mutex.lock().unlock());
     awaitTrue(() -> mutex.queueLength() == 1, "the request to queue");
-    waiter.interrupt();
-    assertInstanceOf(InterruptedException.class, thrown.get(GUARD_SECONDS, TimeUnit.SECONDS));
+    waiter.thread().interrupt();
+    assertInstanceOf(InterruptedException.class, done(waiter.thrown()));
     assertEquals(0, mutex.queueLength());
     held.unlock();
     assertFalse(mutex.isLocked());
@@ -287,23 +259,13 @@ class FifoMutexTest {
     Mutex mutex = Mutex.create();
     Guard held = mutex.lock();
     CompletableFuture<Guard> cancelled = mutex.lockAsync();
-    CompletableFuture<Throwable> interrupted = new CompletableFuture<>();
-    Thread blocked =
-        start(
-            () -> {
-              try {
-                mutex.lock();
-                interrupted.completeExceptionally(new AssertionError("lock() returned"));
-              } catch (InterruptedException e) {
-                interrupted.complete(e);
-              }
-            });
+    Blocked blocked = threads.startBlocked(mutex::lock);
     awaitTrue(() -> mutex.queueLength() == 2, "the blocking request to queue");
     CompletableFuture<Guard> timedOut = mutex.lockAsync(Duration.ofMillis(10));
     cancelled.cancel(false);
-    blocked.interrupt();
-    assertInstanceOf(InterruptedException.class, interrupted.get(GUARD_SECONDS, TimeUnit.SECONDS));
-    assertThrows(ExecutionException.class, () -> timedOut.get(GUARD_SECONDS, TimeUnit.SECONDS));
+    blocked.thread().interrupt();
+    assertInstanceOf(InterruptedException.class, done(blocked.thrown()));
+    failureOf(timedOut);
     held.unlock();
     assertFalse(mutex.isLocked(), "no one who gave up holds it: " + mutex);
     assertEquals(0, mutex.queueLength());
@@ -319,30 +281,15 @@ class FifoMutexTest {
   @Test
   void grantRacingWithCancel_isHandedOnToTheNextWaiter() throws Exception {
     Mutex mutex = Mutex.create();
-    ExecutorService unlocker = Executors.newSingleThreadExecutor();
-    int cancelsWon = 0;
-    try {
-      for (int round = 0; round < 2_000; round++) {
-        Guard held = mutex.lock();
-        CompletableFuture<Guard> racing = mutex.lockAsync();
-        CompletableFuture<Guard> next = mutex.lockAsync();
-        Future<?> unlocked = unlocker.submit(held::unlock);
-        if (racing.cancel(false)) {
-          cancelsWon++;
-        } else {
-          racing.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock(); // granted first: ours
-        }
-        unlocked.get(GUARD_SECONDS, TimeUnit.SECONDS);
-        Guard nextGuard = next.get(GUARD_SECONDS, TimeUnit.SECONDS);
-        assertTrue(mutex.isLocked(), "round " + round);
-        assertEquals(0, mutex.queueLength(), "round " + round);
-        nextGuard.unlock();
-        assertFalse(mutex.isLocked(), "round " + round + ": " + mutex);
-      }
-    } finally {
-      unlocker.shutdownNow();
-    }
-    assertTrue(cancelsWon > 0, "some cancels won");
+    TestThreads.raceCancelsWithGrants(
+        2_000,
+        round -> new CancelRace(mutex.lock(), mutex.lockAsync(), mutex.lockAsync()),
+        (next, round) -> {
+          assertTrue(mutex.isLocked(), "round " + round);
+          assertEquals(0, mutex.queueLength(), "round " + round);
+          next.unlock();
+          assertFalse(mutex.isLocked(), "round " + round + ": " + mutex);
+        });
   }
 
   // ---------------------------------------------------------------- guards
@@ -366,8 +313,8 @@ class FifoMutexTest {
     Mutex mutex = Mutex.create();
     Guard held = mutex.lock();
     CompletableFuture<Guard> next = mutex.lockAsync();
-    start(held::unlock).join();
-    next.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
+    threads.start(held::unlock).join();
+    done(next).unlock();
     assertFalse(mutex.isLocked());
   }
 
@@ -399,8 +346,8 @@ class FifoMutexTest {
     CompletableFuture<String> second = mutex.callAsync(() -> CompletableFuture.completedFuture("b"));
     assertFalse(second.isDone(), "waits for the first task's stage");
     work.complete("a");
-    assertEquals("a", result.get(GUARD_SECONDS, TimeUnit.SECONDS));
-    assertEquals("b", second.get(GUARD_SECONDS, TimeUnit.SECONDS));
+    assertEquals("a", done(result));
+    assertEquals("b", done(second));
     assertFalse(mutex.isLocked());
   }
 
@@ -411,22 +358,14 @@ class FifoMutexTest {
     CompletableFuture<Boolean> lockedWhenSeen =
         mutex.callAsync(() -> work).thenApply(value -> mutex.isLocked());
     work.complete("done");
-    assertFalse(lockedWhenSeen.get(GUARD_SECONDS, TimeUnit.SECONDS));
+    assertFalse(done(lockedWhenSeen));
   }
 
   @Test
   void callAsync_cancelledBeforeTheGrant_neverRunsTheTask() throws Exception {
     Mutex mutex = Mutex.create();
     Guard held = mutex.lock();
-    AtomicBoolean ran = new AtomicBoolean();
-    CompletableFuture<String> result =
-        mutex.callAsync(
-            () -> {
-              ran.set(true);
-              return CompletableFuture.completedFuture("x");
-            });
-    assertTrue(result.cancel(false));
-    assertThrows(CancellationException.class, result::join);
+    AtomicBoolean ran = TestThreads.cancelledBeforeTheGrant(mutex::callAsync);
     assertEquals(0, mutex.queueLength());
     held.unlock();
     assertFalse(ran.get());
@@ -441,10 +380,10 @@ class FifoMutexTest {
             () -> {
               throw new IllegalStateException("boom");
             });
-    assertThrows(ExecutionException.class, () -> thrown.get(GUARD_SECONDS, TimeUnit.SECONDS));
+    failureOf(thrown);
     CompletableFuture<Object> failed =
         mutex.callAsync(() -> CompletableFuture.failedFuture(new IllegalStateException("boom")));
-    assertThrows(ExecutionException.class, () -> failed.get(GUARD_SECONDS, TimeUnit.SECONDS));
+    failureOf(failed);
     assertFalse(mutex.isLocked());
   }
 
@@ -489,27 +428,16 @@ class FifoMutexTest {
 
   @Test
   void completionExecutor_completesFuturesOnTheExecutor() throws Exception {
-    ExecutorService executor =
-        Executors.newSingleThreadExecutor(r -> new Thread(r, "mutex-completions"));
-    try {
-      Mutex mutex = Mutex.builder().completionExecutor(executor).build();
-      Guard held = mutex.lock();
-      AtomicReference<String> completedOn = new AtomicReference<>();
-      CompletableFuture<Void> seen =
-          mutex
-              .lockAsync()
-              .thenAccept(
-                  g -> {
-                    completedOn.set(Thread.currentThread().getName());
-                    g.unlock();
-                  });
-      held.unlock();
-      seen.get(GUARD_SECONDS, TimeUnit.SECONDS);
-      assertEquals("mutex-completions", completedOn.get());
-    } finally {
-      executor.shutdownNow();
-    }
+    String completedOn =
+        TestThreads.completingThread(
+            "mutex-completions",
+            executor -> {
+              Mutex mutex = Mutex.builder().completionExecutor(executor).build();
+              return new HeldAndQueued(mutex.lock(), mutex.lockAsync());
+            });
+    assertEquals("mutex-completions", completedOn);
   }
+
 
   @Test
   void completionExecutor_thatRejects_stillDeliversOnTheUnlockingThread() throws Exception {
@@ -545,8 +473,7 @@ class FifoMutexTest {
     }
     assertEquals(steps, mutex.queueLength());
     first.unlock(); // recursion would overflow the 1 MB stack long before 100,000 steps
-    CompletableFuture.allOf(chain.toArray(new CompletableFuture<?>[0]))
-        .get(GUARD_SECONDS, TimeUnit.SECONDS);
+    done(CompletableFuture.allOf(chain.toArray(new CompletableFuture<?>[0])));
     assertEquals(steps, ran.get());
     assertFalse(mutex.isLocked());
   }
@@ -558,58 +485,17 @@ class FifoMutexTest {
     Mutex mutex = Mutex.create();
     int workers = 4;
     int rounds = 10_000;
-    CountDownLatch done = new CountDownLatch(workers);
-    for (int t = 0; t < workers; t++) {
-      boolean async = t % 2 == 1;
-      start(
-          () -> {
-            for (int i = 0; i < rounds; i++) {
-              try (Guard g = async ? mutex.lockAsync().join() : mutex.lock()) {
-                unguarded++;
-              }
+    threads.runAll(
+        workers,
+        t -> {
+          boolean async = t % 2 == 1;
+          for (int i = 0; i < rounds; i++) {
+            try (Guard g = async ? mutex.lockAsync().join() : mutex.lock()) {
+              unguarded++;
             }
-            done.countDown();
-          });
-    }
-    assertTrue(done.await(GUARD_SECONDS, TimeUnit.SECONDS), "the workers finished");
+          }
+        });
     mutex.lock().unlock();
     assertEquals(workers * rounds, unguarded);
-  }
-
-  // ---------------------------------------------------------------- helpers
-
-  /** Something a test thread runs; may throw anything. */
-  interface Body {
-    void run() throws Exception;
-  }
-
-  /** Starts a daemon thread; it is interrupted and joined after the test, its failure reported. */
-  Thread start(Body body) {
-    Thread t =
-        new Thread(
-            () -> {
-              try {
-                body.run();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              } catch (Throwable e) {
-                threadFailures.add(e);
-              }
-            });
-    t.setDaemon(true);
-    threads.add(t);
-    t.start();
-    return t;
-  }
-
-  /** Waits until {@code condition} holds; fails, naming what it awaited, after the hang guard. */
-  static void awaitTrue(BooleanSupplier condition, String what) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(GUARD_SECONDS);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      LockSupport.parkNanos(50_000); // leaves the core to the threads awaited
-    }
   }
 }

@@ -5,12 +5,10 @@ import dev.jeton.contract.LincheckRun;
 import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The read-write lock, model-checked: linearizable against a sequential model of a task-fair
@@ -18,8 +16,6 @@ import org.jspecify.annotations.Nullable;
  * unlocks while it is granted.
  */
 public class FifoReadWriteLockLincheckTest {
-  private static final int THREADS = 3;
-
   /** What {@code unlock} reports it let go. */
   private static final int NOTHING = 0;
 
@@ -28,23 +24,12 @@ public class FifoReadWriteLockLincheckTest {
 
   @LincheckRun
   void linearizable_againstTheSequentialModel() {
-    new ModelCheckingOptions()
-        .iterations(10)
-        .invocationsPerIteration(400)
-        .threads(THREADS)
-        .actorsPerThread(3)
-        .sequentialSpecification(Model.class)
-        .check(Linearizability.class);
+    TestThreads.checkLinearizable(Linearizability.class, Model.class);
   }
 
   @LincheckRun
   void givingUp_neverLeaksOrStrandsTheLock() {
-    new ModelCheckingOptions()
-        .iterations(10)
-        .invocationsPerIteration(400)
-        .threads(THREADS)
-        .actorsPerThread(2)
-        .check(Cancellation.class);
+    TestThreads.checkSettles(Cancellation.class);
   }
 
   /**
@@ -54,7 +39,7 @@ public class FifoReadWriteLockLincheckTest {
    */
   public static class Linearizability {
     private final ReadWriteLock rw = ReadWriteLock.create();
-    private final Held held = new Held();
+    private final TestThreads.Held held = new TestThreads.Held();
 
     @Operation
     public boolean tryRead(@Param(gen = ThreadIdGen.class) int thread) {
@@ -122,7 +107,7 @@ public class FifoReadWriteLockLincheckTest {
     private int readers;
     private boolean writer;
     private final ArrayDeque<Boolean> queue = new ArrayDeque<>();
-    private final ArrayDeque<Integer>[] held = Held.slots();
+    private final ArrayDeque<Integer>[] held = TestThreads.Held.slots();
 
     public boolean tryRead(int thread) {
       if (writer || !queue.isEmpty()) {
@@ -255,37 +240,6 @@ public class FifoReadWriteLockLincheckTest {
       if (rw.readers() != 0 || rw.isWriteLocked() || rw.queueLength() != 0) {
         throw new IllegalStateException("leaked or stranded: " + rw);
       }
-    }
-  }
-
-  /**
-   * The guards each thread of a scenario holds, latest first. Lincheck's {@code ThreadIdGen}
-   * numbers the parallel threads from 1 and gives 0 to the init part and {@code THREADS + 1} to
-   * the post part.
-   */
-  private static final class Held {
-    private final ArrayDeque<Guard>[] held = slots();
-
-    @SuppressWarnings("unchecked")
-    static <T> ArrayDeque<T>[] slots() {
-      ArrayDeque<T>[] slots = new ArrayDeque[THREADS + 2];
-      for (int i = 0; i < slots.length; i++) {
-        slots[i] = new ArrayDeque<>();
-      }
-      return slots;
-    }
-
-    boolean keep(int thread, Optional<Guard> guard) {
-      guard.ifPresent(held[thread]::push);
-      return guard.isPresent();
-    }
-
-    @Nullable Guard peek(int thread) {
-      return held[thread].peek();
-    }
-
-    @Nullable Guard take(int thread) {
-      return held[thread].poll();
     }
   }
 }

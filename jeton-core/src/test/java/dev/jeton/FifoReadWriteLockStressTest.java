@@ -1,26 +1,17 @@
 package dev.jeton;
 
-import static dev.jeton.FifoMutexTest.GUARD_SECONDS;
-import static dev.jeton.FifoMutexTest.awaitTrue;
+import static dev.jeton.TestThreads.awaitTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.ReadWriteLock.WriteGuard;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Queue;
 import java.util.SplittableRandom;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Collectors;
-import org.junit.jupiter.api.Assumptions;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
@@ -91,37 +82,7 @@ class FifoReadWriteLockStressTest {
   void platformThreads_mixingEveryKindOfRequest_neverAWriterBesideAnyoneElse() throws Exception {
     ReadWriteLock rw = ReadWriteLock.create();
     Ledger ledger = new Ledger();
-    int threads = 8;
-    int operations = 5_000;
-    List<Thread> workers = new ArrayList<>();
-    Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
-    for (int t = 0; t < threads; t++) {
-      SplittableRandom random = new SplittableRandom(t);
-      Thread worker =
-          new Thread(
-              () -> {
-                try {
-                  for (int i = 0; i < operations; i++) {
-                    try {
-                      oneRequest(rw, ledger, random);
-                    } catch (InterruptedException e) {
-                      ledger.gaveUp.incrementAndGet(); // by the interrupter, while it waited
-                    }
-                  }
-                } catch (Throwable e) {
-                  failures.add(e);
-                }
-              });
-      workers.add(worker);
-      worker.start();
-    }
-    Thread interrupter = FifoMutexStressTest.interruptAtRandom(workers);
-    for (Thread worker : workers) {
-      worker.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
-      assertFalse(worker.isAlive(), "a worker hangs");
-    }
-    interrupter.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
-    assertEquals(List.of(), List.copyOf(failures));
+    TestThreads.platformWorkers(8, 5_000, random -> oneRequest(rw, ledger, random), ledger.gaveUp);
     assertSettled(rw, ledger);
     assertTrue(ledger.gaveUp.get() > 0, "some requests really gave up");
     assertTrue(ledger.peakReaders.get() > 1, "readers really shared: " + ledger.peakReaders);
@@ -130,29 +91,9 @@ class FifoReadWriteLockStressTest {
   @Test
   void virtualThreads_tenThousandMixingReadersAndWriters_neverAWriterBesideAnyoneElse()
       throws Exception {
-    Assumptions.assumeTrue(
-        Runtime.version().feature() >= 21,
-        "virtual threads need JDK 21+; .ci/run runs this suite again on the newest JDK installed");
     ReadWriteLock rw = ReadWriteLock.create();
     Ledger ledger = new Ledger();
-    int tasks = 10_000;
-    ExecutorService executor = FifoSemaphoreStressTest.newVirtualThreadPerTaskExecutor();
-    try {
-      for (int i = 0; i < tasks; i++) {
-        SplittableRandom random = new SplittableRandom(1_000 + i);
-        executor.execute(
-            () -> {
-              try {
-                oneRequest(rw, ledger, random);
-              } catch (Throwable e) {
-                ledger.violations.add("failed: " + e);
-              }
-            });
-      }
-    } finally {
-      executor.shutdown();
-    }
-    assertTrue(executor.awaitTermination(GUARD_SECONDS, TimeUnit.SECONDS), "the tasks finished");
+    TestThreads.virtualTasks(10_000, random -> oneRequest(rw, ledger, random), ledger.violations);
     assertSettled(rw, ledger);
   }
 
@@ -235,21 +176,12 @@ class FifoReadWriteLockStressTest {
   }
 
   private static void assertSettled(ReadWriteLock rw, Ledger ledger) throws Exception {
-    for (CompletableFuture<?> f : ledger.futures) {
-      try {
-        f.get(GUARD_SECONDS, TimeUnit.SECONDS);
-      } catch (CancellationException ignored) {
-        // cancelled requests are complete too
-      }
-    }
+    TestThreads.awaitAll(ledger.futures);
     // A timer's thread withdraws its request just after failing the future.
     awaitTrue(
         () -> rw.queueLength() == 0 && rw.readers() == 0 && !rw.isWriteLocked(),
         "the lock to settle");
-    assertEquals(
-        List.of(),
-        ledger.violations.stream().limit(10).collect(Collectors.toList()),
-        ledger.violations.size() + " violations, the first ten shown");
+    TestThreads.assertNoViolations(ledger.violations);
     assertTrue(ledger.wrote.get() > 0, "writers ran");
     assertEquals(0, ledger.readers.get());
     assertEquals(0, ledger.writers.get());

@@ -1,7 +1,9 @@
 package dev.jeton;
 
-import static dev.jeton.FifoMutexTest.GUARD_SECONDS;
-import static dev.jeton.FifoMutexTest.awaitTrue;
+import static dev.jeton.TestThreads.GUARD_SECONDS;
+import static dev.jeton.TestThreads.awaitTrue;
+import static dev.jeton.TestThreads.done;
+import static dev.jeton.TestThreads.failureOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -9,47 +11,28 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.ReadWriteLock.WriteGuard;
+import dev.jeton.TestThreads.Blocked;
+import dev.jeton.TestThreads.CancelRace;
+import dev.jeton.TestThreads.HeldAndQueued;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The in-process read-write lock: one test per point of {@link ReadWriteLock}'s contract, and one
  * named test for each bug that other read-write locks shipped.
  */
 class FifoReadWriteLockTest {
-  private final List<Thread> threads = new ArrayList<>();
-  private final List<Throwable> threadFailures = new CopyOnWriteArrayList<>();
-
-  @AfterEach
-  void stopThreads() throws InterruptedException {
-    for (Thread t : threads) {
-      t.interrupt();
-      t.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
-    }
-    if (!threadFailures.isEmpty()) {
-      AssertionError e = new AssertionError("a test thread failed");
-      threadFailures.forEach(e::addSuppressed);
-      throw e;
-    }
-  }
+  @RegisterExtension final TestThreads threads = new TestThreads();
 
   // ---------------------------------------------------------------- sharing and exclusion
 
@@ -76,7 +59,7 @@ class FifoReadWriteLockTest {
     CountDownLatch allIn = new CountDownLatch(readers);
     CountDownLatch leave = new CountDownLatch(1);
     for (int i = 0; i < readers; i++) {
-      start(
+      threads.start(
           () -> {
             try (Guard g = rw.read()) {
               allIn.countDown();
@@ -123,10 +106,10 @@ class FifoReadWriteLockTest {
     assertFalse(lateReader.isDone(), "a reader holds it, but a writer is queued ahead");
     assertTrue(rw.tryRead().isEmpty(), "tryRead never jumps the queued writer");
     reader.unlock();
-    WriteGuard w = writer.get(GUARD_SECONDS, TimeUnit.SECONDS);
+    WriteGuard w = done(writer);
     assertFalse(lateReader.isDone());
     w.unlock();
-    lateReader.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
+    done(lateReader).unlock();
     assertEquals(0, rw.readers());
   }
 
@@ -136,16 +119,16 @@ class FifoReadWriteLockTest {
     WriteGuard first = rw.write();
     CompletableFuture<Guard> r1 = rw.readAsync();
     CompletableFuture<Guard> r2 = new CompletableFuture<>();
-    start(() -> r2.complete(rw.read())); // a blocking reader in the same run
+    threads.start(() -> r2.complete(rw.read())); // a blocking reader in the same run
     awaitTrue(() -> rw.queueLength() == 2, "the blocking reader to queue");
     CompletableFuture<Guard> r3 = rw.readAsync();
     CompletableFuture<WriteGuard> w2 = rw.writeAsync();
     CompletableFuture<Guard> r4 = rw.readAsync();
     assertEquals(5, rw.queueLength());
     first.unlock();
-    Guard g1 = r1.get(GUARD_SECONDS, TimeUnit.SECONDS);
-    Guard g2 = r2.get(GUARD_SECONDS, TimeUnit.SECONDS);
-    Guard g3 = r3.get(GUARD_SECONDS, TimeUnit.SECONDS);
+    Guard g1 = done(r1);
+    Guard g2 = done(r2);
+    Guard g3 = done(r3);
     assertEquals(3, rw.readers(), "the whole run of readers entered");
     assertFalse(w2.isDone());
     assertFalse(r4.isDone(), "the reader behind the next writer waits for it");
@@ -154,10 +137,10 @@ class FifoReadWriteLockTest {
     g2.unlock();
     assertFalse(w2.isDone());
     g3.unlock();
-    WriteGuard second = w2.get(GUARD_SECONDS, TimeUnit.SECONDS);
+    WriteGuard second = done(w2);
     assertFalse(r4.isDone());
     second.unlock();
-    r4.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
+    done(r4).unlock();
     assertEquals(0, rw.readers());
   }
 
@@ -172,11 +155,11 @@ class FifoReadWriteLockTest {
     CompletableFuture<Guard> queuedReader = rw.readAsync();
     CompletableFuture<WriteGuard> queuedWriter = rw.writeAsync();
     w.unlock(); // the reader enters; the writer stays queued
-    Guard r = queuedReader.get(GUARD_SECONDS, TimeUnit.SECONDS);
+    Guard r = done(queuedReader);
     assertTrue(rw.tryRead().isEmpty(), "a reader could share, but the writer is queued");
     r.unlock(); // the writer enters
     assertTrue(rw.tryWrite().isEmpty());
-    queuedWriter.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
+    done(queuedWriter).unlock();
     CompletableFuture<Guard> headReader = rw.readAsync();
     assertTrue(headReader.isDone(), "free and no one queued");
     CompletableFuture<WriteGuard> waitingWriter = rw.writeAsync();
@@ -201,25 +184,17 @@ class FifoReadWriteLockTest {
     Guard reader = rw.read();
     for (long millis = 50; ; millis *= 2) {
       Duration timeout = Duration.ofMillis(millis);
-      CompletableFuture<Throwable> writerFailed = new CompletableFuture<>();
-      start(
-          () -> {
-            try {
-              rw.write(timeout).unlock();
-              writerFailed.completeExceptionally(new AssertionError("the writer got in"));
-            } catch (TimeoutException e) {
-              writerFailed.complete(e);
-            }
-          });
+      CompletableFuture<Throwable> writerFailed =
+          threads.startBlocked(() -> rw.write(timeout).unlock()).thrown();
       awaitTrue(() -> rw.queueLength() == 1 || writerFailed.isDone(), "the writer to queue");
       CompletableFuture<Guard> behind = rw.readAsync();
       if (behind.isDone()) { // the writer had already gone: try again, with more time
-        writerFailed.get(GUARD_SECONDS, TimeUnit.SECONDS);
+        assertInstanceOf(TimeoutException.class, done(writerFailed));
         behind.join().unlock();
         assertTrue(millis < 60_000, "the reader never queued behind the writer");
         continue;
       }
-      assertInstanceOf(TimeoutException.class, writerFailed.get(GUARD_SECONDS, TimeUnit.SECONDS));
+      assertInstanceOf(TimeoutException.class, done(writerFailed));
       // The withdrawal grants the readers behind before the writer's thread throws.
       assertTrue(behind.isDone(), "the reader behind the timed-out writer got in at once");
       assertEquals(2, rw.readers());
@@ -243,12 +218,9 @@ class FifoReadWriteLockTest {
         assertTrue(millis < 60_000, "the reader never queued behind the writer");
         continue;
       }
-      ExecutionException e =
-          assertThrows(
-              ExecutionException.class, () -> writer.get(GUARD_SECONDS, TimeUnit.SECONDS));
-      assertInstanceOf(TimeoutException.class, e.getCause());
+      assertInstanceOf(TimeoutException.class, failureOf(writer));
       // The timer's thread completes the writer's future, then withdraws it and grants.
-      behind.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
+      done(behind).unlock();
       break;
     }
     assertEquals(1, rw.readers(), "the first reader still holds, and no one else");
@@ -272,7 +244,7 @@ class FifoReadWriteLockTest {
     reader.unlock();
     behind1.join().unlock();
     behind2.join().unlock();
-    laterWriter.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
+    done(laterWriter).unlock();
     assertTrue(writer.isCancelled());
     assertEquals(0, rw.readers());
     assertFalse(rw.isWriteLocked());
@@ -282,23 +254,12 @@ class FifoReadWriteLockTest {
   void writerGivingUp_byInterrupt_letsQueuedReadersInAtOnce() throws Exception {
     ReadWriteLock rw = ReadWriteLock.create();
     Guard reader = rw.read();
-    CompletableFuture<Throwable> writerFailed = new CompletableFuture<>();
-    Thread writer =
-        start(
-            () -> {
-              try {
-                rw.write().unlock();
-                writerFailed.completeExceptionally(new AssertionError("the writer got in"));
-              } catch (InterruptedException e) {
-                writerFailed.complete(e);
-              }
-            });
+    Blocked writer = threads.startBlocked(() -> rw.write().unlock());
     awaitTrue(() -> rw.queueLength() == 1, "the writer to queue");
     CompletableFuture<Guard> behind = rw.readAsync();
     assertFalse(behind.isDone());
-    writer.interrupt();
-    assertInstanceOf(
-        InterruptedException.class, writerFailed.get(GUARD_SECONDS, TimeUnit.SECONDS));
+    writer.thread().interrupt();
+    assertInstanceOf(InterruptedException.class, done(writer.thrown()));
     assertTrue(behind.isDone(), "the reader behind entered as the writer left");
     assertEquals(2, rw.readers());
     behind.join().unlock();
@@ -316,8 +277,7 @@ class FifoReadWriteLockTest {
     CompletableFuture<Guard> timedReader = rw.readAsync(Duration.ofMillis(5));
     assertTrue(reader.cancel(false));
     assertTrue(writer.completeExceptionally(new IllegalStateException("gave up")));
-    assertThrows(
-        ExecutionException.class, () -> timedReader.get(GUARD_SECONDS, TimeUnit.SECONDS));
+    failureOf(timedReader);
     held.unlock();
     assertFalse(rw.isWriteLocked(), "no cancelled writer holds it: " + rw);
     assertEquals(0, rw.readers(), "no cancelled reader holds it: " + rw);
@@ -333,33 +293,24 @@ class FifoReadWriteLockTest {
   @Test
   void grantRacingWithCancel_isNeverLost() throws Exception {
     ReadWriteLock rw = ReadWriteLock.create();
-    ExecutorService unlocker = Executors.newSingleThreadExecutor();
-    int cancelsWon = 0;
-    try {
-      for (int round = 0; round < 2_000; round++) {
-        boolean writerRaces = round % 2 == 0;
-        WriteGuard held = rw.write();
-        CompletableFuture<? extends Guard> racing = writerRaces ? rw.writeAsync() : rw.readAsync();
-        CompletableFuture<? extends Guard> next = writerRaces ? rw.readAsync() : rw.writeAsync();
-        Future<?> unlocked = unlocker.submit(held::unlock);
-        if (racing.cancel(false)) {
-          cancelsWon++;
-        } else {
-          racing.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock(); // granted first: ours
-        }
-        unlocked.get(GUARD_SECONDS, TimeUnit.SECONDS);
-        Guard nextGuard = next.get(GUARD_SECONDS, TimeUnit.SECONDS);
-        assertEquals(0, rw.queueLength(), "round " + round);
-        assertEquals(writerRaces ? 1 : 0, rw.readers(), "round " + round + ": " + rw);
-        assertEquals(!writerRaces, rw.isWriteLocked(), "round " + round + ": " + rw);
-        nextGuard.unlock();
-        assertEquals(0, rw.readers(), "round " + round + ": " + rw);
-        assertFalse(rw.isWriteLocked(), "round " + round + ": " + rw);
-      }
-    } finally {
-      unlocker.shutdownNow();
-    }
-    assertTrue(cancelsWon > 0, "some cancels won");
+    TestThreads.raceCancelsWithGrants(
+        2_000,
+        round -> {
+          boolean writerRaces = round % 2 == 0;
+          WriteGuard held = rw.write();
+          return writerRaces
+              ? new CancelRace(held, rw.writeAsync(), rw.readAsync())
+              : new CancelRace(held, rw.readAsync(), rw.writeAsync());
+        },
+        (next, round) -> {
+          boolean writerRaces = round % 2 == 0;
+          assertEquals(0, rw.queueLength(), "round " + round);
+          assertEquals(writerRaces ? 1 : 0, rw.readers(), "round " + round + ": " + rw);
+          assertEquals(!writerRaces, rw.isWriteLocked(), "round " + round + ": " + rw);
+          next.unlock();
+          assertEquals(0, rw.readers(), "round " + round + ": " + rw);
+          assertFalse(rw.isWriteLocked(), "round " + round + ": " + rw);
+        });
   }
 
   // ---------------------------------------------------------------- downgrading
@@ -375,7 +326,7 @@ class FifoReadWriteLockTest {
     assertEquals(1, rw.readers());
     assertTrue(rw.tryWrite().isEmpty());
     r.unlock();
-    WriteGuard next = writerBehind.get(GUARD_SECONDS, TimeUnit.SECONDS);
+    WriteGuard next = done(writerBehind);
     next.unlock();
     assertEquals(0, rw.readers());
   }
@@ -391,7 +342,7 @@ class FifoReadWriteLockTest {
     AtomicBoolean writing = new AtomicBoolean();
     AtomicBoolean stop = new AtomicBoolean();
     Queue<String> violations = new ConcurrentLinkedQueue<>();
-    Body contender =
+    TestThreads.Body contender =
         () -> {
           while (!stop.get()) {
             WriteGuard g = rw.tryWrite().orElse(null);
@@ -405,8 +356,8 @@ class FifoReadWriteLockTest {
             g.unlock();
           }
         };
-    Thread a = start(contender);
-    Thread b = start(contender);
+    Thread a = threads.start(contender);
+    Thread b = threads.start(contender);
     for (int i = 0; i < 2_000; i++) {
       WriteGuard w = rw.write();
       if (!writing.compareAndSet(false, true)) {
@@ -443,8 +394,8 @@ class FifoReadWriteLockTest {
     mine.unlock();
     r1.join().unlock();
     r2.join().unlock();
-    w2.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
-    r3.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
+    done(w2).unlock();
+    done(r3).unlock();
     assertEquals(0, rw.readers());
   }
 
@@ -517,26 +468,16 @@ class FifoReadWriteLockTest {
 
   @Test
   void completionExecutor_completesFuturesOnTheExecutor() throws Exception {
-    ExecutorService executor =
-        Executors.newSingleThreadExecutor(r -> new Thread(r, "rw-completions"));
-    try {
-      ReadWriteLock rw = ReadWriteLock.builder().completionExecutor(executor).build();
-      WriteGuard held = rw.write();
-      AtomicReference<String> completedOn = new AtomicReference<>();
-      CompletableFuture<Void> seen =
-          rw.readAsync()
-              .thenAccept(
-                  g -> {
-                    completedOn.set(Thread.currentThread().getName());
-                    g.unlock();
-                  });
-      held.unlock();
-      seen.get(GUARD_SECONDS, TimeUnit.SECONDS);
-      assertEquals("rw-completions", completedOn.get());
-    } finally {
-      executor.shutdownNow();
-    }
+    String completedOn =
+        TestThreads.completingThread(
+            "rw-completions",
+            executor -> {
+              ReadWriteLock rw = ReadWriteLock.builder().completionExecutor(executor).build();
+              return new HeldAndQueued(rw.write(), rw.readAsync());
+            });
+    assertEquals("rw-completions", completedOn);
   }
+
 
   // ---------------------------------------------------------------- tasks
 
@@ -566,10 +507,10 @@ class FifoReadWriteLockTest {
     CompletableFuture<String> write = rw.callWriteAsync(() -> writing);
     assertEquals(1, rw.queueLength(), "the writer waits for the reader's stage");
     reading.complete("r");
-    assertEquals("r", read.get(GUARD_SECONDS, TimeUnit.SECONDS));
+    assertEquals("r", done(read));
     assertTrue(rw.isWriteLocked());
     writing.complete("w");
-    assertEquals("w", write.get(GUARD_SECONDS, TimeUnit.SECONDS));
+    assertEquals("w", done(write));
     assertFalse(rw.isWriteLocked());
   }
 
@@ -577,15 +518,7 @@ class FifoReadWriteLockTest {
   void callWriteAsync_cancelledBeforeTheGrant_neverRunsTheTask() throws Exception {
     ReadWriteLock rw = ReadWriteLock.create();
     Guard reader = rw.read();
-    AtomicBoolean ran = new AtomicBoolean();
-    CompletableFuture<String> result =
-        rw.callWriteAsync(
-            () -> {
-              ran.set(true);
-              return CompletableFuture.completedFuture("x");
-            });
-    assertTrue(result.cancel(false));
-    assertThrows(CancellationException.class, result::join);
+    AtomicBoolean ran = TestThreads.cancelledBeforeTheGrant(rw::callWriteAsync);
     assertEquals(0, rw.queueLength());
     reader.unlock();
     assertFalse(ran.get());
@@ -608,9 +541,7 @@ class FifoReadWriteLockTest {
     CompletableFuture<Guard> readAsync = rw.readAsync(Duration.ofMillis(10));
     CompletableFuture<WriteGuard> writeAsync = rw.writeAsync(Duration.ofMillis(10));
     for (CompletableFuture<?> f : List.of(readAsync, writeAsync)) {
-      ExecutionException e =
-          assertThrows(ExecutionException.class, () -> f.get(GUARD_SECONDS, TimeUnit.SECONDS));
-      assertInstanceOf(TimeoutException.class, e.getCause());
+      assertInstanceOf(TimeoutException.class, failureOf(f));
     }
     awaitTrue(() -> rw.queueLength() == 0, "the timed-out requests to leave");
     w.unlock();
@@ -627,17 +558,18 @@ class FifoReadWriteLockTest {
     CompletableFuture<Guard> r = rw.readAsync(Duration.ofMinutes(10));
     CompletableFuture<WriteGuard> w2 = rw.writeAsync(Duration.ofMinutes(10));
     w.unlock();
-    Guard rg = r.get(GUARD_SECONDS, TimeUnit.SECONDS);
+    Guard rg = done(r);
     assertEquals(1, rw.readers());
     rg.unlock();
-    w2.get(GUARD_SECONDS, TimeUnit.SECONDS).unlock();
+    done(w2).unlock();
     assertFalse(rw.isWriteLocked());
   }
 
   @Test
   void interruptBeforeLocking_throwsAtOnceEvenWhenFree() {
     ReadWriteLock rw = ReadWriteLock.create();
-    for (Body call : List.<Body>of(rw::read, rw::write, () -> rw.write(Duration.ofMinutes(1)))) {
+    for (TestThreads.Body call :
+        List.<TestThreads.Body>of(rw::read, rw::write, () -> rw.write(Duration.ofMinutes(1)))) {
       Thread.currentThread().interrupt();
       try {
         assertThrows(InterruptedException.class, call::run);
@@ -657,53 +589,24 @@ class FifoReadWriteLockTest {
     ReadWriteLock rw = ReadWriteLock.create();
     int workers = 4;
     int rounds = 5_000;
-    CountDownLatch done = new CountDownLatch(workers);
     Queue<String> violations = new ConcurrentLinkedQueue<>();
-    for (int t = 0; t < workers; t++) {
-      start(
-          () -> {
-            for (int i = 0; i < rounds; i++) {
-              int seen;
-              try (Guard r = rw.read()) {
-                seen = unguarded;
-              }
-              try (Guard w = rw.write()) {
-                if (unguarded < seen) {
-                  violations.add("the writer saw " + unguarded + " after a reader saw " + seen);
-                }
-                unguarded++;
-              }
+    threads.runAll(
+        workers,
+        t -> {
+          for (int i = 0; i < rounds; i++) {
+            int seen;
+            try (Guard r = rw.read()) {
+              seen = unguarded;
             }
-            done.countDown();
-          });
-    }
-    assertTrue(done.await(GUARD_SECONDS, TimeUnit.SECONDS), "the workers finished");
+            try (Guard w = rw.write()) {
+              if (unguarded < seen) {
+                violations.add("the writer saw " + unguarded + " after a reader saw " + seen);
+              }
+              unguarded++;
+            }
+          }
+        });
     assertEquals(workers * rounds, rw.callRead(() -> unguarded));
     assertEquals(List.of(), List.copyOf(violations));
-  }
-
-  // ---------------------------------------------------------------- helpers
-
-  /** Something a test thread runs; may throw anything. */
-  interface Body {
-    void run() throws Exception;
-  }
-
-  private Thread start(Body body) {
-    Thread t =
-        new Thread(
-            () -> {
-              try {
-                body.run();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              } catch (Throwable e) {
-                threadFailures.add(e);
-              }
-            });
-    t.setDaemon(true);
-    threads.add(t);
-    t.start();
-    return t;
   }
 }
