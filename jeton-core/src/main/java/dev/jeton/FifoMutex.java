@@ -1,5 +1,8 @@
 package dev.jeton;
 
+import dev.jeton.internal.Arguments;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -8,83 +11,312 @@ import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The in-process {@link Mutex}: a {@link FifoSemaphore} of one permit whose grants are guards.
+ * The in-process {@link Mutex}, on the {@link WaitQueue} engine.
  *
- * <p>Everything that makes the mutex FIFO, cancellable and safe with futures is the engine's: a
- * lock is one permit, {@link Guard#unlock()} gives it back once, and a request that gives up
- * leaves the semaphore's queue, which hands a lock granted at that moment to the next in line.
- * No state of its own, so no invariant beyond the semaphore's.
+ * <p>The contract is on {@link Mutex}; this comment explains how it is kept.
  */
-final class FifoMutex implements Mutex {
-  private static final Grants GUARDS =
-      new Grants() {
-        @Override
-        public Object grant(FifoSemaphore from, int permits) {
-          return new LocalGuard(from, permits, "mutex");
-        }
+final class FifoMutex extends WaitQueue implements Mutex {
+  /*
+   * Overview
+   *
+   * One atomic word, `state`, holds whether the mutex is locked, whether anyone is queued, and
+   * the number of the current grant:
+   *
+   *   state = grant << 2 | LOCKED | QUEUED
+   *
+   * Every grant (fast or from the queue) increments `grant`, and the guard it makes remembers
+   * its number. Unlocking is one CAS from "LOCKED with my number" to "unlocked" (or, with a queue,
+   * to "LOCKED with the next number", handed to the head): so a second unlock of the same guard,
+   * by any thread, at any moment, finds the lock free or held under another number and does
+   * nothing. That is what makes unlock idempotent without a flag of its own in the guard: one
+   * atomic instruction to lock and one to unlock, as ReentrantLock, and a guard that holds only
+   * final fields, which the JIT can keep out of the heap (decision 42). The mutex was a one-permit
+   * FifoSemaphore before; its permit's release flag cost a third atomic instruction and an
+   * allocation per lock.
+   *
+   * Fast paths, without the queue's lock:
+   *   - lock: one CAS from "neither LOCKED nor QUEUED" to LOCKED with the next number.
+   *   - unlock: one CAS from "LOCKED with my number, not QUEUED" to unlocked.
+   *
+   * Slow paths, under the queue's lock: a request that finds the mutex locked sets QUEUED (by
+   * CAS, so only if it is still locked) and appends itself; an unlock that finds QUEUED set hands
+   * the lock to the head in the same CAS that checks its number (unlockLocked).
+   *
+   * Invariants:
+   *   M1. QUEUED is set if and only if the queue is non-empty (both change under the lock).
+   *   M2. While QUEUED is set, the state changes only under the lock.
+   *   M3. Whenever LOCKED is clear, the queue is empty: an unlock with a queue hands the lock to
+   *       the head instead of clearing LOCKED, and a request queues only while LOCKED is set. So
+   *       a withdrawal (cancel, timeout, interrupt) never has a lock to hand on: it only clears
+   *       QUEUED when the queue empties.
+   *   M4. `grant` changes only with a grant, by one; a guard unlocks only while the state holds
+   *       LOCKED with its number. A grant that reaches no one (its future completed from outside
+   *       first, its thread interrupted) is unlocked by the engine (giveBack), so it is handed on.
+   *
+   * Field access follows the rule in package-info.java: `state` is changed by CAS (STATE).
+   */
 
-        @Override
-        public String kind() {
-          return "mutex";
-        }
+  private static final long QUEUED = 1;
+  private static final long LOCKED = 2;
+  private static final int GRANT_SHIFT = 2;
 
-        @Override
-        public String request(int permits) {
-          return "the lock";
-        }
-      };
+  private static final VarHandle STATE;
 
-  private final FifoSemaphore semaphore;
+  static {
+    try {
+      STATE = MethodHandles.lookup().findVarHandle(FifoMutex.class, "state", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private final @Nullable String name;
+
+  private volatile long state;
 
   FifoMutex(@Nullable String name, @Nullable Executor completionExecutor) {
-    this.semaphore =
-        new FifoSemaphore(
-            name, 1, completionExecutor, null, WaitQueue.Timers.shared(), null, GUARDS);
+    super(completionExecutor, null, Timers.shared(), null, true);
+    this.name = name;
   }
+
+  // ---------------------------------------------------------------- locking
 
   @Override
   public Guard lock() throws InterruptedException {
-    return (Guard) semaphore.acquireGrant(1);
+    try {
+      return lock(Long.MAX_VALUE, null);
+    } catch (TimeoutException impossible) {
+      throw new AssertionError(impossible);
+    }
   }
 
   @Override
   public Guard lock(Duration timeout) throws InterruptedException, TimeoutException {
-    return (Guard) semaphore.acquireGrant(1, timeout);
+    return lock(Arguments.toNanos(timeout), timeout);
+  }
+
+  private Guard lock(long nanos, @Nullable Duration timeout)
+      throws InterruptedException, TimeoutException {
+    if (Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    Guard guard = tryTake();
+    return guard != null ? guard : lockSlow(nanos, timeout);
+  }
+
+  private Guard lockSlow(long nanos, @Nullable Duration timeout)
+      throws InterruptedException, TimeoutException {
+    WaitNode w = WaitNode.blocking(1);
+    if (enqueue(w)) {
+      awaitBlocking(w, nanos, timeout);
+    }
+    return (Guard) java.util.Objects.requireNonNull(w.outcome);
   }
 
   @Override
   public CompletableFuture<Guard> lockAsync() {
-    return semaphore.acquireGrantAsync(1, null);
+    return lockAsync(Long.MAX_VALUE, null);
   }
 
   @Override
   public CompletableFuture<Guard> lockAsync(Duration timeout) {
-    return semaphore.acquireGrantAsync(1, timeout);
+    return lockAsync(Arguments.toNanos(timeout), timeout);
+  }
+
+  private CompletableFuture<Guard> lockAsync(long nanos, @Nullable Duration timeout) {
+    Guard guard = tryTake();
+    if (guard != null) {
+      return CompletableFuture.completedFuture(guard);
+    }
+    WaitNode w = WaitNode.async(this, 1, nanos != Long.MAX_VALUE);
+    return futureOf(
+        w, enqueue(w), nanos, () -> timeoutException(w, java.util.Objects.requireNonNull(timeout)));
   }
 
   @Override
   public Optional<Guard> tryLock() {
-    return Optional.ofNullable((Guard) semaphore.tryGrant(1));
+    return Optional.ofNullable(tryTake());
+  }
+
+  /** The fast path: locks if the mutex is free and no one is queued; else null. */
+  private @Nullable Guard tryTake() {
+    long s = state;
+    while ((s & (LOCKED | QUEUED)) == 0) {
+      long next = nextGrant(s);
+      if (STATE.weakCompareAndSet(this, s, next)) {
+        return new LocalMutexGuard(this, next); // QUEUED is clear in next
+      }
+      s = state;
+    }
+    return null;
+  }
+
+  /** The state of the grant after {@code s}: locked under the next number, QUEUED kept. */
+  private static long nextGrant(long s) {
+    return (((s >>> GRANT_SHIFT) + 1) << GRANT_SHIFT) | LOCKED | (s & QUEUED);
+  }
+
+  /**
+   * Locks under the lock if the mutex is free, else queues {@code w} (M3: only while locked).
+   * Returns true if queued; false if granted at once, with the guard in {@code w.outcome}.
+   */
+  private boolean enqueue(WaitNode w) {
+    lock.lock();
+    try {
+      for (; ; ) {
+        long s = state;
+        if ((s & LOCKED) == 0) { // then the queue is empty (M3)
+          long next = nextGrant(s);
+          if (STATE.compareAndSet(this, s, next)) {
+            w.outcome = new LocalMutexGuard(this, next); // QUEUED is clear in next (M3)
+            w.status = WaitNode.GRANTED;
+            return false;
+          }
+        } else if ((s & QUEUED) != 0 || STATE.compareAndSet(this, s, s | QUEUED)) {
+          append(w);
+          return true;
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  // ---------------------------------------------------------------- unlocking
+
+  /**
+   * Unlocks if the mutex is still locked under {@code grant} (a guard's state word: its number and
+   * LOCKED, QUEUED clear); else does nothing.
+   */
+  void unlock(long grant) {
+    long s = state;
+    while ((s & QUEUED) == 0) {
+      if (s != grant) {
+        return; // unlocked already, or locked again by someone else since
+      }
+      if (STATE.weakCompareAndSet(this, s, s & ~LOCKED)) {
+        return;
+      }
+      s = state;
+    }
+    WaitNode delivered;
+    lock.lock();
+    try {
+      delivered = unlockLocked(grant);
+    } finally {
+      lock.unlock();
+    }
+    deliver(delivered);
+  }
+
+  /**
+   * Unlocks under the queue's lock: with a queue, hands the lock to the head in the same CAS
+   * (M3); returns the head, granted, or null. Lock held.
+   */
+  private @Nullable WaitNode unlockLocked(long grant) {
+    for (; ; ) {
+      long s = state;
+      if ((s & ~QUEUED) != grant) {
+        return null; // not ours any more
+      }
+      WaitNode first = head();
+      if (first == null) { // QUEUED clear: a plain unlock, racing only with tryTake's reads
+        if (STATE.compareAndSet(this, s, s & ~LOCKED)) {
+          return null;
+        }
+        continue;
+      }
+      WaitNode rest = first.next;
+      long next = nextGrant(s) & ~QUEUED | (rest != null ? QUEUED : 0L);
+      if (STATE.compareAndSet(this, s, next)) {
+        first.outcome = new LocalMutexGuard(this, next & ~QUEUED);
+        return unlinkRun(rest, WaitNode.GRANTED);
+      }
+    }
+  }
+
+  /** True while the mutex is locked under {@code grant}. */
+  boolean holds(long grant) {
+    return (state & ~QUEUED) == grant;
+  }
+
+  // ---------------------------------------------------------------- the engine's hooks
+
+  @Override
+  @Nullable WaitNode afterWithdrawLocked() {
+    if (head() == null) { // the queue emptied: clear QUEUED (M1); nothing to hand on (M3)
+      long s;
+      do {
+        s = state;
+      } while (!STATE.compareAndSet(this, s, s & ~QUEUED));
+    }
+    return null;
   }
 
   @Override
+  @Nullable Object grantedValue(WaitNode node) {
+    return node.outcome;
+  }
+
+  @Override
+  void giveBack(WaitNode node, @Nullable Object value) {
+    ((Guard) java.util.Objects.requireNonNull(node.outcome)).unlock();
+  }
+
+  @Override
+  RuntimeException failure(WaitNode node) {
+    throw new AssertionError("a mutex request never fails: status " + node.status);
+  }
+
+  @Override
+  TimeoutException timeoutException(WaitNode node, Duration timeout) {
+    return new TimeoutException("timed out after " + timeout + " waiting for the lock of " + describe());
+  }
+
+  // ---------------------------------------------------------------- inspection
+
+  @Override
   public boolean isLocked() {
-    return semaphore.available() < 1;
+    return (state & LOCKED) != 0;
   }
 
   @Override
   public int queueLength() {
-    return semaphore.queueLength();
+    return super.queueLength();
+  }
+
+  private String describe() {
+    return name != null ? "mutex '" + name + "'" : "mutex";
   }
 
   @Override
   public String toString() {
-    String name = semaphore.name();
     return "Mutex["
         + (name != null ? "name=" + name + ", " : "")
         + (isLocked() ? "locked" : "unlocked")
         + ", queued="
         + queueLength()
         + "]";
+  }
+
+  /** A held lock: the mutex and the number of its grant, which is all unlocking needs. */
+  private static final class LocalMutexGuard implements Guard {
+    private final FifoMutex mutex;
+    private final long grant;
+
+    LocalMutexGuard(FifoMutex mutex, long grant) {
+      this.mutex = mutex;
+      this.grant = grant;
+    }
+
+    @Override
+    public void unlock() {
+      mutex.unlock(grant);
+    }
+
+    @Override
+    public String toString() {
+      return "Guard[" + mutex.describe() + (mutex.holds(grant) ? "]" : ", unlocked]");
+    }
   }
 }
