@@ -46,9 +46,14 @@ final class FifoBarrier extends WaitQueue implements Barrier {
    *       withdrawal takes the arrival back: it leaves arrived < parties, so afterWithdrawLocked
    *       has nothing to trip.
    *
-   * The queue does not spin its head (see WaitQueue.spinAtHead): the first to arrive waits for
-   * the last, not for a handoff that is about to come.
+   * The head (the first to arrive) spins before it parks only while every party can have a core
+   * of its own (parties <= the processors): then the last arrival is moments away, and a park and
+   * unpark per generation is the whole cost (2 parties on 2 cores: 1.2 us a generation spinning,
+   * 22 us parking; BENCHMARKS.md). With more parties than cores, spinning would take the core the
+   * others need to arrive. `spin` is that answer, rewritten under the lock when parties change.
    */
+
+  private static final int PROCESSORS = Runtime.getRuntime().availableProcessors();
 
   /** The most parties a barrier has; one fewer than int's largest, so counts never overflow. */
   static final int MAX_PARTIES = Integer.MAX_VALUE - 1;
@@ -58,6 +63,9 @@ final class FifoBarrier extends WaitQueue implements Barrier {
 
   /** Guarded by the lock. */
   private int parties;
+
+  /** Whether the head spins: parties <= PROCESSORS. Written under the lock, read without it. */
+  private volatile boolean spin;
 
   /** Guarded by the lock. */
   private long generation;
@@ -80,6 +88,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
     super(completionExecutor, null, timers, null, false);
     this.name = name;
     this.parties = checkParties(parties);
+    this.spin = parties <= PROCESSORS;
     this.action = action;
   }
 
@@ -170,6 +179,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
         throw new IllegalStateException(describe() + " already has " + MAX_PARTIES + " parties");
       }
       parties++;
+      spin = parties <= PROCESSORS;
       return generation;
     } finally {
       lock.unlock();
@@ -191,6 +201,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
         trip = tripLocked(null);
       }
       parties--;
+      spin = parties <= PROCESSORS;
     } finally {
       lock.unlock();
     }
@@ -298,6 +309,11 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   }
 
   // ---------------------------------------------------------------- the engine's hooks
+
+  @Override
+  boolean spinAtHead() {
+    return spin;
+  }
 
   @Override
   @Nullable WaitNode afterWithdrawLocked() {

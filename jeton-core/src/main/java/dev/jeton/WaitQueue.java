@@ -90,9 +90,9 @@ abstract class WaitQueue {
   private final @Nullable Runnable spinStep;
 
   /**
-   * Whether the head waiter spins and is prewoken (see "Blocking waiters"): true for a queue
-   * whose head is next in line for a handoff. A barrier's head is only the first to arrive,
-   * waiting for the last one, so there it would burn a core the others need to get there.
+   * Whether the head waiter spins and is prewoken (see "Blocking waiters"), unless the subclass
+   * decides case by case ({@link #spinAtHead()}): true for a queue whose head is next in line for
+   * a handoff.
    */
   private final boolean spinAtHead;
 
@@ -348,9 +348,18 @@ abstract class WaitQueue {
     }
   }
 
+  /**
+   * Whether the head waiter spins and is prewoken now. A barrier's head is only the first to
+   * arrive, waiting for the last one: spinning there pays when every party has a core of its
+   * own, and burns the cores the others need to get there when they do not.
+   */
+  boolean spinAtHead() {
+    return spinAtHead;
+  }
+
   /** Unparks a blocking waiter newly at the head so that it spins, rather than sleeps, into its grant. */
   final void prewakeHead() {
-    if (!spinAtHead) {
+    if (!spinAtHead()) {
       return;
     }
     WaitNode h = head; // without the lock: a stale answer costs one needless unpark or one park
@@ -381,7 +390,7 @@ abstract class WaitQueue {
       throws InterruptedException, TimeoutException {
     long start = System.nanoTime();
     boolean timed = nanos != Long.MAX_VALUE;
-    int spins = spinAtHead ? SPIN_STEPS : 0;
+    int spins = spinAtHead() ? SPIN_STEPS : 0;
     for (; ; ) {
       if (Thread.interrupted()) {
         if (!withdraw(w, WaitNode.CANCELLED)) {
