@@ -151,8 +151,8 @@ interface RwLocker {
   }
 
   /** {@link StampedLock} through its pessimistic read and write locks. */
-  final class Stamped implements RwLocker {
-    private final StampedLock lock = new StampedLock();
+  class Stamped implements RwLocker {
+    final StampedLock lock = new StampedLock();
 
     @Override
     public long read(Data data, Waits waits) throws InterruptedException {
@@ -189,9 +189,7 @@ interface RwLocker {
    * it will keep: the optimistic stamp when the read validates, else the read lock taken after
    * the failed attempt (which is counted in the wait).
    */
-  final class StampedOptimistic implements RwLocker {
-    private final StampedLock lock = new StampedLock();
-
+  final class StampedOptimistic extends Stamped {
     @Override
     public long read(Data data, Waits waits) throws InterruptedException {
       long start = System.nanoTime();
@@ -211,23 +209,6 @@ interface RwLocker {
       } finally {
         lock.unlockRead(stamp);
       }
-    }
-
-    @Override
-    public void write(Data data, Waits waits) throws InterruptedException {
-      long start = System.nanoTime();
-      long stamp = lock.writeLockInterruptibly();
-      waits.writer(System.nanoTime() - start);
-      try {
-        data.write();
-      } finally {
-        lock.unlockWrite(stamp);
-      }
-    }
-
-    @Override
-    public boolean isLocked() {
-      return lock.isReadLocked() || lock.isWriteLocked();
     }
   }
 }
