@@ -85,7 +85,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
       @Nullable Runnable action,
       @Nullable Executor completionExecutor,
       Timers timers) {
-    super(completionExecutor, null, timers, null, false);
+    super(completionExecutor, null, timers, null);
     this.name = name;
     this.parties = checkParties(parties);
     this.spin = parties <= PROCESSORS;

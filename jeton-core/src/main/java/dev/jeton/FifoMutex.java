@@ -75,7 +75,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
   private volatile long state;
 
   FifoMutex(@Nullable String name, @Nullable Executor completionExecutor) {
-    super(completionExecutor, null, Timers.shared(), null, true);
+    super(completionExecutor, null, Timers.shared(), null);
     this.name = name;
   }
 

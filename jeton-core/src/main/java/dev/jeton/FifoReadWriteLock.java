@@ -33,7 +33,7 @@ final class FifoReadWriteLock implements ReadWriteLock {
         public Object grant(FifoSemaphore from, int permits) {
           return permits == WRITE
               ? new LocalWriteGuard(from)
-              : new LocalGuard(from, permits, "read lock");
+              : new LocalGuard(from, permits);
         }
 
         @Override
@@ -138,7 +138,7 @@ final class FifoReadWriteLock implements ReadWriteLock {
     private final FifoSemaphore semaphore;
 
     LocalWriteGuard(FifoSemaphore semaphore) {
-      super(semaphore, WRITE, "write lock");
+      super(semaphore, WRITE);
       this.semaphore = semaphore;
     }
 
@@ -147,7 +147,7 @@ final class FifoReadWriteLock implements ReadWriteLock {
       if (!claim()) {
         throw new IllegalStateException("this write lock was unlocked or downgraded already");
       }
-      Guard read = new LocalGuard(semaphore, 1, "read lock");
+      Guard read = new LocalGuard(semaphore, 1);
       semaphore.release(WRITE - 1);
       return read;
     }

@@ -4,8 +4,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * A {@link Guard} of a primitive built on a {@link FifoSemaphore}: it holds {@code permits} of
- * that semaphore, given back once.
+ * A lock of the {@link FifoReadWriteLock}: it holds {@code permits} of that lock's {@link
+ * FifoSemaphore} (one for a read lock, all for the write lock), given back once.
  */
 class LocalGuard implements Guard {
   private static final VarHandle UNLOCKED;
@@ -20,15 +20,13 @@ class LocalGuard implements Guard {
 
   private final FifoSemaphore semaphore;
   private final int permits;
-  private final String kind;
 
   /** 1 once unlocked or downgraded; set by CAS (UNLOCKED), so the permits go back once. */
   private volatile int unlocked;
 
-  LocalGuard(FifoSemaphore semaphore, int permits, String kind) {
+  LocalGuard(FifoSemaphore semaphore, int permits) {
     this.semaphore = semaphore;
     this.permits = permits;
-    this.kind = kind;
   }
 
   @Override
@@ -48,6 +46,7 @@ class LocalGuard implements Guard {
 
   @Override
   public final String toString() {
+    String kind = permits == FifoReadWriteLock.WRITE ? "write lock" : "read lock";
     return "Guard[" + kind + (unlocked != 0 ? ", unlocked]" : "]");
   }
 }

@@ -89,13 +89,6 @@ abstract class WaitQueue {
   /** Run at every step of the spin: null except in tests that watch the spin. */
   private final @Nullable Runnable spinStep;
 
-  /**
-   * Whether the head waiter spins and is prewoken (see "Blocking waiters"), unless the subclass
-   * decides case by case ({@link #spinAtHead()}): true for a queue whose head is next in line for
-   * a handoff.
-   */
-  private final boolean spinAtHead;
-
   /** Guarded by the lock. */
   private int queueLength;
 
@@ -109,20 +102,10 @@ abstract class WaitQueue {
       @Nullable StatsRecorder stats,
       Timers timers,
       @Nullable Runnable spinStep) {
-    this(completionExecutor, stats, timers, spinStep, true);
-  }
-
-  WaitQueue(
-      @Nullable Executor completionExecutor,
-      @Nullable StatsRecorder stats,
-      Timers timers,
-      @Nullable Runnable spinStep,
-      boolean spinAtHead) {
     this.completionExecutor = completionExecutor;
     this.stats = stats;
     this.timers = timers;
     this.spinStep = spinStep;
-    this.spinAtHead = spinAtHead;
   }
 
   // ---------------------------------------------------------------- what the subclass decides
@@ -354,7 +337,7 @@ abstract class WaitQueue {
    * own, and burns the cores the others need to get there when they do not.
    */
   boolean spinAtHead() {
-    return spinAtHead;
+    return true; // the head is next in line for a handoff
   }
 
   /** Unparks a blocking waiter newly at the head so that it spins, rather than sleeps, into its grant. */

@@ -497,4 +497,15 @@ class FifoBarrierTest {
             })
         .build();
   }
+
+  @Test
+  void spinAtHead_whileEveryPartyCanHaveACore_andFollowsRegisterAndDeregister() {
+    int processors = Runtime.getRuntime().availableProcessors();
+    FifoBarrier barrier = (FifoBarrier) Barrier.create(processors);
+    org.junit.jupiter.api.Assertions.assertTrue(barrier.spinAtHead(), "parties == processors");
+    var unused = barrier.register();
+    org.junit.jupiter.api.Assertions.assertFalse(barrier.spinAtHead(), "one party more");
+    var unused2 = barrier.arriveAndDeregister();
+    org.junit.jupiter.api.Assertions.assertTrue(barrier.spinAtHead(), "back to processors");
+  }
 }
