@@ -7,8 +7,9 @@
 # removed at exit; it has no Mutex nor ReadWriteLock). Then, Jeton only, before and after
 # alternately: ContendedBenchmark at each of $THREADS, UncontendedBenchmark, and
 # QueuedWaiterMemory; then, on the current tree only: MutexBenchmark (uncontended, and contended
-# at each of $THREADS), ReadWriteLockBenchmark at each of $THREADS, LockWaiterMemory,
-# BarrierBenchmark with each of $THREADS as the number of parties, and BarrierWaiterMemory.
+# at each of $THREADS, each beside its floors from LockFloorBenchmark), ReadWriteLockBenchmark at
+# each of $THREADS, LockWaiterMemory, BarrierBenchmark with each of $THREADS as the number of
+# parties, and BarrierWaiterMemory.
 # Each run's output goes to OUT_DIR/NAME.txt (JMH's JSON to OUT_DIR/NAME.json), and the result
 # tables, with the read-write lock's longest waits, are gathered in OUT_DIR/summary.txt.
 #
@@ -92,9 +93,11 @@ for v in before after; do
   memory "semaphore-memory-$v" "$out/bench-$v.jar" QueuedWaiterMemory
 done
 
-jmh mutex-uncontended "$after_jar" 'MutexBenchmark.uncontended' -r "$RU"
+jmh mutex-uncontended "$after_jar" \
+  'MutexBenchmark.uncontended|LockFloorBenchmark.(constantCas|loadThenCas)' -r "$RU"
 for t in $THREADS; do
-  jmh "mutex-contended-t$t" "$after_jar" 'MutexBenchmark.contended' -t "$t" -r "$R"
+  jmh "mutex-contended-t$t" "$after_jar" 'MutexBenchmark.contended|LockFloorBenchmark.*Handoff' \
+    -t "$t" -r "$R"
 done
 for t in $THREADS; do
   jmh "rwlock-t$t" "$after_jar" ReadWriteLockBenchmark -t "$t" -r "$R"
