@@ -49,22 +49,29 @@ public final class AdaptiveLimit {
    * the drops, and (from begin()) the largest in-flight count M, then decides:
    *
    *   1. drops > 0: estimate *= backoff. A drop is congestion, and carries no latency.
-   *   2. baseline B: the lowest window mean seen (a mean, not one lucky sample), except that it is
-   *      re-measured upward when the in-flight count fell by 20% or more since the last window
-   *      and R fell by less than half of what queueing would predict (R > R' (1 + N/N') / 2): the
-   *      latency is then not ours to remove by admitting less, so it is the new no-load latency.
+   *   2. baseline B: the lowest window mean seen (a mean, not one lucky sample). It moves up only
+   *      on evidence that the latency is not queueing: a run of cuts (step 3) took the mean
+   *      in-flight count below 30% of what it was in the run's first window (N <= 0.3 N0), and
+   *      R fell by less than half of what queueing predicts (R > R0 (1 + N / N0) / 2). Then B = R,
+   *      and growth is capped at the estimate from before the cuts (`cap`) until latency is back
+   *      within tolerance of the lowest B ever, or well below B (R * tolerance < B): then B
+   *      returns to that lowest and the cap goes.
    *   3. R > tolerance * B: estimate *= max(0.5, B / R). If the excess is queueing, latency grows
    *      with in-flight work (Little's law), and B / R of the limit is where it would be gone.
-   *   4. otherwise, if M reached the window's limit: estimate += sqrt(estimate); if it did not,
-   *      the limit was not what held the work back, and nothing is learned about a higher one.
+   *   4. otherwise, if M reached the window's limit: estimate += sqrt(estimate), up to `cap`; if
+   *      it did not, the limit was not what held the work back: nothing is learnt about more.
    *
    * Why not the anchors' rules (docs/decisions.md, decision 44): a baseline that follows latency
    * (Gradient2's long-term average, an expiring minimum) lets the limit creep up under steady
-   * overload; here the baseline rises only on evidence that fewer in flight did not help, which
-   * steady queueing never gives. Vegas and Envoy re-measure the baseline by dropping the limit
-   * to a minimum, a burst of rejections; here the controller's own cuts are the experiment.
-   * Samples that never reach the work (ignore()) and drops never enter a latency mean, so their
-   * near-zero latencies cannot drag it. A window closes only when full, so none is empty.
+   * overload; here it rises only when admitting less did not lower latency, which steady
+   * queueing never shows. Vegas and Envoy re-measure the baseline by dropping the limit to a
+   * minimum, a burst of rejections; here the controller's own cuts are the experiment, judged
+   * against the run's first window over a fall of 70%, because consecutive windows mislead
+   * while a fall in capacity is still building its queue. Samples that never reach the work (ignore()) and drops never enter a latency
+   * mean, so their near-zero latencies cannot drag it. A window closes only when full, so none
+   * is empty. Known limit: a service already queueing in the very first window teaches an
+   * inflated baseline; the limit then holds near the initial one (never creeping) until a
+   * window runs below capacity.
    *
    * Invariants:
    *   A1. minLimit <= limit <= maxLimit, and limit = floor(estimate), once build() returns.
@@ -80,6 +87,9 @@ public final class AdaptiveLimit {
 
   private static final long DROPPED = -1;
   private static final long IGNORED = -2;
+
+  /** How far a run of cuts must take in-flight work down before its latency can move B up. */
+  private static final double SHIFT_LOAD = 0.3;
 
   /** The largest window, so that a huge limit does not make a huge array. */
   static final int MAX_WINDOW = 4096;
@@ -119,8 +129,8 @@ public final class AdaptiveLimit {
 
   // The closer's state: read and written only by the thread closing a window (A2).
   private double estimate;
-  private double lastLatency; // the previous window's mean latency, 0 if none to compare with
-  private double lastLoad; // and its mean in-flight count
+  private double runLoad; // mean in-flight in the window that began the current run of cuts, or 0
+  private double runLatency; // and its mean latency
   private double lowest; // the lowest window mean latency ever, ns (0 until measured)
   private double beforeCuts; // the estimate before the current run of cuts began
   private double cap = Double.POSITIVE_INFINITY; // no growth above it, after a latency shift
@@ -280,36 +290,51 @@ public final class AdaptiveLimit {
   double decide(int successes, int drops, double latency, double load, boolean reached) {
     double next = estimate;
     if (drops > 0) {
-      lastLatency = 0; // the next window has nothing comparable to measure against
+      runLoad = 0; // the windows after it cannot be compared with the ones before
       next = estimate * backoff;
     } else if (successes > 0) {
+      updateBaseline(latency, load);
       double b = baseline;
-      if (b == 0 || latency < b) {
-        b = latency;
-      } else if (lastLatency > 0
-          && load <= 0.8 * lastLoad
-          && latency > lastLatency * (1 + load / lastLoad) / 2) {
-        b = latency; // fewer in flight did not bring latency down: it is not queueing
-        cap = Math.min(cap, beforeCuts); // but admit no more than before it rose
-      }
-      lowest = lowest == 0 ? b : Math.min(lowest, b);
-      if (latency <= tolerance * lowest) {
-        b = lowest; // latency is back near the old no-load level: a shift, if any, is over
-        cap = Double.POSITIVE_INFINITY;
-      }
-      baseline = b;
-      lastLatency = latency;
-      lastLoad = load;
       if (latency > tolerance * b) {
+        if (runLoad == 0) {
+          runLoad = load; // a run of cuts begins: the reference for step 2
+          runLatency = latency;
+        }
         next = estimate * Math.max(0.5, b / latency);
-      } else if (reached) {
-        next = Math.max(estimate, Math.min(cap, estimate + Math.sqrt(estimate)));
+      } else {
+        runLoad = 0;
+        if (reached) {
+          next = Math.max(estimate, Math.min(cap, estimate + Math.sqrt(estimate)));
+        }
       }
     }
     if (next >= estimate) {
       beforeCuts = next; // so after a run of cuts it is the estimate from before the first
     }
     return Math.max(minLimit, Math.min(maxLimit, next));
+  }
+
+  /** Step 2: the baseline after a window of mean {@code latency} at mean in-flight {@code load}. */
+  private void updateBaseline(double latency, double load) {
+    double b = baseline;
+    if (b == 0 || latency < b) {
+      b = latency;
+    } else if (runLoad > 0
+        && load <= SHIFT_LOAD * runLoad
+        && latency > runLatency * (1 + load / runLoad) / 2) {
+      // The cuts took in-flight work below 30% of where they began, and latency fell by less
+      // than half of what queueing predicts: it is not queueing.
+      b = latency;
+      cap = Math.min(cap, beforeCuts); // but admit no more than before it rose
+    }
+    lowest = lowest == 0 ? b : Math.min(lowest, b);
+    if (latency <= tolerance * lowest || latency * tolerance < baseline) {
+      // Latency is back near the old no-load level, or well below the shifted one: a shift,
+      // if there was one, is over.
+      b = lowest;
+      cap = Double.POSITIVE_INFINITY;
+    }
+    baseline = b;
   }
 
   private int windowSize(int forLimit) {
