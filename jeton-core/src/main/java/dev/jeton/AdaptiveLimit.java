@@ -7,32 +7,22 @@ import java.util.function.LongSupplier;
 
 /**
  * Moves a {@link Semaphore}'s limit to follow what the work behind it can take, judged from the
- * latency of completed work and from how much was in flight: a concurrency controller in the
- * family of TCP Vegas and the gradient controllers.
+ * latency of completed work and from how much was in flight: a concurrency controller in the family
+ * of TCP Vegas and the gradient controllers.
  *
- * <pre>{@code
- * AdaptiveLimit adaptive = AdaptiveLimit.builder().minLimit(2).maxLimit(200).build(Semaphore.create(10));
- * try (Permit p = adaptive.semaphore().acquire(1)) {
- *   AdaptiveLimit.Sample sample = adaptive.begin();
- *   try {
- *     callTheService();
- *     sample.success();
- *   } catch (TimeoutException e) {
- *     sample.dropped();
- *   } finally {
- *     sample.ignore(); // does nothing if the sample already ended
- *   }
- * }
- * }</pre>
+ * <p>Acquire a permit from {@link #semaphore()}, call {@link #begin()} when the work starts, and
+ * end the sample with {@link Sample#success()}, {@link Sample#dropped()} or {@link Sample#ignore()}
+ * (a {@code finally} that calls {@code ignore()} is safe: only the first ending counts). The README
+ * has a complete example.
  *
- * <p>Work is observed in windows of at least {@link Builder#windowSamples(int)} ended samples
- * (and at least the limit's worth). After each window the limit is cut when the mean latency is
- * above {@link Builder#tolerance(double)} times the no-load latency (to the concurrency at which
- * that excess would be gone) or when work was {@linkplain Sample#dropped() dropped}, grows by the
- * square root of the limit when latency is within tolerance and the in-flight count reached the
- * limit, and otherwise stays. It never leaves [{@link Builder#minLimit(int)}, {@link
- * Builder#maxLimit(int)}]. The controller owns the semaphore's limit: it calls {@link
- * Semaphore#setLimit(int)}, which never blocks, from the thread that ends a window's last sample.
+ * <p>Work is observed in windows of at least {@link Builder#windowSamples(int)} ended samples (and
+ * at least the limit's worth). After each window the limit is cut when the mean latency is above
+ * {@link Builder#tolerance(double)} times the no-load latency (to the concurrency at which that
+ * excess would be gone) or when work was {@linkplain Sample#dropped() dropped}, grows by the square
+ * root of the limit when latency is within tolerance and the in-flight count reached the limit, and
+ * otherwise stays. It never leaves [{@link Builder#minLimit(int)}, {@link Builder#maxLimit(int)}].
+ * The controller owns the semaphore's limit: it calls {@link Semaphore#setLimit(int)}, which never
+ * blocks, from the thread that ends a window's last sample.
  *
  * <p>Thread-safe; {@link #begin()} and the sample's methods take no lock. Only work that called
  * {@link #begin()} is counted as in flight.
@@ -61,17 +51,13 @@ public final class AdaptiveLimit {
    *   4. otherwise, if M reached the window's limit: estimate += sqrt(estimate), up to `cap`; if
    *      it did not, the limit was not what held the work back: nothing is learnt about more.
    *
-   * Why not the anchors' rules (docs/decisions.md, decision 44): a baseline that follows latency
-   * (Gradient2's long-term average, an expiring minimum) lets the limit creep up under steady
-   * overload; here it rises only when admitting less did not lower latency, which steady
-   * queueing never shows. Vegas and Envoy re-measure the baseline by dropping the limit to a
-   * minimum, a burst of rejections; here the controller's own cuts are the experiment, judged
-   * against the run's first window over a fall of 70%, because consecutive windows mislead
-   * while a fall in capacity is still building its queue. Samples that never reach the work (ignore()) and drops never enter a latency
-   * mean, so their near-zero latencies cannot drag it. A window closes only when full, so none
-   * is empty. Known limit: a service already queueing in the very first window teaches an
-   * inflated baseline; the limit then holds near the initial one (never creeping) until a
-   * window runs below capacity.
+   * Why (docs/decisions.md, decision 44): a baseline that follows latency up (Gradient2's
+   * long-term average, an expiring minimum) lets the limit creep under steady overload, and
+   * steady queueing never shows the evidence of step 2. No probe drops the limit to a minimum
+   * (Vegas, Envoy): the controller's own cuts are the experiment. ignore() and drops never enter
+   * a mean, so near-zero latencies cannot drag it; a window closes only when full, never empty.
+   * Known limit: a service already queueing in the very first window teaches an inflated B; the
+   * limit then holds near the initial one (never creeping) until a window runs below capacity.
    *
    * Invariants:
    *   A1. minLimit <= limit <= maxLimit, and limit = floor(estimate), once build() returns.
@@ -171,9 +157,9 @@ public final class AdaptiveLimit {
   }
 
   /**
-   * Starts a sample: call it when a unit of work starts, after it was admitted. End the sample
-   * with exactly one of {@link Sample#success()}, {@link Sample#dropped()} or {@link
-   * Sample#ignore()}; later calls do nothing. A sample never ended stays in flight for good.
+   * Starts a sample: call it when a unit of work starts, after it was admitted. End the sample with
+   * exactly one of {@link Sample#success()}, {@link Sample#dropped()} or {@link Sample#ignore()};
+   * later calls do nothing. A sample never ended stays in flight for good.
    */
   public Sample begin() {
     int load = (int) IN_FLIGHT.getAndAdd(this, 1) + 1;
@@ -191,8 +177,8 @@ public final class AdaptiveLimit {
     void success();
 
     /**
-     * The work failed because of overload (a timeout, a 503 from downstream): a congestion
-     * signal, which cuts the limit; its latency is not used.
+     * The work failed because of overload (a timeout, a 503 from downstream): a congestion signal,
+     * which cuts the limit; its latency is not used.
      */
     void dropped();
 
@@ -284,8 +270,8 @@ public final class AdaptiveLimit {
   }
 
   /**
-   * The estimate after a window (steps 1 to 4 of the algorithm), clamped to the floor and
-   * ceiling. An empty window (no success, no drop) changes nothing.
+   * The estimate after a window (steps 1 to 4 of the algorithm), clamped to the floor and ceiling.
+   * An empty window (no success, no drop) changes nothing.
    */
   double decide(int successes, int drops, double latency, double load, boolean reached) {
     double next = estimate;
@@ -353,7 +339,7 @@ public final class AdaptiveLimit {
 
   @Override
   public String toString() {
-    return "AdaptiveLimit[limit=" + limit + ", inFlight=" + inFlight + ", semaphore=" + target + "]";
+    return "AdaptiveLimit[limit=" + limit + ", inFlight=" + inFlight + ", " + target + "]";
   }
 
   /** The samples begun while it was open, each in a slot of its own once ended. */
@@ -403,23 +389,18 @@ public final class AdaptiveLimit {
 
     /**
      * How much above the no-load latency the mean latency of a window may be before the limit is
-     * cut: a ratio above 1 and at most 10, default 1.25. Lower keeps latency lower and reacts
-     * to noise; higher lets more work queue.
+     * cut: a ratio above 1 and at most 10, default 1.25. Lower keeps latency lower and reacts to
+     * noise; higher lets more work queue.
      */
     public Builder tolerance(double ratio) {
-      if (!(ratio > 1 && ratio <= 10)) {
-        throw new IllegalArgumentException(
-            "tolerance must be above 1 and at most 10, was " + ratio);
-      }
+      check(ratio > 1 && ratio <= 10, "tolerance must be above 1 and at most 10, was " + ratio);
       this.tolerance = ratio;
       return this;
     }
 
     /** What the limit is multiplied by after a window with drops: in [0.5, 1), default 0.9. */
     public Builder backoff(double ratio) {
-      if (!(ratio >= 0.5 && ratio < 1)) {
-        throw new IllegalArgumentException("backoff must be in [0.5, 1), was " + ratio);
-      }
+      check(ratio >= 0.5 && ratio < 1, "backoff must be in [0.5, 1), was " + ratio);
       this.backoff = ratio;
       return this;
     }
@@ -429,10 +410,9 @@ public final class AdaptiveLimit {
      * samples too, and at most {@value AdaptiveLimit#MAX_WINDOW}.
      */
     public Builder windowSamples(int samples) {
-      if (samples < 1 || samples > MAX_WINDOW) {
-        throw new IllegalArgumentException(
-            "windowSamples must be from 1 to " + MAX_WINDOW + ", was " + samples);
-      }
+      check(
+          samples >= 1 && samples <= MAX_WINDOW,
+          "windowSamples must be from 1 to " + MAX_WINDOW + ", was " + samples);
       this.windowSamples = samples;
       return this;
     }
@@ -452,28 +432,26 @@ public final class AdaptiveLimit {
     AdaptiveLimit build(Semaphore target, LongSupplier clock) {
       Objects.requireNonNull(target, "target");
       Objects.requireNonNull(clock, "clock");
-      if (minLimit > maxLimit) {
-        throw new IllegalArgumentException(
-            "minLimit " + minLimit + " must not exceed maxLimit " + maxLimit);
-      }
-      if (initialLimit < minLimit || initialLimit > maxLimit) {
-        throw new IllegalArgumentException(
-            "initialLimit must be within [minLimit, maxLimit] = ["
-                + minLimit
-                + ", "
-                + maxLimit
-                + "], was "
-                + initialLimit);
-      }
+      check(minLimit <= maxLimit, "minLimit " + minLimit + " must not exceed maxLimit " + maxLimit);
+      check(
+          initialLimit >= minLimit && initialLimit <= maxLimit,
+          String.format(
+              "initialLimit must be within [minLimit, maxLimit] = [%d, %d], was %d",
+              minLimit, maxLimit, initialLimit));
       return new AdaptiveLimit(target, this, clock);
     }
 
     private static int checkLimit(String what, int limit) {
-      if (limit < 1 || limit > FifoSemaphore.MAX_LIMIT) {
-        throw new IllegalArgumentException(
-            what + " must be from 1 to " + FifoSemaphore.MAX_LIMIT + ", was " + limit);
-      }
+      check(
+          limit >= 1 && limit <= FifoSemaphore.MAX_LIMIT,
+          what + " must be from 1 to " + FifoSemaphore.MAX_LIMIT + ", was " + limit);
       return limit;
+    }
+
+    private static void check(boolean valid, String message) {
+      if (!valid) {
+        throw new IllegalArgumentException(message);
+      }
     }
   }
 }

@@ -82,7 +82,13 @@ public class AdaptiveLimitLincheckTest {
       int limit = control.limit();
       if (control.inFlight() != open || semaphore.limit() != limit || limit < 1 || limit > 3) {
         throw new IllegalStateException(
-            "in flight " + control.inFlight() + ", open " + open + ", limits " + limit + " and "
+            "in flight "
+                + control.inFlight()
+                + ", open "
+                + open
+                + ", limits "
+                + limit
+                + " and "
                 + semaphore.limit());
       }
     }

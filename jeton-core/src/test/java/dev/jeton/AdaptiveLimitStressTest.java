@@ -30,7 +30,11 @@ class AdaptiveLimitStressTest {
   void manyThreads_beginningAndEndingAtOnce_nothingLeaks() throws Exception {
     Semaphore semaphore = Semaphore.create(1);
     AdaptiveLimit control =
-        AdaptiveLimit.builder().initialLimit(8).minLimit(2).maxLimit(64).windowSamples(4)
+        AdaptiveLimit.builder()
+            .initialLimit(8)
+            .minLimit(2)
+            .maxLimit(64)
+            .windowSamples(4)
             .build(semaphore);
     Queue<AdaptiveLimit.Sample> shared = new ConcurrentLinkedQueue<>();
     AtomicInteger interrupted = new AtomicInteger();
@@ -120,8 +124,20 @@ class AdaptiveLimitStressTest {
       int median = limits.get(limits.size() / 2);
       assertTrue(
           median >= low && median <= high && inBand * 4 >= limits.size() * 3,
-          "capacity " + capacity + ": median " + median + " and " + inBand + " of "
-              + limits.size() + " readings within [" + low + ", " + high + "]\n" + seen);
+          "capacity "
+              + capacity
+              + ": median "
+              + median
+              + " and "
+              + inBand
+              + " of "
+              + limits.size()
+              + " readings within ["
+              + low
+              + ", "
+              + high
+              + "]\n"
+              + seen);
     }
   }
 

@@ -11,9 +11,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The controller on a simulated clock, one thread: each window's samples begin together (so the
- * in-flight count is what the simulated clients asked for, up to the limit), the clock moves by
- * the simulated server's latency for that many in flight, and they end. Deterministic: every
- * figure asserted here is a property of the algorithm, not of a machine.
+ * in-flight count is what the simulated clients asked for, up to the limit), the clock moves by the
+ * simulated server's latency for that many in flight, and they end. Deterministic: every figure
+ * asserted here is a property of the algorithm, not of a machine.
  */
 class AdaptiveLimitTest {
   private static final long BASE = 1_000_000; // 1 ms of simulated no-load latency
@@ -67,8 +67,16 @@ class AdaptiveLimitTest {
   private static void assertWithin(int[] range, int low, int high, String what) {
     assertTrue(
         range[0] >= low && range[1] <= high,
-        what + ": the limit moved within [" + range[0] + ", " + range[1] + "], not within ["
-            + low + ", " + high + "]");
+        what
+            + ": the limit moved within ["
+            + range[0]
+            + ", "
+            + range[1]
+            + "], not within ["
+            + low
+            + ", "
+            + high
+            + "]");
   }
 
   @Test
@@ -104,7 +112,8 @@ class AdaptiveLimitTest {
     sim.windows(50, UNBOUNDED, server(20, BASE));
     int[] early = sim.windows(100, UNBOUNDED, server(20, BASE));
     int[] late = sim.windows(2_000, UNBOUNDED, server(20, BASE));
-    assertTrue(late[1] <= early[1], "no higher late (" + late[1] + ") than early (" + early[1] + ")");
+    assertTrue(
+        late[1] <= early[1], "no higher late (" + late[1] + ") than early (" + early[1] + ")");
     assertWithin(late, 20, 40, "steady overload");
     assertEquals(BASE, sim.control.baselineNanos(), 0.0, "the baseline did not follow latency");
   }

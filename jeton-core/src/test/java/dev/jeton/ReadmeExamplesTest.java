@@ -116,7 +116,11 @@ class ReadmeExamplesTest {
   }
 
   private final AdaptiveLimit adaptive =
-      AdaptiveLimit.builder().initialLimit(10).minLimit(2).maxLimit(200).build(Semaphore.create(10));
+      AdaptiveLimit.builder()
+          .initialLimit(10)
+          .minLimit(2)
+          .maxLimit(200)
+          .build(Semaphore.create(10));
 
   private String search(String query) throws TimeoutException {
     assertEquals(1, adaptive.inFlight(), "runs as a sample");
