@@ -115,6 +115,46 @@ class ReadmeExamplesTest {
     assertEquals(5, db.available());
   }
 
+  private final AdaptiveLimit adaptive =
+      AdaptiveLimit.builder()
+          .initialLimit(10)
+          .minLimit(2)
+          .maxLimit(200)
+          .build(Semaphore.create(10));
+
+  private String search(String query) throws TimeoutException {
+    assertEquals(1, adaptive.inFlight(), "runs as a sample");
+    return "results for " + query;
+  }
+
+  private String adaptively(String query) throws TimeoutException {
+    Optional<Permit> p = adaptive.semaphore().tryAcquire(1);
+    if (p.isEmpty()) {
+      return "busy, try later"; // best effort: answer at once
+    }
+    try (Permit permit = p.get()) {
+      AdaptiveLimit.Sample sample = adaptive.begin();
+      try {
+        String results = search(query);
+        sample.success(); // its latency is a sample
+        return results;
+      } catch (TimeoutException e) {
+        sample.dropped(); // overload downstream: a congestion signal
+        throw e;
+      } finally {
+        sample.ignore(); // any other ending is not a sample; after the two above, does nothing
+      }
+    }
+  }
+
+  @Test
+  void adaptive_example() throws Exception {
+    assertEquals("results for jeton", adaptively("jeton"));
+    assertEquals(0, adaptive.inFlight());
+    assertEquals(10, adaptive.limit());
+    assertEquals(10, adaptive.semaphore().limit());
+  }
+
   @Test
   void builderAndStatistics() throws Exception {
     ExecutorService executor = Executors.newSingleThreadExecutor();

@@ -1,0 +1,457 @@
+package dev.jeton;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+
+/**
+ * Moves a {@link Semaphore}'s limit to follow what the work behind it can take, judged from the
+ * latency of completed work and from how much was in flight: a concurrency controller in the family
+ * of TCP Vegas and the gradient controllers.
+ *
+ * <p>Acquire a permit from {@link #semaphore()}, call {@link #begin()} when the work starts, and
+ * end the sample with {@link Sample#success()}, {@link Sample#dropped()} or {@link Sample#ignore()}
+ * (a {@code finally} that calls {@code ignore()} is safe: only the first ending counts). The README
+ * has a complete example.
+ *
+ * <p>Work is observed in windows of at least {@link Builder#windowSamples(int)} ended samples (and
+ * at least the limit's worth). After each window the limit is cut when the mean latency is above
+ * {@link Builder#tolerance(double)} times the no-load latency (to the concurrency at which that
+ * excess would be gone) or when work was {@linkplain Sample#dropped() dropped}, grows by the square
+ * root of the limit when latency is within tolerance and the in-flight count reached the limit, and
+ * otherwise stays. It never leaves [{@link Builder#minLimit(int)}, {@link Builder#maxLimit(int)}].
+ * The controller owns the semaphore's limit: it calls {@link Semaphore#setLimit(int)}, which never
+ * blocks, from the thread that ends a window's last sample.
+ *
+ * <p>Thread-safe; {@link #begin()} and the sample's methods take no lock. Only work that called
+ * {@link #begin()} is counted as in flight.
+ */
+public final class AdaptiveLimit {
+  /*
+   * Algorithm
+   *
+   * A window is the set of samples that BEGAN while it was open; it holds `size` slots, size =
+   * clamp(limit, windowSamples, MAX_WINDOW). A sample that ends with success or dropped claims a
+   * slot of its own window (one getAndAdd) and writes its latency (or DROPPED) and the in-flight
+   * count it saw when it began; ignore() claims nothing. The sample that fills the last slot
+   * closes the window: it computes, over the slots, the mean latency R, the mean in-flight N,
+   * the drops, and (from begin()) the largest in-flight count M, then decides:
+   *
+   *   1. drops > 0: estimate *= backoff. A drop is congestion, and carries no latency.
+   *   2. baseline B: the lowest window mean seen (a mean, not one lucky sample). It moves up only
+   *      on evidence that the latency is not queueing: a run of cuts (step 3) took the mean
+   *      in-flight count below 30% of what it was in the run's first window (N <= 0.3 N0), and
+   *      R fell by less than half of what queueing predicts (R > R0 (1 + N / N0) / 2). Then B = R,
+   *      and growth is capped at the estimate from before the cuts (`cap`) until latency is back
+   *      within tolerance of the lowest B ever, or well below B (R * tolerance < B): then B
+   *      returns to that lowest and the cap goes.
+   *   3. R > tolerance * B: estimate *= max(0.5, B / R). If the excess is queueing, latency grows
+   *      with in-flight work (Little's law), and B / R of the limit is where it would be gone.
+   *   4. otherwise, if M reached the window's limit: estimate += sqrt(estimate), up to `cap`; if
+   *      it did not, the limit was not what held the work back: nothing is learnt about more.
+   *
+   * Why (docs/decisions.md, decision 45): a baseline that follows latency up (Gradient2's
+   * long-term average, an expiring minimum) lets the limit creep under steady overload, and
+   * steady queueing never shows the evidence of step 2. No probe drops the limit to a minimum
+   * (Vegas, Envoy): the controller's own cuts are the experiment. ignore() and drops never enter
+   * a mean, so near-zero latencies cannot drag it; a window closes only when full, never empty.
+   * Known limit: a service already queueing in the very first window teaches an inflated B; the
+   * limit then holds near the initial one (never creeping) until a window runs below capacity.
+   *
+   * Invariants:
+   *   A1. minLimit <= limit <= maxLimit, and limit = floor(estimate), once build() returns.
+   *   A2. One window closes at a time: the next one is installed only after the close finished,
+   *       and only samples begun in a window can fill it. So the fields under "closer's state"
+   *       need no lock: each close happens-after the previous one, through the volatile write of
+   *       `window`, a begin() that read it, and the chain of getAndAdd on `done`.
+   *   A3. A sample ends once (CAS on `ended`); inFlight counts samples begun and not ended.
+   *   A4. A slot is read only after `done` reached size, so after every claimant wrote it.
+   *
+   * Field access follows package-info.java: atomics through VarHandles, other reads volatile.
+   */
+
+  private static final long DROPPED = -1;
+  private static final long IGNORED = -2;
+
+  /** How far a run of cuts must take in-flight work down before its latency can move B up. */
+  private static final double SHIFT_LOAD = 0.3;
+
+  /** The largest window, so that a huge limit does not make a huge array. */
+  static final int MAX_WINDOW = 4096;
+
+  private static final VarHandle IN_FLIGHT;
+  private static final VarHandle CLAIMED;
+  private static final VarHandle DONE;
+  private static final VarHandle MAX_IN_FLIGHT;
+  private static final VarHandle ENDED;
+
+  static {
+    try {
+      MethodHandles.Lookup lookup = MethodHandles.lookup();
+      IN_FLIGHT = lookup.findVarHandle(AdaptiveLimit.class, "inFlight", int.class);
+      CLAIMED = lookup.findVarHandle(Window.class, "claimed", int.class);
+      DONE = lookup.findVarHandle(Window.class, "done", int.class);
+      MAX_IN_FLIGHT = lookup.findVarHandle(Window.class, "maxInFlight", int.class);
+      ENDED = lookup.findVarHandle(Run.class, "ended", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private final Semaphore target;
+  private final LongSupplier clock;
+  private final int minLimit;
+  private final int maxLimit;
+  private final int windowSamples;
+  private final double tolerance;
+  private final double backoff;
+
+  private volatile int inFlight;
+  private volatile Window window; // written only by the closer of the previous window
+  private volatile int limit; // written only by closers; read by limit()
+  private volatile long windows; // closed windows, written only by closers; read by tests
+  private volatile double baseline; // ns, 0 until measured; written only by closers
+
+  // The closer's state: read and written only by the thread closing a window (A2).
+  private double estimate;
+  private double runLoad; // mean in-flight in the window that began the current run of cuts, or 0
+  private double runLatency; // and its mean latency
+  private double lowest; // the lowest window mean latency ever, ns (0 until measured)
+  private double beforeCuts; // the estimate before the current run of cuts began
+  private double cap = Double.POSITIVE_INFINITY; // no growth above it, after a latency shift
+
+  AdaptiveLimit(Semaphore target, Builder b, LongSupplier clock) {
+    this.target = target;
+    this.clock = clock;
+    this.minLimit = b.minLimit;
+    this.maxLimit = b.maxLimit;
+    this.windowSamples = b.windowSamples;
+    this.tolerance = b.tolerance;
+    this.backoff = b.backoff;
+    this.estimate = b.initialLimit;
+    this.beforeCuts = b.initialLimit;
+    this.limit = b.initialLimit;
+    target.setLimit(b.initialLimit);
+    this.window = new Window(b.initialLimit, windowSize(b.initialLimit));
+  }
+
+  /** Returns a builder; every setter checks its value at once. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The controlled semaphore: acquire from it, then {@link #begin()} the work. */
+  public Semaphore semaphore() {
+    return target;
+  }
+
+  /** The current limit, the one last set on the semaphore. */
+  public int limit() {
+    return limit;
+  }
+
+  /** The number of samples begun and not yet ended. */
+  public int inFlight() {
+    return inFlight;
+  }
+
+  /**
+   * Starts a sample: call it when a unit of work starts, after it was admitted. End the sample with
+   * exactly one of {@link Sample#success()}, {@link Sample#dropped()} or {@link Sample#ignore()};
+   * later calls do nothing. A sample never ended stays in flight for good.
+   */
+  public Sample begin() {
+    int load = (int) IN_FLIGHT.getAndAdd(this, 1) + 1;
+    Window w = window;
+    int seen;
+    while (load > (seen = w.maxInFlight) && !MAX_IN_FLIGHT.weakCompareAndSet(w, seen, load)) {
+      // another begin raised it meanwhile: read again
+    }
+    return new Run(w, clock.getAsLong(), load);
+  }
+
+  /** One unit of work, from {@link #begin()} to the first of its three endings. */
+  public interface Sample {
+    /** The work completed normally: its latency is a sample. */
+    void success();
+
+    /**
+     * The work failed because of overload (a timeout, a 503 from downstream): a congestion signal,
+     * which cuts the limit; its latency is not used.
+     */
+    void dropped();
+
+    /** Not a sample: the client went away, the handler failed, the work never really ran. */
+    void ignore();
+  }
+
+  private final class Run implements Sample {
+    final Window window;
+    final long start;
+    final int load;
+    volatile boolean ended;
+
+    Run(Window window, long start, int load) {
+      this.window = window;
+      this.start = start;
+      this.load = load;
+    }
+
+    @Override
+    public void success() {
+      // At least 1 ns: a clock that did not move must not make a zero baseline.
+      end(this, Math.max(1, clock.getAsLong() - start));
+    }
+
+    @Override
+    public void dropped() {
+      end(this, DROPPED);
+    }
+
+    @Override
+    public void ignore() {
+      end(this, IGNORED);
+    }
+  }
+
+  private void end(Run run, long latency) {
+    if (run.ended || !ENDED.compareAndSet(run, false, true)) {
+      return;
+    }
+    IN_FLIGHT.getAndAdd(this, -1);
+    Window w = run.window;
+    int size = w.latency.length;
+    if (latency == IGNORED || w.claimed >= size) {
+      return; // not a sample, or its window is full (closed or closing): ends quietly
+    }
+    int slot = (int) CLAIMED.getAndAdd(w, 1);
+    if (slot >= size) {
+      return;
+    }
+    w.latency[slot] = latency;
+    w.load[slot] = run.load;
+    if ((int) DONE.getAndAdd(w, 1) + 1 == size) {
+      close(w);
+    }
+  }
+
+  /** Runs on the thread that filled {@code w}'s last slot; one at a time (A2). */
+  private void close(Window w) {
+    int successes = 0;
+    double latencySum = 0;
+    double loadSum = 0;
+    for (int i = 0; i < w.latency.length; i++) {
+      if (w.latency[i] != DROPPED) {
+        successes++;
+        latencySum += w.latency[i];
+        loadSum += w.load[i];
+      }
+    }
+    int drops = w.latency.length - successes;
+    int next = limit;
+    try {
+      estimate =
+          decide(
+              successes,
+              drops,
+              successes == 0 ? 0 : latencySum / successes,
+              successes == 0 ? 0 : loadSum / successes,
+              w.maxInFlight >= w.limit);
+      next = (int) estimate;
+      if (next != limit) {
+        limit = next;
+        target.setLimit(next);
+      }
+    } finally {
+      windows = windows + 1;
+      window = new Window(next, windowSize(next)); // opens the next window: last (A2)
+    }
+  }
+
+  /**
+   * The estimate after a window (steps 1 to 4 of the algorithm), clamped to the floor and ceiling.
+   * An empty window (no success, no drop) changes nothing.
+   */
+  double decide(int successes, int drops, double latency, double load, boolean reached) {
+    double next = estimate;
+    if (drops > 0) {
+      runLoad = 0; // the windows after it cannot be compared with the ones before
+      next = estimate * backoff;
+    } else if (successes > 0) {
+      updateBaseline(latency, load);
+      double b = baseline;
+      if (latency > tolerance * b) {
+        if (runLoad == 0) {
+          runLoad = load; // a run of cuts begins: the reference for step 2
+          runLatency = latency;
+        }
+        next = estimate * Math.max(0.5, b / latency);
+      } else {
+        runLoad = 0;
+        if (reached) {
+          next = Math.max(estimate, Math.min(cap, estimate + Math.sqrt(estimate)));
+        }
+      }
+    }
+    if (next >= estimate) {
+      beforeCuts = next; // so after a run of cuts it is the estimate from before the first
+    }
+    return Math.max(minLimit, Math.min(maxLimit, next));
+  }
+
+  /** Step 2: the baseline after a window of mean {@code latency} at mean in-flight {@code load}. */
+  private void updateBaseline(double latency, double load) {
+    double b = baseline;
+    if (b == 0 || latency < b) {
+      b = latency;
+    } else if (runLoad > 0
+        && load <= SHIFT_LOAD * runLoad
+        && latency > runLatency * (1 + load / runLoad) / 2) {
+      // The cuts took in-flight work below 30% of where they began, and latency fell by less
+      // than half of what queueing predicts: it is not queueing.
+      b = latency;
+      cap = Math.min(cap, beforeCuts); // but admit no more than before it rose
+    }
+    lowest = lowest == 0 ? b : Math.min(lowest, b);
+    if (latency <= tolerance * lowest || latency * tolerance < baseline) {
+      // Latency is back near the old no-load level, or well below the shifted one: a shift,
+      // if there was one, is over.
+      b = lowest;
+      cap = Double.POSITIVE_INFINITY;
+    }
+    baseline = b;
+  }
+
+  private int windowSize(int forLimit) {
+    return Math.min(MAX_WINDOW, Math.max(windowSamples, forLimit));
+  }
+
+  /** The no-load latency estimate in nanoseconds, 0 until the first window closed. */
+  double baselineNanos() {
+    return baseline;
+  }
+
+  /** The number of windows closed so far. */
+  long windows() {
+    return windows;
+  }
+
+  @Override
+  public String toString() {
+    return "AdaptiveLimit[limit=" + limit + ", inFlight=" + inFlight + ", " + target + "]";
+  }
+
+  /** The samples begun while it was open, each in a slot of its own once ended. */
+  private static final class Window {
+    final int limit; // the limit in force while this window is open
+    final long[] latency; // per slot: nanoseconds of a success, or DROPPED
+    final int[] load; // per slot: the in-flight count when that sample began
+    volatile int claimed;
+    volatile int done;
+    volatile int maxInFlight;
+
+    Window(int limit, int size) {
+      this.limit = limit;
+      this.latency = new long[size];
+      this.load = new int[size];
+    }
+  }
+
+  /** Builds an {@link AdaptiveLimit}. Every setter fails at once on a bad value, naming it. */
+  public static final class Builder {
+    private int initialLimit = 10;
+    private int minLimit = 1;
+    private int maxLimit = 1000;
+    private int windowSamples = 20;
+    private double tolerance = 1.25;
+    private double backoff = 0.9;
+
+    private Builder() {}
+
+    /** The limit to start from, within [minLimit, maxLimit]; default 10. */
+    public Builder initialLimit(int limit) {
+      this.initialLimit = checkLimit("initialLimit", limit);
+      return this;
+    }
+
+    /** The floor: the limit never goes below it; at least 1, default 1. */
+    public Builder minLimit(int limit) {
+      this.minLimit = checkLimit("minLimit", limit);
+      return this;
+    }
+
+    /** The ceiling: the limit never goes above it; default 1000. */
+    public Builder maxLimit(int limit) {
+      this.maxLimit = checkLimit("maxLimit", limit);
+      return this;
+    }
+
+    /**
+     * How much above the no-load latency the mean latency of a window may be before the limit is
+     * cut: a ratio above 1 and at most 10, default 1.25. Lower keeps latency lower and reacts to
+     * noise; higher lets more work queue.
+     */
+    public Builder tolerance(double ratio) {
+      check(ratio > 1 && ratio <= 10, "tolerance must be above 1 and at most 10, was " + ratio);
+      this.tolerance = ratio;
+      return this;
+    }
+
+    /** What the limit is multiplied by after a window with drops: in [0.5, 1), default 0.9. */
+    public Builder backoff(double ratio) {
+      check(ratio >= 0.5 && ratio < 1, "backoff must be in [0.5, 1), was " + ratio);
+      this.backoff = ratio;
+      return this;
+    }
+
+    /**
+     * The fewest samples in a window, default 20; a window holds at least the limit's worth of
+     * samples too, and at most {@value AdaptiveLimit#MAX_WINDOW}.
+     */
+    public Builder windowSamples(int samples) {
+      check(
+          samples >= 1 && samples <= MAX_WINDOW,
+          "windowSamples must be from 1 to " + MAX_WINDOW + ", was " + samples);
+      this.windowSamples = samples;
+      return this;
+    }
+
+    /**
+     * Builds the controller, which sets {@code target}'s limit to the initial limit at once and
+     * owns it from now on: do not call {@code setLimit} on it yourself.
+     *
+     * @throws IllegalArgumentException if minLimit exceeds maxLimit, or the initial limit is
+     *     outside [minLimit, maxLimit]
+     */
+    public AdaptiveLimit build(Semaphore target) {
+      return build(target, System::nanoTime);
+    }
+
+    /** As {@link #build(Semaphore)}, with a clock of nanoseconds (tests). */
+    AdaptiveLimit build(Semaphore target, LongSupplier clock) {
+      Objects.requireNonNull(target, "target");
+      Objects.requireNonNull(clock, "clock");
+      check(minLimit <= maxLimit, "minLimit " + minLimit + " must not exceed maxLimit " + maxLimit);
+      check(
+          initialLimit >= minLimit && initialLimit <= maxLimit,
+          String.format(
+              "initialLimit must be within [minLimit, maxLimit] = [%d, %d], was %d",
+              minLimit, maxLimit, initialLimit));
+      return new AdaptiveLimit(target, this, clock);
+    }
+
+    private static int checkLimit(String what, int limit) {
+      check(
+          limit >= 1 && limit <= FifoSemaphore.MAX_LIMIT,
+          what + " must be from 1 to " + FifoSemaphore.MAX_LIMIT + ", was " + limit);
+      return limit;
+    }
+
+    private static void check(boolean valid, String message) {
+      if (!valid) {
+        throw new IllegalArgumentException(message);
+      }
+    }
+  }
+}
