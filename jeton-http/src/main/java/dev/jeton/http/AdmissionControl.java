@@ -10,10 +10,9 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
@@ -114,7 +113,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
   private final @Nullable Predicate<? super R> exempt;
   private final int rejectionStatus;
   private final long maxRetryAfterSeconds;
-  private final Consumer<CompletableFuture<Permit>> timeouts;
+  private final Timeouts timeouts;
   private final DrainEstimate drain = new DrainEstimate(System::nanoTime);
   private final Counters counters = new Counters();
   private final AtomicInteger inFlight = new AtomicInteger();
@@ -142,15 +141,11 @@ public final class AdmissionControl<R> implements AutoCloseable {
           wait == null
               ? null
               : new AdmissionQueue(
-                  s, b.maxQueue, b.lifo, aging == null ? 0 : saturatedNanos(aging), b.ticker);
+                  this, s, b.maxQueue, b.lifo, aging == null ? 0 : saturatedNanos(aging),
+                  b.ticker);
     }
-    Consumer<CompletableFuture<Permit>> timer = b.timeouts;
-    this.timeouts =
-        timer != null
-            ? timer
-            : wait == null
-                ? f -> {}
-                : f -> f.orTimeout(saturatedNanos(wait), TimeUnit.NANOSECONDS);
+    Timeouts timer = b.timeouts;
+    this.timeouts = timer != null ? timer : Timeouts.shared();
   }
 
   /** Returns a builder; a limit or a semaphore is required. */
@@ -175,7 +170,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
     try {
       return decision.get();
     } catch (InterruptedException e) {
-      decision.cancel(false); // withdraws; a ticket that won the race is abandoned
+      if (!decision.cancel(false) && decision.join() instanceof Ticket won) {
+        won.abandon(); // admitted as we were interrupted: withdrawn all the same
+      }
       throw e;
     } catch (ExecutionException e) {
       throw new IllegalStateException("a decision cannot fail", e.getCause());
@@ -223,11 +220,22 @@ public final class AdmissionControl<R> implements AutoCloseable {
     }
     ToIntFunction<? super R> rank = priority;
     AdmissionQueue.Waiter waiter = q.enqueue(rank == null ? 0 : rank.applyAsInt(request));
-    if (!waiter.queued) {
-      return CompletableFuture.completedFuture(decide(null, failureOf(waiter), q));
+    var unused =
+        waiter.whenComplete(
+            (decision, cancelled) -> {
+              if (waiter.queued) {
+                counters.dequeued(System.nanoTime() - waiter.enqueuedNanos);
+              }
+              if (decision != null) {
+                count(decision);
+              }
+            });
+    if (!waiter.isDone()) {
+      Future<?> timer =
+          timeouts.schedule(() -> q.expire(waiter), saturatedNanos(Objects.requireNonNull(maxWait)));
+      var alsoUnused = waiter.whenComplete((decision, cancelled) -> timer.cancel(false));
     }
-    timeouts.accept(waiter);
-    return await(waiter, waiter.enqueuedNanos, () -> q.size(), () -> inFlight.get());
+    return waiter;
   }
 
   private CompletableFuture<Decision> admitPartitioned(Partitions p, Object key) {
@@ -237,11 +245,14 @@ public final class AdmissionControl<R> implements AutoCloseable {
       return CompletableFuture.completedFuture(Objects.requireNonNull(now));
     }
     long since = System.nanoTime();
-    CompletableFuture<Permit> waiting = p.acquire(key, s, Objects.requireNonNull(maxWait));
-    if (waiting.isCompletedExceptionally() && !waiting.isCancelled()) { // refused at the door
-      return CompletableFuture.completedFuture(decide(null, failureOf(waiting), s));
+    Partitions.Waiting waiting = p.acquire(key, s, Objects.requireNonNull(maxWait));
+    CompletableFuture<Permit> request = waiting.request();
+    if (request.isCompletedExceptionally()) { // refused at the door
+      return CompletableFuture.completedFuture(
+          reject(reasonOf(failureOf(request)), s.queueLength(), busy(s)));
     }
-    return await(waiting, since, s::queueLength, () -> s.limit() - s.available());
+    return await(
+        request, waiting.settled(), since, s::queueLength, () -> s.limit() - s.available());
   }
 
   /**
@@ -264,18 +275,23 @@ public final class AdmissionControl<R> implements AutoCloseable {
     return reason == null ? null : reject(reason, 0, busy(s));
   }
 
-  /** Maps the outcome of a wait to a decision; a ticket whose caller has gone is abandoned. */
+  /**
+   * Maps the outcome of a wait to a decision, once {@code settled} (the request has left its
+   * queue); cancelling the decision cancels {@code waiting}; a ticket whose caller has gone is
+   * abandoned.
+   */
   private CompletableFuture<Decision> await(
       CompletableFuture<Permit> waiting,
+      CompletableFuture<Permit> settled,
       long since,
       IntSupplier ahead,
       IntSupplier busy) {
     CompletableFuture<Decision> result = new CompletableFuture<>();
     var unused =
-        waiting.whenComplete(
+        settled.whenComplete(
             (permit, failure) -> {
               counters.dequeued(System.nanoTime() - since);
-              if (failure instanceof CancellationException) {
+              if (unwrap(failure) instanceof CancellationException) {
                 return; // withdrawn by the caller: no decision to make
               }
               Decision d =
@@ -296,14 +312,6 @@ public final class AdmissionControl<R> implements AutoCloseable {
     return result;
   }
 
-  private Decision decide(@Nullable Permit permit, @Nullable Throwable failure, Object where) {
-    if (permit != null) {
-      return admitted(permit);
-    }
-    int ahead = where instanceof AdmissionQueue q ? q.size() : ((Semaphore) where).queueLength();
-    return reject(reasonOf(failure), ahead, inFlight.get());
-  }
-
   private static Throwable failureOf(CompletableFuture<?> failed) {
     try {
       failed.join();
@@ -313,11 +321,16 @@ public final class AdmissionControl<R> implements AutoCloseable {
     }
   }
 
+  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
+    return failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause()
+        : failure;
+  }
+
   private static Reason reasonOf(@Nullable Throwable failure) {
-    Throwable f = failure instanceof CompletionException && failure.getCause() != null
-        ? failure.getCause() : failure;
-    if (f instanceof AdmissionQueue.Refused r) {
-      return r.reason;
+    Throwable f = unwrap(failure);
+    if (f == Partitions.FULL) {
+      return Reason.QUEUE_FULL;
     }
     if (f instanceof TimeoutException) {
       return Reason.QUEUE_TIMEOUT;
@@ -333,15 +346,44 @@ public final class AdmissionControl<R> implements AutoCloseable {
   }
 
   private Ticket admitted(Permit permit) {
-    inFlight.incrementAndGet();
+    Ticket ticket = ticket(permit);
     counters.admitted();
-    return Ticket.admitted(permit, this);
+    return ticket;
   }
 
   private Rejection reject(Reason reason, int ahead, int busy) {
     counters.rejected(reason);
+    return rejection(reason, ahead, busy);
+  }
+
+  /** A ticket for {@code permit}, counted in flight but not yet as admitted: see count. */
+  Ticket ticket(Permit permit) {
+    inFlight.incrementAndGet();
+    return Ticket.admitted(permit, this);
+  }
+
+  /** A ticket from {@link #ticket} was never handed out; its permit goes to someone else. */
+  void retract() {
+    inFlight.decrementAndGet();
+  }
+
+  /** A rejection of a queued request, with {@code ahead} still queued, not yet counted. */
+  Rejection rejection(Reason reason, int ahead) {
+    return rejection(reason, ahead, inFlight.get());
+  }
+
+  private Rejection rejection(Reason reason, int ahead, int busy) {
     long seconds = drain.retryAfterSeconds(busy, ahead, maxRetryAfterSeconds);
     return new Rejection(rejectionStatus, Duration.ofSeconds(seconds), reason);
+  }
+
+  /** Counts a queued request's decision once it is handed out. */
+  private void count(Decision decision) {
+    if (decision instanceof Rejection r) {
+      counters.rejected(r.reason());
+    } else {
+      counters.admitted();
+    }
   }
 
   /** Called once per ticket that holds a permit, by the first of its close methods. */
@@ -422,7 +464,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     private @Nullable Function<? super R, ?> partitionKey;
     private int limitPerKey;
     private LongSupplier ticker = System::nanoTime;
-    private @Nullable Consumer<CompletableFuture<Permit>> timeouts;
+    private @Nullable Timeouts timeouts;
 
     private Builder() {}
 
@@ -535,8 +577,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
       return this;
     }
 
-    /** What arms a queued waiter's maxWait (default: orTimeout); for tests. */
-    Builder<R> timeouts(Consumer<CompletableFuture<Permit>> timeouts) {
+    /** What fires a queued request's maxWait (default: a shared timer thread); for tests. */
+    Builder<R> timeouts(Timeouts timeouts) {
       this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
       return this;
     }

@@ -19,6 +19,10 @@ import org.jspecify.annotations.Nullable;
  * The bounded queue of queued mode, in front of a semaphore that stays FIFO and may be remote:
  * requests wait here, in FIFO, LIFO or priority order, and one "pump" asks the semaphore for one
  * permit at a time and gives each to the best request waiting when it is granted.
+ *
+ * <p>A waiter is itself the future of the request's {@link Decision}, so that one compare-and-set
+ * decides it, whoever comes first: the pump with a ticket, its timeout, a newcomer that pushes it
+ * out, close, or the caller cancelling it.
  */
 final class AdmissionQueue {
   /*
@@ -40,9 +44,18 @@ final class AdmissionQueue {
    * then time out. With priorities, the lower-ranked one goes.
    *
    * The pump, as in PriorityScheduler: it asks the semaphore for one permit; when granted it
-   * removes the best waiter at that moment and completes it with the permit (outside the lock);
-   * if that waiter completed meanwhile (timed out, cancelled), the next best gets the permit; if
-   * none is left, the permit goes back. It loops while permits come at once, else leaves a
+   * removes the best waiter at that moment and completes it with a ticket holding the permit
+   * (outside the lock); if the caller cancelled that waiter meanwhile, the next best gets the
+   * permit; if none is left, the permit goes back.
+   *
+   * Whoever decides a waiter (the pump, its timeout, a newcomer pushing it out, close, its
+   * caller's cancel) first removes it from the queue under the lock, then completes it; only
+   * the one that removed it may complete it (Waiter.cancel returns false once someone else has).
+   * So no one sees a request decided while it still takes a place, and a cancel that returns
+   * true means that the request left the queue undecided. What is not atomic: between the
+   * removal and the completion, the place is free but the decision not yet visible; a caller
+   * that completes the future by other means than cancel is not excluded either, and the pump
+   * then hands the permit to the next waiter. It loops while permits come at once, else leaves a
    * callback on its one pending acquire and returns; it ends when it finds the queue empty.
    *
    * Invariants (each changes only under `lock`):
@@ -53,48 +66,60 @@ final class AdmissionQueue {
    *       cancelled, close), the pending acquire is cancelled, so that a shared semaphore is not
    *       held up; the pump publishes `pending` and then re-checks the queue, so one of the two
    *       sees the other. A cancelled acquire that finds waiters queued meanwhile acquires again.
-   *   Q3. A waiter leaves the queue exactly once: polled by the pump, withdrawn (its future
-   *       completed from outside: timeout, cancel), pushed out by a newcomer, or drained by close
-   *       or by a semaphore that refuses. Whoever removes it completes it, or finds it completed.
+   *   Q3. A waiter leaves the queue exactly once: polled by the pump, expired, pushed out by a
+   *       newcomer, drained by close or by a semaphore that refuses, or cancelled by its caller.
+   *       Whoever removes it completes it.
    *   Q4. size() <= maxQueue.
-   *   Q5. A permit granted to the pump is given to exactly one waiter or released.
+   *   Q5. A permit granted to the pump is in exactly one ticket handed to a waiter, or released.
+   *       A ticket is counted in flight before its waiter is completed (so a caller that closes it
+   *       at once cannot take the count below zero) and uncounted if the waiter was cancelled.
    *
    * Nothing calls the semaphore or completes a future while holding `lock`.
    */
 
-  /** A queued request: completed with a permit, or exceptionally (Refused, timeout, cancel). */
-  static final class Waiter extends CompletableFuture<Permit> {
+  /** A queued request, and the future of its decision. */
+  static final class Waiter extends CompletableFuture<Decision> {
     final long rank;
     final long seq;
     final long enqueuedNanos;
     final boolean queued; // false: refused at the door, never in the queue
+    private final @Nullable AdmissionQueue owner;
 
-    Waiter(long rank, long seq, long enqueuedNanos, boolean queued) {
+    Waiter(long rank, long seq, long enqueuedNanos, @Nullable AdmissionQueue owner) {
       this.rank = rank;
       this.seq = seq;
       this.enqueuedNanos = enqueuedNanos;
-      this.queued = queued;
+      this.queued = owner != null;
+      this.owner = owner;
+    }
+
+    /**
+     * Withdraws the request if it still waits, and only then: once someone has taken it out of
+     * the queue to decide it (the pump, its timeout, a newcomer, close), its decision is on the
+     * way and this returns false, as for a decided request.
+     */
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      AdmissionQueue q = owner;
+      if (q != null && !isDone() && !q.remove(this)) {
+        return isCancelled();
+      }
+      return super.cancel(mayInterruptIfRunning);
     }
   }
 
-  /** Why a waiter was refused; carries no stack trace, shared. */
-  static final class Refused extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    static final Refused FULL = new Refused(Reason.QUEUE_FULL);
-    static final Refused CLOSED = new Refused(Reason.CLOSED);
-    static final Refused LIMIT = new Refused(Reason.LIMIT_REACHED);
-
-    final Reason reason;
-
-    private Refused(Reason reason) {
-      super(reason.toString(), null, false, false);
-      this.reason = reason;
+  /** By rank, then arrival. A plain class, not composed lambdas: Lincheck copies its state. */
+  private static final class Order implements Comparator<Waiter> {
+    @Override
+    public int compare(Waiter a, Waiter b) {
+      int byRank = Long.compare(a.rank, b.rank);
+      return byRank != 0 ? byRank : Long.compare(a.seq, b.seq);
     }
   }
 
-  private static final Comparator<Waiter> ORDER =
-      Comparator.<Waiter>comparingLong(w -> w.rank).thenComparingLong(w -> w.seq);
+  private static final Comparator<Waiter> ORDER = new Order();
 
+  private final AdmissionControl<?> control;
   private final Semaphore semaphore;
   private final int maxQueue;
   private final boolean lifo;
@@ -109,7 +134,13 @@ final class AdmissionQueue {
   private boolean closed;
 
   AdmissionQueue(
-      Semaphore semaphore, int maxQueue, boolean lifo, long agingNanos, LongSupplier ticker) {
+      AdmissionControl<?> control,
+      Semaphore semaphore,
+      int maxQueue,
+      boolean lifo,
+      long agingNanos,
+      LongSupplier ticker) {
+    this.control = control;
     this.semaphore = semaphore;
     this.maxQueue = maxQueue;
     this.lifo = lifo;
@@ -147,52 +178,48 @@ final class AdmissionQueue {
   }
 
   /**
-   * Queues a request of {@code priority} (ignored unless aging or priorities are on: see rank).
-   * The waiter completes with a permit, or exceptionally with {@link Refused} (at once if the
-   * queue is full or closed, later if pushed out or closed). Completing it from outside withdraws
-   * it.
+   * Queues a request of {@code priority} (used only with priorities on). The waiter is decided
+   * at once if the queue is full or closed ({@code queued} is then false), else later. Cancelling
+   * it withdraws it.
    */
   Waiter enqueue(int priority) {
     Waiter waiter;
     Waiter pushedOut = null;
     boolean startPump = false;
+    Reason refused = null;
+    int size;
     lock.lock();
     try {
       long now = ticker.getAsLong();
       long seq = nextSeq++;
+      waiter = new Waiter(rank(priority, seq, now), seq, now, closed ? null : this);
       if (closed) {
-        waiter = refused(seq, now, Refused.CLOSED);
+        refused = Reason.CLOSED;
+      } else if (queue.size() >= maxQueue && ORDER.compare(waiter, queue.last()) > 0) {
+        refused = Reason.QUEUE_FULL;
+        waiter = new Waiter(waiter.rank, seq, now, null);
       } else {
-        waiter = new Waiter(rank(priority, seq, now), seq, now, true);
         if (queue.size() >= maxQueue) {
-          Waiter worst = queue.last();
-          if (ORDER.compare(waiter, worst) > 0) {
-            return refused(seq, now, Refused.FULL);
-          }
-          queue.pollLast();
-          pushedOut = worst;
+          pushedOut = queue.pollLast();
         }
         queue.add(waiter);
         startPump = !pumping;
         pumping = true;
       }
+      size = queue.size();
     } finally {
       lock.unlock();
     }
-    if (pushedOut != null) {
-      pushedOut.completeExceptionally(Refused.FULL);
+    if (refused != null) {
+      waiter.complete(control.rejection(refused, size));
+      return waiter;
     }
-    Waiter queued = waiter;
-    var unused = waiter.whenComplete((permit, failure) -> withdraw(queued));
+    if (pushedOut != null) {
+      pushedOut.complete(control.rejection(Reason.QUEUE_FULL, size));
+    }
     if (startPump) {
       pump();
     }
-    return waiter;
-  }
-
-  private static Waiter refused(long seq, long now, Refused why) {
-    Waiter waiter = new Waiter(0, seq, now, false);
-    waiter.completeExceptionally(why);
     return waiter;
   }
 
@@ -216,6 +243,24 @@ final class AdmissionQueue {
     }
   }
 
+  /** The waiter's maxWait has passed: if it still waits, it leaves and is rejected. */
+  void expire(Waiter waiter) {
+    int size;
+    CompletableFuture<Permit> acquiring;
+    lock.lock();
+    try {
+      if (!queue.remove(waiter)) {
+        return;
+      }
+      size = queue.size();
+      acquiring = pendingIfEmpty();
+    } finally {
+      lock.unlock();
+    }
+    cancel(acquiring);
+    waiter.complete(control.rejection(Reason.QUEUE_TIMEOUT, size));
+  }
+
   /** The number of requests waiting now. */
   int size() {
     lock.lock();
@@ -226,7 +271,7 @@ final class AdmissionQueue {
     }
   }
 
-  /** Refuses new requests and fails every queued one with {@link Refused#CLOSED}. */
+  /** Refuses new requests and rejects every queued one with {@link Reason#CLOSED}. */
   void close() {
     List<Waiter> drained;
     CompletableFuture<Permit> acquiring;
@@ -238,11 +283,9 @@ final class AdmissionQueue {
     } finally {
       lock.unlock();
     }
-    if (acquiring != null) {
-      acquiring.cancel(false);
-    }
+    cancel(acquiring);
     for (Waiter w : drained) {
-      w.completeExceptionally(Refused.CLOSED);
+      w.complete(control.rejection(Reason.CLOSED, 0));
     }
   }
 
@@ -294,8 +337,8 @@ final class AdmissionQueue {
 
   /**
    * What the pump does with the outcome of its acquire. Returns whether it goes on: true if it
-   * gave the permit and more wait, or if its acquire was cancelled as the queue emptied and a
-   * waiter has come since.
+   * handed the permit out and more wait, or if its acquire was cancelled as the queue emptied and
+   * a waiter has come since.
    */
   private boolean granted(
       CompletableFuture<Permit> acquiring, @Nullable Permit permit, @Nullable Throwable failure) {
@@ -320,9 +363,10 @@ final class AdmissionQueue {
     } finally {
       lock.unlock();
     }
-    Refused why = failure instanceof SemaphoreClosedException ? Refused.CLOSED : Refused.LIMIT;
+    Reason why =
+        failure instanceof SemaphoreClosedException ? Reason.CLOSED : Reason.LIMIT_REACHED;
     for (Waiter w : refused) {
-      w.completeExceptionally(why);
+      w.complete(control.rejection(why, 0));
     }
     return false;
   }
@@ -346,7 +390,7 @@ final class AdmissionQueue {
         permit.release();
         return false;
       }
-      if (best.complete(permit)) {
+      if (best.complete(control.ticket(permit))) { // fails only if completed from outside
         lock.lock();
         try {
           pumping = !queue.isEmpty();
@@ -355,23 +399,32 @@ final class AdmissionQueue {
           lock.unlock();
         }
       }
-      // It completed meanwhile (timed out, cancelled): the next best gets the permit.
+      control.retract(); // completed from outside meanwhile: the next best gets the permit
     }
   }
 
-  private void withdraw(Waiter waiter) {
-    CompletableFuture<Permit> acquiring = null;
+  /** Takes the waiter out if it still waits (its caller cancels it); whether it did. */
+  private boolean remove(Waiter waiter) {
+    CompletableFuture<Permit> acquiring;
     lock.lock();
     try {
       if (!queue.remove(waiter)) {
-        return;
+        return false;
       }
-      if (queue.isEmpty()) {
-        acquiring = pending;
-      }
+      acquiring = pendingIfEmpty();
     } finally {
       lock.unlock();
     }
+    cancel(acquiring);
+    return true;
+  }
+
+  /** The pump's pending acquire if the queue is empty: it is no longer needed (Q2). Locked. */
+  private @Nullable CompletableFuture<Permit> pendingIfEmpty() {
+    return queue.isEmpty() ? pending : null;
+  }
+
+  private static void cancel(@Nullable CompletableFuture<Permit> acquiring) {
     if (acquiring != null) {
       acquiring.cancel(false);
     }

@@ -28,6 +28,17 @@ final class Partitions {
    * completion of their acquire; `queued` is the sum over keys.
    */
 
+  /** The failure of a request refused because its key's queue is full; shared, no stack. */
+  static final RuntimeException FULL = new QueueFull();
+
+  private static final class QueueFull extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    QueueFull() {
+      super("the key's queue is full", null, false, false);
+    }
+  }
+
   private final KeyedSemaphore<Object> keyed;
   private final int maxQueue; // 0: best effort
   private final ConcurrentHashMap<Object, Integer> waiting = new ConcurrentHashMap<>();
@@ -47,13 +58,14 @@ final class Partitions {
   }
 
   /**
-   * Waits for a permit of {@code key}, at most {@code maxWait}: the future completes with it, or
-   * fails with {@link AdmissionQueue.Refused#FULL} (at once, when the key already has maxQueue
+   * Waits for a permit of {@code key}, at most {@code maxWait}: the request completes with it, or
+   * fails with {@link #FULL} (at once, when the key already has maxQueue
    * waiting), a {@code TimeoutException}, or the semaphore's refusal. Cancelling it withdraws.
    */
-  CompletableFuture<Permit> acquire(Object key, Semaphore semaphore, Duration maxWait) {
+  Waiting acquire(Object key, Semaphore semaphore, Duration maxWait) {
     if (!reserve(key)) {
-      return CompletableFuture.failedFuture(AdmissionQueue.Refused.FULL);
+      CompletableFuture<Permit> full = CompletableFuture.failedFuture(FULL);
+      return new Waiting(full, full);
     }
     CompletableFuture<Permit> acquiring;
     try {
@@ -61,9 +73,15 @@ final class Partitions {
     } catch (RuntimeException refused) { // closed, limit 0
       acquiring = CompletableFuture.failedFuture(refused);
     }
-    var unused = acquiring.whenComplete((permit, failure) -> unreserve(key));
-    return acquiring;
+    // Its place is given back before anyone learns of the outcome: see AdmissionQueue.settled.
+    return new Waiting(acquiring, acquiring.whenComplete((permit, failure) -> unreserve(key)));
   }
+
+  /**
+   * A request waiting for its key's permit: cancel {@code request} to withdraw it; {@code
+   * settled} completes as it does, once its place in the key's queue is given back.
+   */
+  record Waiting(CompletableFuture<Permit> request, CompletableFuture<Permit> settled) {}
 
   private boolean reserve(Object key) {
     boolean[] reserved = {false};
