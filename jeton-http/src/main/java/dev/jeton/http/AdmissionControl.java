@@ -296,10 +296,12 @@ public final class AdmissionControl<R> implements AutoCloseable {
               }
               Decision d =
                   permit != null
-                      ? admitted(permit)
-                      : reject(reasonOf(failure), ahead.getAsInt(), busy.getAsInt());
-              if (!result.complete(d) && d instanceof Ticket t) {
-                t.abandon();
+                      ? ticket(permit)
+                      : rejection(reasonOf(failure), ahead.getAsInt(), busy.getAsInt());
+              if (result.complete(d)) {
+                count(d);
+              } else if (d instanceof Ticket t) {
+                t.abandon(); // its caller has gone: the permit goes back
               }
             });
     var alsoUnused =
