@@ -1,5 +1,7 @@
 package dev.jeton.http;
 
+import static dev.jeton.http.Decided.rejected;
+import static dev.jeton.http.Decided.ticket;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -29,16 +31,6 @@ class QueuedModeTest {
           armed.add(expire);
           return CompletableFuture.completedFuture(null);
         });
-  }
-
-  private static Ticket ticket(CompletableFuture<Decision> f) {
-    assertTrue(f.isDone(), "not decided yet");
-    return assertInstanceOf(Ticket.class, f.join());
-  }
-
-  private static Reason rejected(CompletableFuture<Decision> f) {
-    assertTrue(f.isDone(), "not decided yet");
-    return assertInstanceOf(Rejection.class, f.join()).reason();
   }
 
   @Test
