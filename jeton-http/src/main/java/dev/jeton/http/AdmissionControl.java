@@ -6,15 +6,11 @@ import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
@@ -130,7 +126,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     if (b.partitionKey != null) {
       this.semaphore = null;
       this.queue = null;
-      this.partitions = new Partitions(b.limitPerKey, b.limit, b.maxQueue);
+      this.partitions = new Partitions(this, b.limitPerKey, b.limit, b.maxQueue);
     } else {
       Semaphore given = b.semaphore;
       Semaphore s = given != null ? given : Semaphore.create(b.limit);
@@ -244,15 +240,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     if (now != null || maxWait == null) {
       return CompletableFuture.completedFuture(Objects.requireNonNull(now));
     }
-    long since = System.nanoTime();
-    Partitions.Waiting waiting = p.acquire(key, s, Objects.requireNonNull(maxWait));
-    CompletableFuture<Permit> request = waiting.request();
-    if (request.isCompletedExceptionally()) { // refused at the door
-      return CompletableFuture.completedFuture(
-          reject(reasonOf(failureOf(request)), s.queueLength(), busy(s)));
-    }
-    return await(
-        request, waiting.settled(), since, s::queueLength, () -> s.limit() - s.available());
+    return p.await(key, s, Objects.requireNonNull(maxWait));
   }
 
   /**
@@ -273,74 +261,6 @@ public final class AdmissionControl<R> implements AutoCloseable {
       return admitted(permit.get());
     }
     return reason == null ? null : reject(reason, 0, busy(s));
-  }
-
-  /**
-   * Maps the outcome of a wait to a decision, once {@code settled} (the request has left its
-   * queue); cancelling the decision cancels {@code waiting}; a ticket whose caller has gone is
-   * abandoned.
-   */
-  private CompletableFuture<Decision> await(
-      CompletableFuture<Permit> waiting,
-      CompletableFuture<Permit> settled,
-      long since,
-      IntSupplier ahead,
-      IntSupplier busy) {
-    CompletableFuture<Decision> result = new CompletableFuture<>();
-    var unused =
-        settled.whenComplete(
-            (permit, failure) -> {
-              counters.dequeued(System.nanoTime() - since);
-              if (unwrap(failure) instanceof CancellationException) {
-                return; // withdrawn by the caller: no decision to make
-              }
-              Decision d =
-                  permit != null
-                      ? ticket(permit)
-                      : rejection(reasonOf(failure), ahead.getAsInt(), busy.getAsInt());
-              if (result.complete(d)) {
-                count(d);
-              } else if (d instanceof Ticket t) {
-                t.abandon(); // its caller has gone: the permit goes back
-              }
-            });
-    var alsoUnused =
-        result.whenComplete(
-            (d, failure) -> {
-              if (failure != null) {
-                waiting.cancel(false);
-              }
-            });
-    return result;
-  }
-
-  private static Throwable failureOf(CompletableFuture<?> failed) {
-    try {
-      failed.join();
-      throw new IllegalStateException("not failed: " + failed);
-    } catch (CompletionException e) {
-      return e.getCause() != null ? e.getCause() : e;
-    }
-  }
-
-  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
-    return failure instanceof CompletionException && failure.getCause() != null
-        ? failure.getCause()
-        : failure;
-  }
-
-  private static Reason reasonOf(@Nullable Throwable failure) {
-    Throwable f = unwrap(failure);
-    if (f == Partitions.FULL) {
-      return Reason.QUEUE_FULL;
-    }
-    if (f instanceof TimeoutException) {
-      return Reason.QUEUE_TIMEOUT;
-    }
-    if (f instanceof SemaphoreClosedException) {
-      return Reason.CLOSED;
-    }
-    return Reason.LIMIT_REACHED; // the semaphore refused: its limit was lowered below 1
   }
 
   private int busy(Semaphore s) {
@@ -374,13 +294,19 @@ public final class AdmissionControl<R> implements AutoCloseable {
     return rejection(reason, ahead, inFlight.get());
   }
 
-  private Rejection rejection(Reason reason, int ahead, int busy) {
+  /** A rejection with {@code ahead} queued while {@code busy} permits are held, not counted. */
+  Rejection rejection(Reason reason, int ahead, int busy) {
     long seconds = drain.retryAfterSeconds(busy, ahead, maxRetryAfterSeconds);
     return new Rejection(rejectionStatus, Duration.ofSeconds(seconds), reason);
   }
 
+  /** A request left a queue after waiting {@code nanos}. */
+  void dequeued(long nanos) {
+    counters.dequeued(nanos);
+  }
+
   /** Counts a queued request's decision once it is handed out. */
-  private void count(Decision decision) {
+  void count(Decision decision) {
     if (decision instanceof Rejection r) {
       counters.rejected(r.reason());
     } else {

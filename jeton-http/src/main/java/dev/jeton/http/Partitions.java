@@ -3,10 +3,16 @@ package dev.jeton.http;
 import dev.jeton.KeyedSemaphore;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
+import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Partitioned mode: a {@link KeyedSemaphore} (a limit per key, and the optional global limit)
@@ -39,12 +45,14 @@ final class Partitions {
     }
   }
 
+  private final AdmissionControl<?> control;
   private final KeyedSemaphore<Object> keyed;
   private final int maxQueue; // 0: best effort
   private final ConcurrentHashMap<Object, Integer> waiting = new ConcurrentHashMap<>();
   private final AtomicInteger queued = new AtomicInteger();
 
-  Partitions(int limitPerKey, int globalLimit, int maxQueue) {
+  Partitions(AdmissionControl<?> control, int limitPerKey, int globalLimit, int maxQueue) {
+    this.control = control;
     var builder = KeyedSemaphore.builder().limitPerKey(limitPerKey);
     if (globalLimit > 0) {
       builder.globalLimit(globalLimit);
@@ -58,11 +66,99 @@ final class Partitions {
   }
 
   /**
+   * Waits for a permit of {@code key}, at most {@code maxWait}, and decides: a ticket, or a
+   * rejection (QUEUE_FULL at once if the key has maxQueue waiting, QUEUE_TIMEOUT, CLOSED).
+   * Cancelling the future withdraws the request.
+   */
+  CompletableFuture<Decision> await(Object key, Semaphore semaphore, Duration maxWait) {
+    long since = System.nanoTime();
+    Waiting waiting = acquire(key, semaphore, maxWait);
+    CompletableFuture<Permit> request = waiting.request();
+    IntSupplier busy = () -> semaphore.limit() - semaphore.available();
+    if (request.isCompletedExceptionally()) { // refused at the door
+      Rejection r =
+          control.rejection(
+              reasonOf(failureOf(request)), semaphore.queueLength(), busy.getAsInt());
+      control.count(r);
+      return CompletableFuture.completedFuture(r);
+    }
+    return decide(request, waiting.settled(), since, semaphore::queueLength, busy);
+  }
+
+  /**
+   * Maps the outcome of a wait to a decision, once {@code settled} (the request has left its
+   * queue); cancelling the decision cancels {@code waiting}; a ticket whose caller has gone is
+   * abandoned.
+   */
+  private CompletableFuture<Decision> decide(
+      CompletableFuture<Permit> waiting,
+      CompletableFuture<Permit> settled,
+      long since,
+      IntSupplier ahead,
+      IntSupplier busy) {
+    CompletableFuture<Decision> result = new CompletableFuture<>();
+    var unused =
+        settled.whenComplete(
+            (permit, failure) -> {
+              control.dequeued(System.nanoTime() - since);
+              if (unwrap(failure) instanceof CancellationException) {
+                return; // withdrawn by the caller: no decision to make
+              }
+              Decision d =
+                  permit != null
+                      ? control.ticket(permit)
+                      : control.rejection(reasonOf(failure), ahead.getAsInt(), busy.getAsInt());
+              if (result.complete(d)) {
+                control.count(d);
+              } else if (d instanceof Ticket t) {
+                t.abandon(); // its caller has gone: the permit goes back
+              }
+            });
+    var alsoUnused =
+        result.whenComplete(
+            (d, failure) -> {
+              if (failure != null) {
+                waiting.cancel(false);
+              }
+            });
+    return result;
+  }
+
+  private static Throwable failureOf(CompletableFuture<?> failed) {
+    try {
+      failed.join();
+      throw new IllegalStateException("not failed: " + failed);
+    } catch (CompletionException e) {
+      return e.getCause() != null ? e.getCause() : e;
+    }
+  }
+
+  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
+    return failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause()
+        : failure;
+  }
+
+  private static Reason reasonOf(@Nullable Throwable failure) {
+    Throwable f = unwrap(failure);
+    if (f == Partitions.FULL) {
+      return Reason.QUEUE_FULL;
+    }
+    if (f instanceof TimeoutException) {
+      return Reason.QUEUE_TIMEOUT;
+    }
+    if (f instanceof SemaphoreClosedException) {
+      return Reason.CLOSED;
+    }
+    return Reason.LIMIT_REACHED; // the semaphore refused: its limit was lowered below 1
+  }
+
+  /**
    * Waits for a permit of {@code key}, at most {@code maxWait}: the request completes with it, or
    * fails with {@link #FULL} (at once, when the key already has maxQueue
    * waiting), a {@code TimeoutException}, or the semaphore's refusal. Cancelling it withdraws.
    */
-  Waiting acquire(Object key, Semaphore semaphore, Duration maxWait) {
+  private Waiting acquire(Object key, Semaphore semaphore, Duration maxWait) {
     if (!reserve(key)) {
       CompletableFuture<Permit> full = CompletableFuture.failedFuture(FULL);
       return new Waiting(full, full);
