@@ -227,8 +227,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
               }
             });
     if (!waiter.isDone()) {
-      Future<?> timer =
-          timeouts.schedule(() -> q.expire(waiter), saturatedNanos(Objects.requireNonNull(maxWait)));
+      long nanos = saturatedNanos(Objects.requireNonNull(maxWait));
+      Future<?> timer = timeouts.schedule(() -> q.expire(waiter), nanos);
       var alsoUnused = waiter.whenComplete((decision, cancelled) -> timer.cancel(false));
     }
     return waiter;

@@ -198,7 +198,8 @@ class BestEffortTest {
   void rejectionRoundsRetryAfterUpToWholeSeconds() {
     assertEquals(1, new Rejection(503, Duration.ZERO, Reason.CLOSED).retryAfterSeconds());
     assertEquals(2, new Rejection(503, Duration.ofMillis(1001), Reason.CLOSED).retryAfterSeconds());
-    assertEquals(3, new Rejection(429, Duration.ofSeconds(3), Reason.QUEUE_FULL).retryAfterSeconds());
+    assertEquals(
+        3, new Rejection(429, Duration.ofSeconds(3), Reason.QUEUE_FULL).retryAfterSeconds());
     assertTrue(new Rejection(503, Duration.ofSeconds(3), Reason.QUEUE_FULL).message()
         .contains("QUEUE_FULL"));
     assertSame(Ticket.exemptTicket(), Ticket.exemptTicket());

@@ -17,7 +17,8 @@ import java.util.Objects;
  * each exchange with an {@link AdmissionControl}.
  *
  * <pre>{@code
- * AdmissionControl<HttpExchange> control = AdmissionControl.<HttpExchange>builder().limit(64).build();
+ * AdmissionControl<HttpExchange> control =
+ *     AdmissionControl.<HttpExchange>builder().limit(64).build();
  * HttpContext context = server.createContext("/", handler);
  * context.getFilters().add(new AdmissionFilter(control));
  * }</pre>
@@ -95,7 +96,8 @@ public final class AdmissionFilter extends Filter {
     try (exchange) {
       exchange.getRequestBody().close();
       byte[] body = rejection.message().getBytes(StandardCharsets.UTF_8);
-      exchange.getResponseHeaders().set("Retry-After", Long.toString(rejection.retryAfterSeconds()));
+      String retryAfter = Long.toString(rejection.retryAfterSeconds());
+      exchange.getResponseHeaders().set("Retry-After", retryAfter);
       exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
       boolean head = "HEAD".equalsIgnoreCase(exchange.getRequestMethod());
       exchange.sendResponseHeaders(rejection.status(), head ? -1 : body.length);

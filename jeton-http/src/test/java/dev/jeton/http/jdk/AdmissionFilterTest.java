@@ -84,7 +84,8 @@ class AdmissionFilterTest {
   }
 
   private CompletableFuture<HttpResponse<String>> get(URI uri) {
-    return client.sendAsync(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+    return client.sendAsync(
+        HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static void awaitTrue(BooleanSupplier condition, String what) {
@@ -120,8 +121,10 @@ class AdmissionFilterTest {
       }
       assertEquals(rejectStatus, r.statusCode(), r::body);
       long retryAfter =
-          Long.parseLong(r.headers().firstValue("Retry-After").orElseThrow(() -> new AssertionError(
-              "no Retry-After")));
+          Long.parseLong(
+              r.headers()
+                  .firstValue("Retry-After")
+                  .orElseThrow(() -> new AssertionError("no Retry-After")));
       assertTrue(retryAfter >= 1, "Retry-After " + retryAfter);
       assertTrue(r.headers().firstValue("Content-Type").orElseThrow().startsWith("text/plain"));
       assertTrue(r.body().contains("LIMIT_REACHED") || r.body().contains("QUEUE"), r::body);
@@ -142,7 +145,8 @@ class AdmissionFilterTest {
 
   @Test
   void bestEffort_200ConcurrentRequestsWithLimit8() throws Exception {
-    AdmissionControl<HttpExchange> control = AdmissionControl.<HttpExchange>builder().limit(8).build();
+    AdmissionControl<HttpExchange> control =
+        AdmissionControl.<HttpExchange>builder().limit(8).build();
     URI uri = start(new AdmissionFilter(control), working());
     List<HttpResponse<String>> responses = fire(uri, 200);
     assertTrue(most.get() <= 8, most.get() + " at work at once");
@@ -173,7 +177,8 @@ class AdmissionFilterTest {
 
   @Test
   void aHandlerThatThrowsGivesItsTicketBack() throws Exception {
-    AdmissionControl<HttpExchange> control = AdmissionControl.<HttpExchange>builder().limit(1).build();
+    AdmissionControl<HttpExchange> control =
+        AdmissionControl.<HttpExchange>builder().limit(1).build();
     AtomicInteger calls = new AtomicInteger();
     URI uri = start(new AdmissionFilter(control), exchange -> {
       if (calls.getAndIncrement() == 0) {
@@ -237,10 +242,12 @@ class AdmissionFilterTest {
 
   @Test
   void aCustomRejectionHandlerWritesItsOwnResponse() throws Exception {
-    AdmissionControl<HttpExchange> control = AdmissionControl.<HttpExchange>builder().limit(1).build();
+    AdmissionControl<HttpExchange> control =
+        AdmissionControl.<HttpExchange>builder().limit(1).build();
     CountDownLatch release = new CountDownLatch(1);
     AdmissionFilter filter = new AdmissionFilter(control, (exchange, rejection) -> {
-      exchange.getResponseHeaders().set("Retry-After", Long.toString(rejection.retryAfterSeconds()));
+      String retryAfter = Long.toString(rejection.retryAfterSeconds());
+      exchange.getResponseHeaders().set("Retry-After", retryAfter);
       respond(exchange, rejection.status(), "{\"error\":\"" + rejection.reason() + "\"}");
     });
     URI uri = start(filter, exchange -> {
