@@ -178,7 +178,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /**
    * Admits or rejects {@code request} without blocking: the future completes when the request is
    * admitted or rejected (at once in best-effort mode). Cancelling the future withdraws the
-   * request; a ticket granted at the same moment is given back.
+   * request; a ticket granted at the same moment is given back. In queued mode, {@code cancel}
+   * returns false once the request has been taken out of the queue to be decided: its decision
+   * is then on its way, and a ticket in it must be closed as usual.
    *
    * <p>In queued mode the future may be completed by the thread that closed the ticket which
    * freed the permit, or by a timer thread: its dependent stages should not block (or should run
