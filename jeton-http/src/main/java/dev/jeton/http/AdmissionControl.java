@@ -1,0 +1,572 @@
+package dev.jeton.http;
+
+import dev.jeton.Permit;
+import dev.jeton.Semaphore;
+import dev.jeton.SemaphoreClosedException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import java.util.function.ToIntFunction;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Decides, for each request of type {@code R}, to admit it or reject it, so that a server works
+ * on no more requests at once than it can really serve and answers the rest at once. Thread-safe.
+ *
+ * <pre>{@code
+ * AdmissionControl<HttpExchange> control =
+ *     AdmissionControl.<HttpExchange>builder()
+ *         .limit(64)
+ *         .exempt(exchange -> exchange.getRequestURI().getPath().equals("/health"))
+ *         .build();
+ * }</pre>
+ *
+ * <p>{@link #admit(Object)} returns a {@link Decision}: a {@link Ticket}, which holds one permit
+ * of the limit until it is closed (close it exactly when the response is done), or a {@link
+ * Rejection}, with the status to answer (503, or 429 if so configured), a {@code Retry-After} and
+ * the {@link Reason}.
+ *
+ * <h2>Modes</h2>
+ *
+ * <ul>
+ *   <li><b>Best effort</b> (the default): a request is admitted if a permit is free at once, and
+ *       rejected with {@link Reason#LIMIT_REACHED} otherwise.
+ *   <li><b>Queued</b> ({@link Builder#queue(int, Duration)}): a request that finds no permit
+ *       free waits in a bounded queue for at most {@code maxWait}, then is rejected with {@link
+ *       Reason#QUEUE_TIMEOUT}; it leaves the queue at once. A full queue rejects with {@link
+ *       Reason#QUEUE_FULL}. The queue is served first come first served; {@link Builder#lifo()}
+ *       serves the newest first, and then a newcomer to a full queue pushes out the oldest
+ *       (whose client has waited longest, and is the likeliest to be gone); {@link
+ *       Builder#priority(ToIntFunction, Duration)} serves higher priorities first, with aging,
+ *       and a newcomer to a full queue pushes out the lowest-ranked if it ranks higher. The queue
+ *       is in front of the semaphore: however many requests wait, the semaphore sees one
+ *       request at a time, which suits a remote one.
+ *   <li><b>Partitions</b> ({@link Builder#partitionBy(Function, int)}): a limit per key (the
+ *       client address, a tenant header), with {@link Builder#limit(int)} as an optional global
+ *       limit, on a {@link dev.jeton.KeyedSemaphore}. Queued, each key has a queue of its own of
+ *       at most {@code maxQueue}, first come first served (LIFO and priorities are not offered
+ *       with partitions).
+ *   <li><b>Exemptions</b>: requests matching {@link Builder#exempt(Predicate)} are always
+ *       admitted, with a ticket that holds nothing, even after {@link #close()}.
+ * </ul>
+ *
+ * <h2>Retry-After</h2>
+ *
+ * <p>A rejection's {@code Retry-After} is estimated from the observed drain rate, the number of
+ * requests completed per second: {@code ceil((queued ahead + 1) / rate)} seconds, clamped to [1
+ * s, {@link Builder#maxRetryAfter(Duration) maxRetryAfter}], where "queued ahead" is the number
+ * of requests waiting in front of the rejected one (0 in best-effort mode), and {@code rate =
+ * busy / latency}: the permits held now (at least 1) over the smoothed mean time a ticket is
+ * held (an exponentially weighted mean of completed tickets, of every outcome, updated at most
+ * every 100 ms). With no completion observed yet, 1 s. The rate is taken from the latency (by
+ * Little's law) rather than by counting completions over a window so that an idle period does
+ * not make the first rejections of a spike send clients away for the maximum.
+ *
+ * <h2>The semaphore</h2>
+ *
+ * <p>The limit is a {@link Semaphore}: an in-process one made from {@link Builder#limit(int)}, or
+ * any one given to {@link Builder#semaphore(Semaphore)}, which may be shared with other users,
+ * machine-wide or fleet-wide; each admitted request holds one permit of it. A given semaphore is
+ * never closed by this class.
+ */
+public final class AdmissionControl<R> implements AutoCloseable {
+  /*
+   * Overview
+   *
+   * Each request is, in this order: exempt (a ticket holding nothing); refused if closed; given
+   * a permit at once if one is free (tryAcquire; in queued mode only if no one is queued, see
+   * AdmissionQueue.tryAcquireIfIdle); rejected in best-effort mode; or else it waits: in the
+   * AdmissionQueue in front of the semaphore, or, partitioned, in its key's semaphore (see
+   * Partitions). A waiter completes with a permit (a Ticket), a refusal (a Rejection naming the
+   * reason), or a cancellation (admitAsync's future cancelled, admit interrupted: no decision).
+   * A permit whose caller has gone meanwhile becomes a ticket that is abandoned at once.
+   *
+   * A ticket gives its permit back through finished(), exactly once (the Ticket's CAS), which
+   * first lowers `inFlight` and records the time the permit was held for the Retry-After
+   * estimate, and only then releases the permit, so that inFlight never shows more tickets than
+   * permits are held.
+   *
+   * Invariants:
+   *   A1. inFlight = tickets admitted with a permit and not yet finished (exempt ones hold
+   *       nothing and are not counted).
+   *   A2. Every permit granted for a request is in exactly one Ticket, which is handed out or
+   *       abandoned, or it is released: see AdmissionQueue's Q5 for the queue's hand-over.
+   */
+
+  private final @Nullable Semaphore semaphore; // null when partitioned
+  private final @Nullable Partitions partitions;
+  private final @Nullable Function<? super R, ?> partitionKey;
+  private final @Nullable AdmissionQueue queue; // queued mode, not partitioned
+  private final @Nullable ToIntFunction<? super R> priority;
+  private final @Nullable Duration maxWait; // null: best effort
+  private final @Nullable Predicate<? super R> exempt;
+  private final int rejectionStatus;
+  private final long maxRetryAfterSeconds;
+  private final Timeouts timeouts;
+  private final DrainEstimate drain = new DrainEstimate(System::nanoTime);
+  private final Counters counters = new Counters();
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private volatile boolean closed;
+
+  private AdmissionControl(Builder<R> b) {
+    Duration wait = b.maxWait;
+    this.maxWait = wait;
+    this.partitionKey = b.partitionKey;
+    this.priority = b.priority;
+    this.exempt = b.exempt;
+    this.rejectionStatus = b.rejectionStatus;
+    this.maxRetryAfterSeconds = b.maxRetryAfterSeconds;
+    if (b.partitionKey != null) {
+      this.semaphore = null;
+      this.queue = null;
+      this.partitions = new Partitions(this, b.limitPerKey, b.limit, b.maxQueue);
+    } else {
+      Semaphore given = b.semaphore;
+      Semaphore s = given != null ? given : Semaphore.create(b.limit);
+      this.semaphore = s;
+      this.partitions = null;
+      Duration aging = b.aging;
+      this.queue =
+          wait == null
+              ? null
+              : new AdmissionQueue(
+                  this, s, b.maxQueue, b.lifo, aging == null ? 0 : saturatedNanos(aging),
+                  b.ticker);
+    }
+    Timeouts timer = b.timeouts;
+    this.timeouts = timer != null ? timer : Timeouts.shared();
+  }
+
+  /** Returns a builder; a limit or a semaphore is required. */
+  public static <R> Builder<R> builder() {
+    return new Builder<>();
+  }
+
+  // ------------------------------------------------------------------ deciding
+
+  /**
+   * Admits or rejects {@code request}. In best-effort mode it returns at once; in queued mode it
+   * waits at most {@code maxWait}.
+   *
+   * @throws InterruptedException if the thread is interrupted while the request waits in the
+   *     queue; the request is withdrawn (a ticket granted at the same moment is given back)
+   */
+  public Decision admit(R request) throws InterruptedException {
+    CompletableFuture<Decision> decision = admitAsync(request);
+    if (decision.isDone()) {
+      return decision.join();
+    }
+    try {
+      return decision.get();
+    } catch (InterruptedException e) {
+      if (!decision.cancel(false) && decision.join() instanceof Ticket won) {
+        won.abandon(); // admitted as we were interrupted: withdrawn all the same
+      }
+      throw e;
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("a decision cannot fail", e.getCause());
+    }
+  }
+
+  /**
+   * Admits or rejects {@code request} without blocking: the future completes when the request is
+   * admitted or rejected (at once in best-effort mode). Cancelling the future withdraws the
+   * request; a ticket granted at the same moment is given back. In queued mode, {@code cancel}
+   * returns false once the request has been taken out of the queue to be decided: its decision
+   * is then on its way, and a ticket in it must be closed as usual.
+   *
+   * <p>In queued mode the future may be completed by the thread that closed the ticket which
+   * freed the permit, or by a timer thread: its dependent stages should not block (or should run
+   * on an executor of their own).
+   *
+   * <p>With a remote semaphore, deciding takes one call to it ({@code tryAcquire}) when no
+   * request is queued.
+   */
+  public CompletableFuture<Decision> admitAsync(R request) {
+    Objects.requireNonNull(request, "request");
+    Predicate<? super R> e = exempt;
+    if (e != null && e.test(request)) {
+      counters.exempted();
+      return CompletableFuture.completedFuture(Ticket.exemptTicket());
+    }
+    if (closed) {
+      return CompletableFuture.completedFuture(reject(Reason.CLOSED, 0, 0));
+    }
+    Partitions p = partitions;
+    if (p != null) {
+      Object key =
+          Objects.requireNonNull(
+              Objects.requireNonNull(partitionKey).apply(request),
+              "the partitionBy key function returned null");
+      return admitPartitioned(p, key);
+    }
+    Semaphore s = Objects.requireNonNull(semaphore);
+    AdmissionQueue q = queue;
+    if (q == null) {
+      return CompletableFuture.completedFuture(tryAdmit(s, Reason.LIMIT_REACHED));
+    }
+    Permit now = q.tryAcquireIfIdle();
+    if (now != null) {
+      return CompletableFuture.completedFuture(admitted(now));
+    }
+    ToIntFunction<? super R> rank = priority;
+    AdmissionQueue.Waiter waiter = q.enqueue(rank == null ? 0 : rank.applyAsInt(request));
+    var unused =
+        waiter.whenComplete(
+            (decision, cancelled) -> {
+              if (waiter.queued) {
+                counters.dequeued(System.nanoTime() - waiter.enqueuedNanos);
+              }
+              if (decision != null) {
+                count(decision);
+              }
+            });
+    if (!waiter.isDone()) {
+      long nanos = saturatedNanos(Objects.requireNonNull(maxWait));
+      Future<?> timer = timeouts.schedule(() -> q.expire(waiter), nanos);
+      var alsoUnused = waiter.whenComplete((decision, cancelled) -> timer.cancel(false));
+    }
+    return waiter;
+  }
+
+  private CompletableFuture<Decision> admitPartitioned(Partitions p, Object key) {
+    Semaphore s = p.forKey(key);
+    Decision now = tryAdmit(s, maxWait == null ? Reason.LIMIT_REACHED : null);
+    if (now != null || maxWait == null) {
+      return CompletableFuture.completedFuture(Objects.requireNonNull(now));
+    }
+    return p.await(key, s, Objects.requireNonNull(maxWait));
+  }
+
+  /**
+   * A ticket if {@code s} has a permit free now; else a rejection for {@code reason}, or null if
+   * the reason is null (the caller will queue).
+   */
+  private @Nullable Decision tryAdmit(Semaphore s, @Nullable Reason reason) {
+    Optional<Permit> permit;
+    try {
+      permit = s.tryAcquire(1);
+    } catch (SemaphoreClosedException e) {
+      return reject(Reason.CLOSED, 0, 0);
+    } catch (IllegalArgumentException limitZero) { // a given semaphore's limit set to 0
+      permit = Optional.empty();
+      reason = Reason.LIMIT_REACHED;
+    }
+    if (permit.isPresent()) {
+      return admitted(permit.get());
+    }
+    return reason == null ? null : reject(reason, 0, busy(s));
+  }
+
+  private int busy(Semaphore s) {
+    return s == semaphore ? inFlight.get() : s.limit() - s.available();
+  }
+
+  private Ticket admitted(Permit permit) {
+    Ticket ticket = ticket(permit);
+    counters.admitted();
+    return ticket;
+  }
+
+  private Rejection reject(Reason reason, int ahead, int busy) {
+    counters.rejected(reason);
+    return rejection(reason, ahead, busy);
+  }
+
+  /** A ticket for {@code permit}, counted in flight but not yet as admitted: see count. */
+  Ticket ticket(Permit permit) {
+    inFlight.incrementAndGet();
+    return Ticket.admitted(permit, this);
+  }
+
+  /** A ticket from {@link #ticket} was never handed out; its permit goes to someone else. */
+  void retract() {
+    inFlight.decrementAndGet();
+  }
+
+  /** A rejection of a queued request, with {@code ahead} still queued, not yet counted. */
+  Rejection rejection(Reason reason, int ahead) {
+    return rejection(reason, ahead, inFlight.get());
+  }
+
+  /** A rejection with {@code ahead} queued while {@code busy} permits are held, not counted. */
+  Rejection rejection(Reason reason, int ahead, int busy) {
+    long seconds = drain.retryAfterSeconds(busy, ahead, maxRetryAfterSeconds);
+    return new Rejection(rejectionStatus, Duration.ofSeconds(seconds), reason);
+  }
+
+  /** A request left a queue after waiting {@code nanos}. */
+  void dequeued(long nanos) {
+    counters.dequeued(nanos);
+  }
+
+  /** Counts a queued request's decision once it is handed out. */
+  void count(Decision decision) {
+    if (decision instanceof Rejection r) {
+      counters.rejected(r.reason());
+    } else {
+      counters.admitted();
+    }
+  }
+
+  /** Called once per ticket that holds a permit, by the first of its close methods. */
+  void finished(Permit permit, long heldNanos, Ticket.Outcome outcome) {
+    inFlight.decrementAndGet();
+    drain.completed(heldNanos);
+    permit.release();
+  }
+
+  // ------------------------------------------------------------------ inspection and closing
+
+  /** The number of admitted tickets open now, each holding a permit (exempt ones not counted). */
+  public int inFlight() {
+    return inFlight.get();
+  }
+
+  /** The number of requests waiting in the queue now; always 0 in best-effort mode. */
+  public int queued() {
+    AdmissionQueue q = queue;
+    Partitions p = partitions;
+    return q != null ? q.size() : p != null ? p.queued() : 0;
+  }
+
+  /** What was admitted and rejected since this control was built. */
+  public AdmissionStats stats() {
+    return counters.snapshot();
+  }
+
+  /**
+   * Rejects queued and new requests with {@link Reason#CLOSED} (exempt ones still pass). Open
+   * tickets stay valid and give their permits back when closed. A semaphore given to the
+   * builder is not closed. Closing twice does nothing.
+   */
+  @Override
+  public void close() {
+    closed = true;
+    AdmissionQueue q = queue;
+    if (q != null) {
+      q.close();
+    }
+    Partitions p = partitions;
+    if (p != null) {
+      p.close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    Object limit = partitions != null ? partitions : semaphore;
+    return "AdmissionControl[" + limit + ", inFlight=" + inFlight.get() + ", queued="
+        + queued() + (closed ? ", closed" : "") + "]";
+  }
+
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  /**
+   * Builds an {@link AdmissionControl}. Each setter checks its argument at once and throws
+   * {@link IllegalArgumentException} naming a bad value; {@link #build()} throws {@link
+   * IllegalStateException} for a combination that cannot work.
+   */
+  public static final class Builder<R> {
+    private int limit; // 0: not set
+    private @Nullable Semaphore semaphore;
+    private @Nullable Predicate<? super R> exempt;
+    private int rejectionStatus = 503;
+    private long maxRetryAfterSeconds = 30;
+    private int maxQueue; // 0: best effort
+    private @Nullable Duration maxWait;
+    private boolean lifo;
+    private @Nullable ToIntFunction<? super R> priority;
+    private @Nullable Duration aging;
+    private @Nullable Function<? super R, ?> partitionKey;
+    private int limitPerKey;
+    private LongSupplier ticker = System::nanoTime;
+    private @Nullable Timeouts timeouts;
+
+    private Builder() {}
+
+    /**
+     * At most {@code limit} requests admitted at once, under an in-process FIFO semaphore of its
+     * own. This or {@link #semaphore(Semaphore)} is required, except with {@link
+     * #partitionBy(Function, int)}, where it is the optional global limit.
+     *
+     * @throws IllegalArgumentException if {@code limit} is below 1
+     */
+    public Builder<R> limit(int limit) {
+      this.limit = checkAtLeastOne("limit", limit);
+      return this;
+    }
+
+    /**
+     * Admits requests under {@code semaphore}, each admitted request holding one of its permits.
+     * It may be shared (a {@code RedisSemaphore} makes the limit fleet-wide), and is never closed
+     * by the control.
+     */
+    public Builder<R> semaphore(Semaphore semaphore) {
+      this.semaphore = Objects.requireNonNull(semaphore, "semaphore");
+      return this;
+    }
+
+    /**
+     * Queued mode: a request that finds no permit free waits at most {@code maxWait} in a queue
+     * of at most {@code maxQueue} requests, then is rejected ({@link Reason#QUEUE_TIMEOUT},
+     * {@link Reason#QUEUE_FULL}). The default is best effort: no queue.
+     *
+     * @throws IllegalArgumentException if {@code maxQueue} is below 1 or {@code maxWait} is not
+     *     positive
+     */
+    public Builder<R> queue(int maxQueue, Duration maxWait) {
+      checkAtLeastOne("maxQueue", maxQueue);
+      checkPositive("maxWait", maxWait);
+      this.maxQueue = maxQueue;
+      this.maxWait = maxWait;
+      return this;
+    }
+
+    /** Queued mode serves the newest request first (the default is the oldest first). */
+    public Builder<R> lifo() {
+      this.lifo = true;
+      return this;
+    }
+
+    /**
+     * When requests queue, higher {@code priority} values go first; a request that has waited
+     * {@code aging} ranks like one queued now one priority higher (two periods, two higher), so
+     * low priorities are not starved.
+     *
+     * @throws IllegalArgumentException if {@code aging} is not positive
+     */
+    public Builder<R> priority(ToIntFunction<? super R> priority, Duration aging) {
+      this.priority = Objects.requireNonNull(priority, "priority");
+      this.aging = checkPositive("aging", aging);
+      return this;
+    }
+
+    /**
+     * A limit of {@code limitPerKey} per key, {@code key} a function of the request (the client
+     * address, a tenant header); {@link #limit(int)} then becomes an optional global limit across
+     * all keys. The key must not be {@code null}.
+     *
+     * @throws IllegalArgumentException if {@code limitPerKey} is below 1
+     */
+    public Builder<R> partitionBy(Function<? super R, ?> key, int limitPerKey) {
+      this.partitionKey = Objects.requireNonNull(key, "key");
+      this.limitPerKey = checkAtLeastOne("limitPerKey", limitPerKey);
+      return this;
+    }
+
+    /** Requests matching {@code exempt} are never limited (health checks, metrics). */
+    public Builder<R> exempt(Predicate<? super R> exempt) {
+      this.exempt = Objects.requireNonNull(exempt, "exempt");
+      return this;
+    }
+
+    /**
+     * The status of rejections: 503 Service Unavailable (the default) or 429 Too Many Requests.
+     *
+     * @throws IllegalArgumentException for any other status
+     */
+    public Builder<R> rejectionStatus(int status) {
+      if (status != 503 && status != 429) {
+        throw new IllegalArgumentException("rejectionStatus must be 503 or 429, was " + status);
+      }
+      this.rejectionStatus = status;
+      return this;
+    }
+
+    /**
+     * The cap of the Retry-After estimate (default 30 s), rounded up to whole seconds.
+     *
+     * @throws IllegalArgumentException if {@code max} is below 1 second
+     */
+    public Builder<R> maxRetryAfter(Duration max) {
+      Objects.requireNonNull(max, "max");
+      if (max.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new IllegalArgumentException("maxRetryAfter must be at least 1 s, was " + max);
+      }
+      this.maxRetryAfterSeconds = new Rejection(503, max, Reason.CLOSED).retryAfterSeconds();
+      return this;
+    }
+
+    /** The clock that aging reads, in nanoseconds; for tests. */
+    Builder<R> ticker(LongSupplier nanoTime) {
+      this.ticker = Objects.requireNonNull(nanoTime, "nanoTime");
+      return this;
+    }
+
+    /** What fires a queued request's maxWait (default: a shared timer thread); for tests. */
+    Builder<R> timeouts(Timeouts timeouts) {
+      this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
+      return this;
+    }
+
+    /**
+     * Builds the control.
+     *
+     * @throws IllegalStateException for a combination that cannot work: neither or both of a
+     *     limit and a semaphore (without partitions); {@code partitionBy} with a semaphore (its
+     *     keyed semaphore is in-process; {@code limit} is the global limit); {@code lifo()} or
+     *     {@code priority(...)} without a queue; {@code lifo()} with {@code priority(...)} (aging
+     *     favours the oldest, LIFO the newest); {@code lifo()} or {@code priority(...)} with
+     *     partitions (partitioned requests wait FIFO in their key's semaphore)
+     */
+    public AdmissionControl<R> build() {
+      Semaphore given = semaphore;
+      if (partitionKey != null) {
+        if (given != null) {
+          throw new IllegalStateException(
+              "partitionBy(...) limits with its own in-process keyed semaphore; use limit(int)"
+                  + " for a global limit, not semaphore(Semaphore)");
+        }
+      } else if ((limit == 0) == (given == null)) {
+        throw new IllegalStateException(
+            "set exactly one of limit(int) and semaphore(Semaphore) before build(), "
+                + (given == null ? "neither was set" : "both were set"));
+      }
+      String order = lifo ? "lifo()" : priority != null ? "priority(...)" : null;
+      if (order != null && maxWait == null) {
+        throw new IllegalStateException(
+            order + " orders the queue: set queue(maxQueue, maxWait) too");
+      }
+      if (lifo && priority != null) {
+        throw new IllegalStateException(
+            "lifo() and priority(...) cannot be combined: aging favours the oldest request,"
+                + " LIFO the newest");
+      }
+      if (order != null && partitionKey != null) {
+        throw new IllegalStateException(
+            order + " cannot be combined with partitionBy(...): partitioned requests wait in"
+                + " their key's semaphore, first come first served");
+      }
+      return new AdmissionControl<>(this);
+    }
+
+    private static int checkAtLeastOne(String name, int value) {
+      if (value < 1) {
+        throw new IllegalArgumentException(name + " must be at least 1, was " + value);
+      }
+      return value;
+    }
+
+    private static Duration checkPositive(String name, Duration value) {
+      Objects.requireNonNull(value, name);
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException(name + " must be positive, was " + value);
+      }
+      return value;
+    }
+  }
+}

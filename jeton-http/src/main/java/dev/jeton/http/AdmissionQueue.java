@@ -1,0 +1,450 @@
+package dev.jeton.http;
+
+import dev.jeton.Permit;
+import dev.jeton.Semaphore;
+import dev.jeton.SemaphoreClosedException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The bounded queue of queued mode, in front of a semaphore that stays FIFO and may be remote:
+ * requests wait here, in FIFO, LIFO or priority order, and one "pump" asks the semaphore for one
+ * permit at a time and gives each to the best request waiting when it is granted.
+ *
+ * <p>A waiter is itself the future of the request's {@link Decision}, so that one compare-and-set
+ * decides it, whoever comes first: the pump with a ticket, its timeout, a newcomer that pushes it
+ * out, close, or the caller cancelling it.
+ */
+final class AdmissionQueue {
+  /*
+   * Overview
+   *
+   * Waiters live in one TreeSet, `queue`, ordered by (rank, seq) and guarded by `lock` with
+   * `pumping`, `pending`, `nextSeq` and `closed`. seq counts arrivals. FIFO: rank 0, so seq
+   * orders. LIFO: rank -seq, newest first. Priorities: rank as in PriorityScheduler, -priority,
+   * or with aging of A nanoseconds enqueueNanos - priority * A (saturating), so that a waiter
+   * that has waited A ranks like one arriving now a priority higher; aging is continuous, so two
+   * waiters' order never changes while both wait and nothing is re-sorted.
+   *
+   * A full queue: the newcomer and the worst waiter (the last in order) compete, and the worse
+   * of the two is refused with QUEUE_FULL. In FIFO order that is always the newcomer (the old
+   * ones keep their place). In LIFO order it is always the oldest, pushed out: it is the one
+   * whose client has waited longest, so is likeliest to have given up or timed out already,
+   * while the newcomer's client is surely still there, and serving fresh requests is the point
+   * of LIFO under overload; keeping the old ones would fill the queue with stale requests that
+   * then time out. With priorities, the lower-ranked one goes.
+   *
+   * The pump, as in PriorityScheduler: it asks the semaphore for one permit; when granted it
+   * removes the best waiter at that moment and completes it with a ticket holding the permit
+   * (outside the lock); if the caller cancelled that waiter meanwhile, the next best gets the
+   * permit; if none is left, the permit goes back.
+   *
+   * Whoever decides a waiter (the pump, its timeout, a newcomer pushing it out, close, its
+   * caller's cancel) first removes it from the queue under the lock, then completes it; only
+   * the one that removed it may complete it (Waiter.cancel returns false once someone else has).
+   * So no one sees a request decided while it still takes a place, and a cancel that returns
+   * true means that the request left the queue undecided. What is not atomic: between the
+   * removal and the completion, the place is free but the decision not yet visible; a caller
+   * that completes the future by other means than cancel is not excluded either, and the pump
+   * then hands the permit to the next waiter. It loops while permits come at once, else leaves a
+   * callback on its one pending acquire and returns; it ends when it finds the queue empty.
+   *
+   * Invariants (each changes only under `lock`):
+   *   Q1. `pumping` is true iff a pump is looping or waiting on `pending`: at most one. Every
+   *       waiter is seen by it: it ends only after seeing the queue empty under the lock, and an
+   *       enqueue that finds `pumping` false starts one.
+   *   Q2. The pump holds at most one acquire. When the queue empties (a waiter times out or is
+   *       cancelled, close), the pending acquire is cancelled, so that a shared semaphore is not
+   *       held up; the pump publishes `pending` and then re-checks the queue, so one of the two
+   *       sees the other. A cancelled acquire that finds waiters queued meanwhile acquires again.
+   *   Q3. A waiter leaves the queue exactly once: polled by the pump, expired, pushed out by a
+   *       newcomer, drained by close or by a semaphore that refuses, or cancelled by its caller.
+   *       Whoever removes it completes it.
+   *   Q4. size() <= maxQueue.
+   *   Q5. A permit granted to the pump is in exactly one ticket handed to a waiter, or released.
+   *       A ticket is counted in flight before its waiter is completed (so a caller that closes it
+   *       at once cannot take the count below zero) and uncounted if the waiter was cancelled.
+   *
+   * Nothing calls the semaphore or completes a future while holding `lock`.
+   */
+
+  /** A queued request, and the future of its decision. */
+  static final class Waiter extends CompletableFuture<Decision> {
+    final long rank;
+    final long seq;
+    final long enqueuedNanos;
+    final boolean queued; // false: refused at the door, never in the queue
+    private final @Nullable AdmissionQueue owner;
+
+    Waiter(long rank, long seq, long enqueuedNanos, @Nullable AdmissionQueue owner) {
+      this.rank = rank;
+      this.seq = seq;
+      this.enqueuedNanos = enqueuedNanos;
+      this.queued = owner != null;
+      this.owner = owner;
+    }
+
+    /**
+     * Withdraws the request if it still waits, and only then: once someone has taken it out of
+     * the queue to decide it (the pump, its timeout, a newcomer, close), its decision is on the
+     * way and this returns false, as for a decided request.
+     */
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      AdmissionQueue q = owner;
+      if (q != null && !isDone() && !q.remove(this)) {
+        return isCancelled();
+      }
+      return super.cancel(mayInterruptIfRunning);
+    }
+  }
+
+  /** By rank, then arrival. A plain class, not composed lambdas: Lincheck copies its state. */
+  private static final class Order implements Comparator<Waiter> {
+    @Override
+    public int compare(Waiter a, Waiter b) {
+      int byRank = Long.compare(a.rank, b.rank);
+      return byRank != 0 ? byRank : Long.compare(a.seq, b.seq);
+    }
+  }
+
+  private static final Comparator<Waiter> ORDER = new Order();
+
+  private final AdmissionControl<?> control;
+  private final Semaphore semaphore;
+  private final int maxQueue;
+  private final boolean lifo;
+  private final long agingNanos; // 0: off
+  private final LongSupplier ticker;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final TreeSet<Waiter> queue = new TreeSet<>(ORDER);
+  private long nextSeq;
+  private volatile boolean pumping; // read without the lock as a hint by tryAcquireIfIdle
+  private @Nullable CompletableFuture<Permit> pending;
+  private boolean closed;
+
+  AdmissionQueue(
+      AdmissionControl<?> control,
+      Semaphore semaphore,
+      int maxQueue,
+      boolean lifo,
+      long agingNanos,
+      LongSupplier ticker) {
+    this.control = control;
+    this.semaphore = semaphore;
+    this.maxQueue = maxQueue;
+    this.lifo = lifo;
+    this.agingNanos = agingNanos;
+    this.ticker = ticker;
+  }
+
+  /**
+   * A permit if no one is queued and one is free now: the request skips the queue. The answer
+   * is exact, not a hint: a permit taken while someone queued is given back (to the pump).
+   */
+  @Nullable Permit tryAcquireIfIdle() {
+    if (pumping) {
+      return null;
+    }
+    Optional<Permit> permit;
+    try {
+      permit = semaphore.tryAcquire(1);
+    } catch (RuntimeException refused) { // closed, limit 0: the pump will meet it and report it
+      return null;
+    }
+    if (permit.isEmpty()) {
+      return null;
+    }
+    lock.lock();
+    try {
+      if (queue.isEmpty() && !closed) {
+        return permit.get();
+      }
+    } finally {
+      lock.unlock();
+    }
+    permit.get().release(); // someone queued meanwhile: the pump has this permit for them
+    return null;
+  }
+
+  /**
+   * Queues a request of {@code priority} (used only with priorities on). The waiter is decided
+   * at once if the queue is full or closed ({@code queued} is then false), else later. Cancelling
+   * it withdraws it.
+   */
+  Waiter enqueue(int priority) {
+    Waiter waiter;
+    Waiter pushedOut = null;
+    boolean startPump = false;
+    Reason refused = null;
+    int size;
+    lock.lock();
+    try {
+      long now = ticker.getAsLong();
+      long seq = nextSeq++;
+      waiter = new Waiter(rank(priority, seq, now), seq, now, closed ? null : this);
+      if (closed) {
+        refused = Reason.CLOSED;
+      } else if (queue.size() >= maxQueue && ORDER.compare(waiter, queue.last()) > 0) {
+        refused = Reason.QUEUE_FULL;
+        waiter = new Waiter(waiter.rank, seq, now, null);
+      } else {
+        if (queue.size() >= maxQueue) {
+          pushedOut = queue.pollLast();
+        }
+        queue.add(waiter);
+        startPump = !pumping;
+        pumping = true;
+      }
+      size = queue.size();
+    } finally {
+      lock.unlock();
+    }
+    if (refused != null) {
+      waiter.complete(control.rejection(refused, size));
+      return waiter;
+    }
+    if (pushedOut != null) {
+      pushedOut.complete(control.rejection(Reason.QUEUE_FULL, size));
+    }
+    if (startPump) {
+      pump();
+    }
+    return waiter;
+  }
+
+  private long rank(int priority, long seq, long now) {
+    if (lifo) {
+      return -seq;
+    }
+    if (agingNanos == 0) {
+      return -(long) priority;
+    }
+    long boost;
+    try {
+      boost = Math.multiplyExact(priority, agingNanos);
+    } catch (ArithmeticException overflow) {
+      boost = priority > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
+    }
+    try {
+      return Math.subtractExact(now, boost);
+    } catch (ArithmeticException overflow) {
+      return boost > 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+  }
+
+  /** The waiter's maxWait has passed: if it still waits, it leaves and is rejected. */
+  void expire(Waiter waiter) {
+    int size;
+    CompletableFuture<Permit> acquiring;
+    lock.lock();
+    try {
+      if (!queue.remove(waiter)) {
+        return;
+      }
+      size = queue.size();
+      acquiring = pendingIfEmpty();
+    } finally {
+      lock.unlock();
+    }
+    cancel(acquiring);
+    waiter.complete(control.rejection(Reason.QUEUE_TIMEOUT, size));
+  }
+
+  /** The number of requests waiting now. */
+  int size() {
+    lock.lock();
+    try {
+      return queue.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Refuses new requests and rejects every queued one with {@link Reason#CLOSED}. */
+  void close() {
+    List<Waiter> drained;
+    CompletableFuture<Permit> acquiring;
+    lock.lock();
+    try {
+      closed = true;
+      drained = drain();
+      acquiring = pending;
+    } finally {
+      lock.unlock();
+    }
+    cancel(acquiring);
+    for (Waiter w : drained) {
+      w.complete(control.rejection(Reason.CLOSED, 0));
+    }
+  }
+
+  // ------------------------------------------------------------------ the pump
+
+  /** Hands permits to waiters while permits come at once; see the Overview. */
+  private void pump() {
+    while (true) {
+      CompletableFuture<Permit> acquiring;
+      try {
+        acquiring = semaphore.acquireAsync(1);
+      } catch (RuntimeException refused) { // e.g. a given semaphore's limit lowered to 0
+        acquiring = CompletableFuture.failedFuture(refused);
+      }
+      if (!acquiring.isDone()) {
+        boolean queueEmpty;
+        lock.lock();
+        try {
+          pending = acquiring;
+          queueEmpty = queue.isEmpty();
+        } finally {
+          lock.unlock();
+        }
+        if (queueEmpty) {
+          acquiring.cancel(false); // emptied before `pending` was visible: see Q2
+        }
+        CompletableFuture<Permit> waiting = acquiring;
+        var unused =
+            acquiring.whenComplete(
+                (permit, failure) -> {
+                  if (granted(waiting, permit, failure)) {
+                    pump();
+                  }
+                });
+        return;
+      }
+      Permit permit = null;
+      Throwable failure = null;
+      try {
+        permit = acquiring.join();
+      } catch (CompletionException | CancellationException e) {
+        failure = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+      }
+      if (!granted(acquiring, permit, failure)) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * What the pump does with the outcome of its acquire. Returns whether it goes on: true if it
+   * handed the permit out and more wait, or if its acquire was cancelled as the queue emptied and
+   * a waiter has come since.
+   */
+  private boolean granted(
+      CompletableFuture<Permit> acquiring, @Nullable Permit permit, @Nullable Throwable failure) {
+    if (permit != null) {
+      return handOut(acquiring, permit);
+    }
+    List<Waiter> refused;
+    lock.lock();
+    try {
+      if (pending == acquiring) {
+        pending = null;
+      }
+      if (queue.isEmpty()) {
+        pumping = false;
+        return false;
+      }
+      if (failure instanceof CancellationException) {
+        return true; // withdrawn by us as the queue emptied; a waiter has come since
+      }
+      refused = drain(); // the semaphore refuses us (closed, limit 0): no one could be admitted
+      pumping = false;
+    } finally {
+      lock.unlock();
+    }
+    Reason why =
+        failure instanceof SemaphoreClosedException ? Reason.CLOSED : Reason.LIMIT_REACHED;
+    for (Waiter w : refused) {
+      w.complete(control.rejection(why, 0));
+    }
+    return false;
+  }
+
+  private boolean handOut(CompletableFuture<Permit> acquiring, Permit permit) {
+    while (true) {
+      Waiter best;
+      lock.lock();
+      try {
+        if (pending == acquiring) {
+          pending = null;
+        }
+        best = queue.pollFirst();
+        if (best == null) {
+          pumping = false;
+        }
+      } finally {
+        lock.unlock();
+      }
+      if (best == null) {
+        permit.release();
+        return false;
+      }
+      if (best.complete(control.ticket(permit))) { // fails only if completed from outside
+        lock.lock();
+        try {
+          pumping = !queue.isEmpty();
+          return pumping;
+        } finally {
+          lock.unlock();
+        }
+      }
+      control.retract(); // completed from outside meanwhile: the next best gets the permit
+    }
+  }
+
+  /** Takes the waiter out if it still waits (its caller cancels it); whether it did. */
+  private boolean remove(Waiter waiter) {
+    CompletableFuture<Permit> acquiring;
+    lock.lock();
+    try {
+      if (!queue.remove(waiter)) {
+        return false;
+      }
+      acquiring = pendingIfEmpty();
+    } finally {
+      lock.unlock();
+    }
+    cancel(acquiring);
+    return true;
+  }
+
+  /** The pump's pending acquire if the queue is empty: it is no longer needed (Q2). Locked. */
+  private @Nullable CompletableFuture<Permit> pendingIfEmpty() {
+    return queue.isEmpty() ? pending : null;
+  }
+
+  private static void cancel(@Nullable CompletableFuture<Permit> acquiring) {
+    if (acquiring != null) {
+      acquiring.cancel(false);
+    }
+  }
+
+  /** Empties the queue; under the lock. */
+  private List<Waiter> drain() {
+    List<Waiter> drained = new ArrayList<>(queue);
+    queue.clear();
+    return drained;
+  }
+
+  @Override
+  public String toString() {
+    lock.lock();
+    try {
+      return "AdmissionQueue[queued=" + queue.size() + "/" + maxQueue + (lifo ? ", lifo" : "")
+          + (pumping ? ", pumping" : "") + (closed ? ", closed" : "") + "]";
+    } finally {
+      lock.unlock();
+    }
+  }
+}

@@ -1,0 +1,219 @@
+package dev.jeton.http;
+
+import dev.jeton.KeyedSemaphore;
+import dev.jeton.Permit;
+import dev.jeton.Semaphore;
+import dev.jeton.SemaphoreClosedException;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Partitioned mode: a {@link KeyedSemaphore} (a limit per key, and the optional global limit)
+ * and, when queued, a count of the requests waiting per key.
+ */
+final class Partitions {
+  /*
+   * Queued requests wait in their key's semaphore itself (acquireAsync with maxWait), not in an
+   * AdmissionQueue: the keyed semaphore is always in-process (KeyedSemaphore has no remote
+   * implementation), so a waiter costs nothing remote, and it is FIFO per key, which is the only
+   * order this mode offers (LIFO and priorities are refused by the builder: a pump per key would
+   * be needed). The semaphore does the timeouts, on Jeton's timer, and withdraws a cancelled or
+   * timed-out request at once.
+   *
+   * maxQueue bounds each key's waiters, so that one busy key cannot fill the queue for all. The
+   * count is exact: `waiting` maps a key to its waiters, changed only by ConcurrentHashMap's
+   * atomic compute, and a key with none has no entry (memory grows with the keys waiting, not
+   * with every key seen). Invariant: waiting.get(k) = the requests of k between reserve and the
+   * completion of their acquire; `queued` is the sum over keys.
+   */
+
+  /** The failure of a request refused because its key's queue is full; shared, no stack. */
+  static final RuntimeException FULL = new QueueFull();
+
+  private static final class QueueFull extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    QueueFull() {
+      super("the key's queue is full", null, false, false);
+    }
+  }
+
+  private final AdmissionControl<?> control;
+  private final KeyedSemaphore<Object> keyed;
+  private final int maxQueue; // 0: best effort
+  private final ConcurrentHashMap<Object, Integer> waiting = new ConcurrentHashMap<>();
+  private final AtomicInteger queued = new AtomicInteger();
+
+  Partitions(AdmissionControl<?> control, int limitPerKey, int globalLimit, int maxQueue) {
+    this.control = control;
+    var builder = KeyedSemaphore.builder().limitPerKey(limitPerKey);
+    if (globalLimit > 0) {
+      builder.globalLimit(globalLimit);
+    }
+    this.keyed = builder.build();
+    this.maxQueue = maxQueue;
+  }
+
+  Semaphore forKey(Object key) {
+    return keyed.forKey(key);
+  }
+
+  /**
+   * Waits for a permit of {@code key}, at most {@code maxWait}, and decides: a ticket, or a
+   * rejection (QUEUE_FULL at once if the key has maxQueue waiting, QUEUE_TIMEOUT, CLOSED).
+   * Cancelling the future withdraws the request.
+   */
+  CompletableFuture<Decision> await(Object key, Semaphore semaphore, Duration maxWait) {
+    long since = System.nanoTime();
+    Waiting waiting = acquire(key, semaphore, maxWait);
+    CompletableFuture<Permit> request = waiting.request();
+    IntSupplier busy = () -> semaphore.limit() - semaphore.available();
+    if (request.isCompletedExceptionally()) { // refused at the door
+      Rejection r =
+          control.rejection(
+              reasonOf(failureOf(request)), semaphore.queueLength(), busy.getAsInt());
+      control.count(r);
+      return CompletableFuture.completedFuture(r);
+    }
+    return decide(request, waiting.settled(), since, semaphore::queueLength, busy);
+  }
+
+  /**
+   * Maps the outcome of a wait to a decision, once {@code settled} (the request has left its
+   * queue); cancelling the decision cancels {@code waiting}; a ticket whose caller has gone is
+   * abandoned.
+   */
+  private CompletableFuture<Decision> decide(
+      CompletableFuture<Permit> waiting,
+      CompletableFuture<Permit> settled,
+      long since,
+      IntSupplier ahead,
+      IntSupplier busy) {
+    CompletableFuture<Decision> result = new CompletableFuture<>();
+    var unused =
+        settled.whenComplete(
+            (permit, failure) -> {
+              control.dequeued(System.nanoTime() - since);
+              if (unwrap(failure) instanceof CancellationException) {
+                return; // withdrawn by the caller: no decision to make
+              }
+              Decision d =
+                  permit != null
+                      ? control.ticket(permit)
+                      : control.rejection(reasonOf(failure), ahead.getAsInt(), busy.getAsInt());
+              if (result.complete(d)) {
+                control.count(d);
+              } else if (d instanceof Ticket t) {
+                t.abandon(); // its caller has gone: the permit goes back
+              }
+            });
+    var alsoUnused =
+        result.whenComplete(
+            (d, failure) -> {
+              if (failure != null) {
+                waiting.cancel(false);
+              }
+            });
+    return result;
+  }
+
+  private static Throwable failureOf(CompletableFuture<?> failed) {
+    try {
+      failed.join();
+      throw new IllegalStateException("not failed: " + failed);
+    } catch (CompletionException e) {
+      return e.getCause() != null ? e.getCause() : e;
+    }
+  }
+
+  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
+    return failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause()
+        : failure;
+  }
+
+  private static Reason reasonOf(@Nullable Throwable failure) {
+    Throwable f = unwrap(failure);
+    if (f == Partitions.FULL) {
+      return Reason.QUEUE_FULL;
+    }
+    if (f instanceof TimeoutException) {
+      return Reason.QUEUE_TIMEOUT;
+    }
+    if (f instanceof SemaphoreClosedException) {
+      return Reason.CLOSED;
+    }
+    return Reason.LIMIT_REACHED; // the semaphore refused: its limit was lowered below 1
+  }
+
+  /**
+   * Waits for a permit of {@code key}, at most {@code maxWait}: the request completes with it, or
+   * fails with {@link #FULL} (at once, when the key already has maxQueue
+   * waiting), a {@code TimeoutException}, or the semaphore's refusal. Cancelling it withdraws.
+   */
+  private Waiting acquire(Object key, Semaphore semaphore, Duration maxWait) {
+    if (!reserve(key)) {
+      CompletableFuture<Permit> full = CompletableFuture.failedFuture(FULL);
+      return new Waiting(full, full);
+    }
+    CompletableFuture<Permit> acquiring;
+    try {
+      acquiring = semaphore.acquireAsync(1, maxWait);
+    } catch (RuntimeException refused) { // closed, limit 0
+      acquiring = CompletableFuture.failedFuture(refused);
+    }
+    // Its place is given back before anyone learns of the outcome: see AdmissionQueue.settled.
+    return new Waiting(acquiring, acquiring.whenComplete((permit, failure) -> unreserve(key)));
+  }
+
+  /**
+   * A request waiting for its key's permit: cancel {@code request} to withdraw it; {@code
+   * settled} completes as it does, once its place in the key's queue is given back.
+   */
+  record Waiting(CompletableFuture<Permit> request, CompletableFuture<Permit> settled) {}
+
+  private boolean reserve(Object key) {
+    boolean[] reserved = {false};
+    waiting.compute(
+        key,
+        (k, n) -> {
+          int count = n == null ? 0 : n;
+          if (count >= maxQueue) {
+            return n;
+          }
+          reserved[0] = true;
+          return count + 1;
+        });
+    if (reserved[0]) {
+      queued.incrementAndGet();
+    }
+    return reserved[0];
+  }
+
+  private void unreserve(Object key) {
+    queued.decrementAndGet();
+    waiting.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
+  }
+
+  /** The requests waiting now, over all keys. */
+  int queued() {
+    return queued.get();
+  }
+
+  /** Fails every waiting request and refuses new ones; permits held stay valid. */
+  void close() {
+    keyed.close();
+  }
+
+  @Override
+  public String toString() {
+    return keyed.toString();
+  }
+}

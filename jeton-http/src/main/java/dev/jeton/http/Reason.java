@@ -1,0 +1,13 @@
+package dev.jeton.http;
+
+/** Why a request was rejected. */
+public enum Reason {
+  /** Best-effort mode: every permit was taken when the request came. */
+  LIMIT_REACHED,
+  /** Queued mode: the queue was full (or, in LIFO mode, the request was pushed out of it). */
+  QUEUE_FULL,
+  /** Queued mode: the request waited {@code maxWait} without being admitted. */
+  QUEUE_TIMEOUT,
+  /** The {@link AdmissionControl} was closed. */
+  CLOSED
+}

@@ -1,0 +1,105 @@
+package dev.jeton.http;
+
+import dev.jeton.Permit;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * An admitted request: it holds a permit of its {@link AdmissionControl} until it is closed.
+ * Close it exactly when the response is done, with one of {@link #close()} (the work completed),
+ * {@link #dropped()} (it failed from overload) or {@link #abandon()} (it says nothing about the
+ * server's capacity). The first of the three gives the permit back; later calls, from any
+ * thread, do nothing.
+ *
+ * <p>An exempt request gets a ticket too, which holds nothing: {@link #exempt()} is true and
+ * closing it does nothing.
+ */
+public final class Ticket implements Decision, AutoCloseable {
+  /** How a ticket ended; the adaptive limit takes the first as a latency sample. */
+  enum Outcome {
+    SUCCESS,
+    DROPPED,
+    ABANDONED
+  }
+
+  private static final VarHandle CLOSED;
+
+  static {
+    try {
+      CLOSED = MethodHandles.lookup().findVarHandle(Ticket.class, "closed", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private static final Ticket EXEMPT = new Ticket(null, null, 0);
+
+  private final @Nullable Permit permit; // null: exempt
+  private final @Nullable AdmissionControl<?> control;
+  private final long admittedNanos;
+  private volatile boolean closed;
+
+  private Ticket(
+      @Nullable Permit permit, @Nullable AdmissionControl<?> control, long admittedNanos) {
+    this.permit = permit;
+    this.control = control;
+    this.admittedNanos = admittedNanos;
+  }
+
+  /** A ticket holding {@code permit} for {@code control}, admitted now. */
+  static Ticket admitted(Permit permit, AdmissionControl<?> control) {
+    return new Ticket(permit, control, System.nanoTime());
+  }
+
+  /** The ticket of exempt requests: holds nothing, so one serves them all. */
+  static Ticket exemptTicket() {
+    return EXEMPT;
+  }
+
+  /** The work completed: gives the permit back; its latency is a sample for an adaptive limit. */
+  @Override
+  public void close() {
+    finish(Outcome.SUCCESS);
+  }
+
+  /**
+   * The work failed because of overload (an async timeout, a 503 from downstream): gives the
+   * permit back, and tells an adaptive limit that the server is congested.
+   */
+  public void dropped() {
+    finish(Outcome.DROPPED);
+  }
+
+  /**
+   * The request ended without saying anything about capacity (the handler threw, the client went
+   * away): gives the permit back, and is not a sample for an adaptive limit.
+   */
+  public void abandon() {
+    finish(Outcome.ABANDONED);
+  }
+
+  /** Whether the request was exempt from the limit; such a ticket holds nothing. */
+  public boolean exempt() {
+    return permit == null;
+  }
+
+  /** Whether the ticket was closed, by any of the three ways. */
+  boolean isClosed() {
+    return closed;
+  }
+
+  private void finish(Outcome outcome) {
+    Permit p = permit;
+    AdmissionControl<?> c = control;
+    if (p == null || c == null || !CLOSED.compareAndSet(this, false, true)) {
+      return;
+    }
+    c.finished(p, System.nanoTime() - admittedNanos, outcome);
+  }
+
+  @Override
+  public String toString() {
+    return exempt() ? "Ticket[exempt]" : "Ticket[" + (closed ? "closed" : "open") + "]";
+  }
+}

@@ -1,0 +1,101 @@
+package dev.jeton.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import com.sun.net.httpserver.HttpServer;
+import dev.jeton.Semaphore;
+import dev.jeton.http.jdk.AdmissionFilter;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** The README's "Admission control for HTTP servers" examples, as written there. */
+class ReadmeExamplesTest {
+  private final HttpHandler handler = exchange -> exchange.sendResponseHeaders(204, -1);
+  private final Semaphore sharedSemaphore = Semaphore.create(4);
+  private int status;
+  private long retryAfter;
+
+  /** A request of some other server. */
+  record Request(String path) {}
+
+  private void respond(int status, long retryAfterSeconds, String body) {
+    this.status = status;
+    this.retryAfter = retryAfterSeconds;
+  }
+
+  private void handle(Request request) {
+    status = 200;
+  }
+
+  @Test
+  void jdkHttpServer() throws IOException {
+    AdmissionControl<HttpExchange> control =
+        AdmissionControl.<HttpExchange>builder()
+            .limit(64)
+            .exempt(exchange -> exchange.getRequestURI().getPath().equals("/health"))
+            .build();
+    // The README binds port 8080; here, any free port.
+    HttpServer server =
+        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext("/", handler).getFilters().add(new AdmissionFilter(control));
+    server.start();
+    server.stop(0);
+  }
+
+  private void neutral(AdmissionControl<Request> control, Request request)
+      throws InterruptedException {
+    Decision decision = control.admit(request); // or admitAsync(request): never blocks
+    if (decision instanceof Rejection r) {
+      respond(r.status(), r.retryAfterSeconds(), r.message()); // set the Retry-After header
+    } else {
+      try (Ticket ticket = (Ticket) decision) {
+        handle(request);
+      }
+    }
+  }
+
+  @Test
+  void anyOtherServer() throws InterruptedException {
+    AdmissionControl<Request> control = AdmissionControl.<Request>builder().limit(1).build();
+    neutral(control, new Request("/a"));
+    assertEquals(200, status);
+    Ticket held = assertInstanceOf(Ticket.class, control.admit(new Request("/b")));
+    neutral(control, new Request("/c"));
+    assertEquals(503, status);
+    assertEquals(1, retryAfter);
+    held.close();
+    assertEquals(0, control.inFlight());
+  }
+
+  @Test
+  void modes() {
+    // queued: wait at most 200 ms among at most 100 waiting, premium requests first
+    AdmissionControl<HttpExchange> queued =
+        AdmissionControl.<HttpExchange>builder()
+            .limit(64)
+            .queue(100, Duration.ofMillis(200))
+            .priority(exchange -> exchange.getRequestHeaders().containsKey("X-Premium") ? 1 : 0,
+                Duration.ofSeconds(1))
+            .build();
+
+    // partitions: at most 8 per client address, 64 in all, answered with 429
+    AdmissionControl<HttpExchange> perClient =
+        AdmissionControl.<HttpExchange>builder()
+            .partitionBy(exchange -> exchange.getRemoteAddress().getAddress(), 8)
+            .limit(64)
+            .rejectionStatus(429)
+            .build();
+
+    // fleet-wide: any Semaphore, such as a RedisSemaphore, backs the limit
+    AdmissionControl<HttpExchange> fleet =
+        AdmissionControl.<HttpExchange>builder().semaphore(sharedSemaphore).build();
+
+    assertEquals(0, queued.queued() + perClient.queued() + fleet.inFlight());
+  }
+}
