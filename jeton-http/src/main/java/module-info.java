@@ -12,4 +12,5 @@ module dev.jeton.http {
   requires static org.jspecify;
 
   exports dev.jeton.http;
+  exports dev.jeton.http.servlet;
 }

@@ -1,0 +1,323 @@
+package dev.jeton.http.servlet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jeton.http.AdmissionControl;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The servlet adapter end to end, in a real container (each subclass names one) with the JDK's
+ * {@link HttpClient}: limits counted inside the servlet, rejections as a client sees them, and
+ * every ticket back (in flight zero) after each test, whatever the request did.
+ */
+abstract class AdmissionFilterContract {
+  private static final HttpClient CLIENT =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  private final TestApp app = new TestApp();
+  private @Nullable AdmissionControl<HttpServletRequest> control;
+  private @Nullable ServletServer server;
+
+  /** The container under test. */
+  abstract ServletServer.Kind kind();
+
+  @AfterEach
+  void nothingLeaks() throws Exception {
+    app.gate.countDown();
+    for (AsyncContext async : app.pending) {
+      try {
+        async.complete();
+      } catch (IllegalStateException e) {
+        // the container ended it already (a timeout)
+      }
+    }
+    if (server != null) {
+      server.close();
+    }
+    if (control != null) {
+      AdmissionControl<HttpServletRequest> c = control;
+      awaitTrue(() -> c.inFlight() == 0, "in flight back to zero after the test");
+      c.close();
+    }
+  }
+
+  @Test
+  void neverMoreInFlightThanTheLimitAndEveryRejectionA503WithRetryAfter() throws Exception {
+    int limit = 4;
+    int requests = 100;
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(limit));
+
+    // With the gate closed the first `limit` admitted hold their tickets, so all others must be
+    // rejected: the counts are exact.
+    List<CompletableFuture<HttpResponse<String>>> gated = sendAll(requests, "/work");
+    awaitTrue(() -> done(gated) == requests - limit, "every request but the admitted answered");
+    assertEquals(limit, app.atWork.get());
+    assertEquals(limit, control.inFlight());
+    app.gate.countDown();
+    Map<Integer, Integer> statuses = checkAll(gated);
+    assertEquals(Map.of(200, limit, 503, requests - limit), statuses);
+    awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+
+    // Then free-running: tickets come back while others arrive.
+    Map<Integer, Integer> free = checkAll(sendAll(requests, "/work?short"));
+    assertEquals(requests, free.values().stream().mapToInt(Integer::intValue).sum());
+    assertTrue(free.getOrDefault(200, 0) >= 1, () -> "none admitted: " + free);
+    awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+    assertEquals(limit, app.worst.get(), "the most at work at once");
+  }
+
+  @Test
+  void aHandlerThatThrowsReturnsItsTicket() throws Exception {
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
+    assertEquals(500, get("/throw").statusCode());
+    awaitTrue(() -> control.inFlight() == 0, "the ticket back");
+    app.gate.countDown();
+    assertEquals(200, get("/work").statusCode());
+  }
+
+  @Test
+  void anAsyncRequestHoldsItsTicketUntilItCompletes() throws Exception {
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
+    CompletableFuture<HttpResponse<String>> response = send("/async");
+    AsyncContext async = app.takePending();
+    app.awaitReturned(DispatcherType.REQUEST); // the filter is done with the original dispatch
+    assertEquals(1, control.inFlight());
+    assertEquals(503, get("/health").statusCode(), "the limit is taken");
+
+    TestApp.finish(async, "done");
+    assertEquals("done", response.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).body());
+    awaitTrue(() -> control.inFlight() == 0, "the ticket back on completion");
+  }
+
+  @Test
+  void anAsyncTimeoutReturnsTheTicket() throws Exception {
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
+    HttpResponse<String> response = get("/async?timeout=50");
+    assertEquals(500, response.statusCode(), "the container's answer to an unhandled timeout");
+    awaitTrue(() -> control.inFlight() == 0, "the ticket back on timeout");
+    app.gate.countDown();
+    assertEquals(200, get("/work").statusCode());
+  }
+
+  @Test
+  void aClientThatDisconnectsDuringAnAsyncRequestReturnsTheTicket() throws Exception {
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
+    AsyncContext async;
+    try (Socket socket = new Socket(server().uri("/").getHost(), server().uri("/").getPort())) {
+      OutputStream out = socket.getOutputStream();
+      out.write("GET /async HTTP/1.1\r\nHost: test\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      async = app.takePending();
+      app.awaitReturned(DispatcherType.REQUEST);
+      assertEquals(1, control.inFlight());
+    }
+    // The async work goes on and fails to write to the closed connection; the container tells the
+    // listeners (error or complete) and the ticket comes back.
+    writeUntilFailure(async);
+    awaitTrue(() -> control.inFlight() == 0, "the ticket back after the disconnect");
+  }
+
+  @Test
+  void anAsyncDispatchIsNotAdmittedAgain() throws Exception {
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
+    // With a limit of 1 a second admission of the same request would be rejected.
+    HttpResponse<String> response = get("/dispatch");
+    assertEquals(200, response.statusCode());
+    assertEquals("dispatched", response.body());
+    awaitTrue(() -> control.inFlight() == 0, "the ticket back");
+  }
+
+  @Test
+  void aRequestStartedAsyncAgainAfterADispatchKeepsItsOneTicket() throws Exception {
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
+    CompletableFuture<HttpResponse<String>> response = send("/dispatch?again");
+    AsyncContext async = app.takePending();
+    app.awaitReturned(DispatcherType.ASYNC); // the second cycle started, its dispatch returned
+    assertEquals(1, control.inFlight());
+
+    TestApp.finish(async, "done");
+    assertEquals("done", response.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).body());
+    awaitTrue(() -> control.inFlight() == 0, "the ticket back when the second cycle completes");
+  }
+
+  @Test
+  void aConfiguredStatus429() throws Exception {
+    start(b -> b.limit(1).rejectionStatus(429));
+    CompletableFuture<HttpResponse<String>> held = send("/work");
+    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    HttpResponse<String> rejected = get("/work");
+    assertEquals(429, rejected.statusCode());
+    checkRetryAfter(rejected);
+    app.gate.countDown();
+    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+  }
+
+  @Test
+  void exemptRequestsPassWithoutCounting() throws Exception {
+    AdmissionControl<HttpServletRequest> control =
+        start(b -> b.limit(1).exempt(r -> r.getRequestURI().equals("/health")));
+    CompletableFuture<HttpResponse<String>> held = send("/work");
+    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    HttpResponse<String> health = get("/health");
+    assertEquals(200, health.statusCode());
+    assertEquals("up", health.body());
+    assertEquals(1, control.inFlight());
+    assertEquals(503, get("/work").statusCode());
+    app.gate.countDown();
+    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+  }
+
+  @Test
+  void aCustomRejectionHandlerWritesTheResponse() throws Exception {
+    AdmissionControl<HttpServletRequest> control =
+        AdmissionControl.<HttpServletRequest>builder().limit(1).build();
+    this.control = control;
+    AdmissionFilter filter =
+        new AdmissionFilter(
+            control,
+            (request, response, rejection) -> {
+              response.setStatus(rejection.status());
+              response.setHeader("Retry-After", Long.toString(rejection.retryAfterSeconds()));
+              response.setContentType("application/json");
+              response.getWriter().print("{\"reason\":\"" + rejection.reason() + "\"}");
+            });
+    server = kind().start(app.servlet, List.of(app.probe, filter));
+    CompletableFuture<HttpResponse<String>> held = send("/work");
+    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    HttpResponse<String> rejected = get("/work");
+    assertEquals(503, rejected.statusCode());
+    assertEquals("{\"reason\":\"LIMIT_REACHED\"}", rejected.body());
+    assertTrue(
+        rejected.headers().firstValue("Content-Type").orElseThrow().startsWith("application/json"));
+    app.gate.countDown();
+    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private AdmissionControl<HttpServletRequest> start(
+      UnaryOperator<AdmissionControl.Builder<HttpServletRequest>> configure) throws Exception {
+    AdmissionControl<HttpServletRequest> c =
+        configure.apply(AdmissionControl.<HttpServletRequest>builder()).build();
+    control = c;
+    server = kind().start(app.servlet, List.<Filter>of(app.probe, new AdmissionFilter(c)));
+    return c;
+  }
+
+  private ServletServer server() {
+    if (server == null) {
+      throw new IllegalStateException("no server started");
+    }
+    return server;
+  }
+
+  private HttpRequest request(String path) {
+    URI uri = server().uri(path);
+    return HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(TestApp.GUARD_SECONDS)).build();
+  }
+
+  private CompletableFuture<HttpResponse<String>> send(String path) {
+    return CLIENT.sendAsync(request(path), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> get(String path) throws IOException, InterruptedException {
+    return CLIENT.send(request(path), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private List<CompletableFuture<HttpResponse<String>>> sendAll(int count, String path) {
+    List<CompletableFuture<HttpResponse<String>>> all = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      all.add(send(path));
+    }
+    return all;
+  }
+
+  private static long done(List<? extends CompletableFuture<?>> futures) {
+    return futures.stream().filter(CompletableFuture::isDone).count();
+  }
+
+  /**
+   * Waits for every response; each must be a 200 {@code ok} or a rejection (503, a valid {@code
+   * Retry-After}, a text/plain body); returns how many of each status.
+   */
+  private static Map<Integer, Integer> checkAll(
+      List<CompletableFuture<HttpResponse<String>>> responses) throws Exception {
+    Map<Integer, Integer> statuses = new TreeMap<>();
+    for (CompletableFuture<HttpResponse<String>> f : responses) {
+      HttpResponse<String> r = f.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
+      statuses.merge(r.statusCode(), 1, Integer::sum);
+      if (r.statusCode() == 200) {
+        assertEquals("ok", r.body());
+      } else {
+        assertEquals(503, r.statusCode(), r::body);
+        checkRetryAfter(r);
+      }
+    }
+    return statuses;
+  }
+
+  private static void checkRetryAfter(HttpResponse<String> rejected) {
+    String retryAfter = rejected.headers().firstValue("Retry-After").orElseThrow();
+    long seconds = Long.parseLong(retryAfter);
+    assertTrue(seconds >= 1 && seconds <= 30, () -> "Retry-After: " + retryAfter);
+    String type = rejected.headers().firstValue("Content-Type").orElseThrow();
+    assertTrue(type.startsWith("text/plain"), type);
+    assertTrue(rejected.body().contains("LIMIT_REACHED"), rejected::body);
+  }
+
+  /** The async work writing on after its client went away, until the write fails. */
+  private static void writeUntilFailure(AsyncContext async) {
+    byte[] chunk = new byte[1024];
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TestApp.GUARD_SECONDS);
+    try {
+      while (System.nanoTime() - deadline < 0) {
+        OutputStream out = async.getResponse().getOutputStream();
+        out.write(chunk);
+        out.flush();
+      }
+      throw new AssertionError("writing to a closed connection never failed");
+    } catch (IOException | IllegalStateException e) {
+      // the connection is gone (or the container completed the request already): expected
+    }
+    try {
+      async.complete();
+    } catch (IllegalStateException e) {
+      // the container completed it after its error
+    }
+  }
+
+  private static void awaitTrue(BooleanSupplier condition, String what) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TestApp.GUARD_SECONDS);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      LockSupport.parkNanos(100_000); // leaves the core to the threads awaited
+    }
+  }
+}
