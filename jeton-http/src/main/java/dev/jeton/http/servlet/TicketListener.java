@@ -4,24 +4,24 @@ import dev.jeton.http.Ticket;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletRequest;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Holds the ticket of an asynchronous request until the request ends, and ends the ticket once.
+ * Holds the ticket of an asynchronous request until the request ends.
  *
- * <p>The container calls a listener's methods from its own threads, possibly more than one of
- * them for the same request: {@code onTimeout} and then {@code onComplete} (the container
- * completes a request that timed out), {@code onError} and then {@code onComplete}, or a
- * completion racing a timeout. The first event decides how the ticket ends ({@code ended} is set
- * by one compare-and-set, and only its winner touches the ticket); the others do nothing.
+ * <p>The container calls a listener from its own threads, and may call it more than once for one
+ * request: {@code onTimeout} and then {@code onComplete} (the container completes a request that
+ * timed out), {@code onError} and then {@code onComplete}, or an application's {@code complete()}
+ * racing a timeout. The first event decides how the ticket ends; this class needs no state of its
+ * own for that, because a {@link Ticket} is ended by the first of {@code close}, {@code dropped}
+ * and {@code abandon} (one compare-and-set inside it) and ignores the later calls.
  *
  * <p>Each {@code startAsync} begins a new asynchronous cycle whose context starts with no
- * listeners, and tells the old ones through {@code onStartAsync}: the listener adds itself to the
- * new context there, so a request that is dispatched and started again keeps its one ticket.
+ * listeners and tells the old ones through {@code onStartAsync} (Servlet 6.1, 2.3.3.3): the
+ * listener adds itself to the new context there, so a request that is dispatched and started
+ * again keeps its one ticket until its last cycle ends.
  */
 final class TicketListener implements AsyncListener {
   private final Ticket ticket;
-  private final AtomicBoolean ended = new AtomicBoolean();
 
   private TicketListener(Ticket ticket) {
     this.ticket = ticket;
@@ -34,7 +34,7 @@ final class TicketListener implements AsyncListener {
    *
    * <p>Called on the thread of the request's original dispatch, before it returns to the
    * container: the container defers the effect of {@code complete()} and {@code dispatch()} until
-   * then (Servlet 6.1, 2.3.3.3), so no event can be missed once the listener is added.
+   * then, so no event can be missed once the listener is added.
    */
   static boolean holdUntilDone(HttpServletRequest request, Ticket ticket) {
     try {
@@ -45,31 +45,27 @@ final class TicketListener implements AsyncListener {
     }
   }
 
+  /** The response is done: the work completed. */
   @Override
   public void onComplete(AsyncEvent event) {
-    if (ended.compareAndSet(false, true)) {
-      ticket.close();
-    }
+    ticket.close();
   }
 
+  /** The async work took too long: most often an overloaded backend, a congestion signal. */
   @Override
   public void onTimeout(AsyncEvent event) {
-    if (ended.compareAndSet(false, true)) {
-      ticket.dropped();
-    }
+    ticket.dropped();
   }
 
+  /** The connection failed (the client went away) or the work did: says nothing of capacity. */
   @Override
   public void onError(AsyncEvent event) {
-    if (ended.compareAndSet(false, true)) {
-      ticket.abandon();
-    }
+    ticket.abandon();
   }
 
+  /** A new async cycle of the same request: follow it, or the ticket would never come back. */
   @Override
   public void onStartAsync(AsyncEvent event) {
-    if (!ended.get()) {
-      event.getAsyncContext().addListener(this);
-    }
+    event.getAsyncContext().addListener(this);
   }
 }

@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -89,6 +90,62 @@ abstract class AdmissionFilterContract {
     assertTrue(free.getOrDefault(200, 0) >= 1, () -> "none admitted: " + free);
     awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
     assertEquals(limit, app.worst.get(), "the most at work at once");
+  }
+
+  @Test
+  void asyncRequestsRacingTheirTimeoutsNeverExceedTheLimitAndAllComeBack() throws Exception {
+    int limit = 4;
+    int requests = 100;
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(limit));
+    List<CompletableFuture<HttpResponse<String>>> responses = sendAll(requests, "/async?timeout=5");
+    // The application completes each as soon as it sees it, racing the container's timeout.
+    Thread completer =
+        new Thread(
+            () -> {
+              try {
+                while (!Thread.currentThread().isInterrupted()) {
+                  AsyncContext async = app.pending.take();
+                  try {
+                    TestApp.finish(async, "ok");
+                  } catch (IllegalStateException | IOException e) {
+                    // the timeout won: the container ended (and may have recycled) the request
+                  }
+                }
+              } catch (InterruptedException e) {
+                // the test is over
+              }
+            });
+    completer.start();
+    try {
+      Map<Integer, Integer> statuses = new TreeMap<>();
+      for (CompletableFuture<HttpResponse<String>> f : responses) {
+        HttpResponse<String> r = f.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
+        statuses.merge(r.statusCode(), 1, Integer::sum);
+        if (r.statusCode() == 503) {
+          checkRetryAfter(r);
+        }
+      }
+      assertTrue(
+          Set.of(200, 500, 503).containsAll(statuses.keySet()), // 500: a timeout won
+          () -> "statuses: " + statuses);
+    } finally {
+      completer.interrupt();
+      completer.join();
+    }
+    awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+    assertTrue(app.worst.get() <= limit, () -> "at work at once: " + app.worst.get());
+  }
+
+  @Test
+  void aRejectionLeavesACommittedResponseAlone() throws Exception {
+    start(b -> b.limit(1));
+    CompletableFuture<HttpResponse<String>> held = send("/work");
+    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    HttpResponse<String> rejected = get("/work?commit");
+    assertEquals(200, rejected.statusCode(), "the status committed before the filter");
+    assertEquals("", rejected.body());
+    app.gate.countDown();
+    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
   }
 
   @Test

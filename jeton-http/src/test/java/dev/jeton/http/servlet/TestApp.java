@@ -1,6 +1,8 @@
 package dev.jeton.http.servlet;
 
 import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.ServletException;
@@ -15,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -28,7 +31,8 @@ import java.util.concurrent.locks.LockSupport;
  *       open, answers {@code ok}; {@code /work?short} parks a moment instead of waiting;
  *   <li>{@code /throw}: the handler throws;
  *   <li>{@code /async}: starts async mode ({@code ?timeout=MS} sets its timeout) and leaves the
- *       context in {@link #pending} for the test to finish;
+ *       context in {@link #pending} for the test to finish; counts itself at work until its first
+ *       async event;
  *   <li>{@code /dispatch}: starts async mode and dispatches at once; the {@code ASYNC} dispatch
  *       answers {@code dispatched}, or with {@code ?again} starts async mode once more and leaves
  *       the context in {@link #pending};
@@ -67,12 +71,7 @@ final class TestApp {
           switch (request.getRequestURI()) {
             case "/work" -> work(request, response);
             case "/throw" -> throw new ServletException("the handler failed");
-            case "/async" -> {
-              AsyncContext async = request.startAsync();
-              String timeout = request.getParameter("timeout");
-              async.setTimeout(timeout == null ? 0 : Long.parseLong(timeout));
-              pending.add(async);
-            }
+            case "/async" -> startAsync(request);
             case "/dispatch" -> dispatch(request, response);
             case "/health" -> response.getWriter().print("up");
             default -> response.sendError(HttpServletResponse.SC_NOT_FOUND);
@@ -80,13 +79,19 @@ final class TestApp {
         }
       };
 
-  /** The outermost filter: records how each dispatch went through the rest of the chain. */
+  /**
+   * The outermost filter: records how each dispatch went through the rest of the chain; with
+   * {@code ?commit}, commits the response before it.
+   */
   final Filter probe =
       (request, response, chain) -> {
         DispatcherType type = request.getDispatcherType();
         String id = request.getParameter("id");
         if (type == DispatcherType.REQUEST && id != null) {
           threads.put(id, Thread.currentThread());
+        }
+        if (type == DispatcherType.REQUEST && request.getParameter("commit") != null) {
+          response.flushBuffer(); // as a filter that streams early would
         }
         try {
           chain.doFilter(request, response);
@@ -102,7 +107,7 @@ final class TestApp {
       };
 
   private void work(HttpServletRequest request, HttpServletResponse response) throws IOException {
-    worst.accumulateAndGet(atWork.incrementAndGet(), Math::max);
+    begin();
     try {
       if (request.getParameter("short") != null) {
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // some work, not a wait
@@ -116,6 +121,52 @@ final class TestApp {
       atWork.decrementAndGet();
     }
     response.getWriter().print("ok");
+  }
+
+  private void startAsync(HttpServletRequest request) {
+    begin();
+    AsyncContext async = request.startAsync();
+    String timeout = request.getParameter("timeout");
+    async.setTimeout(timeout == null ? 0 : Long.parseLong(timeout));
+    async.addListener(new AtWorkUntilDone());
+    pending.add(async);
+  }
+
+  /**
+   * Ends an async request's time at work on its first event. Added before the admission filter's
+   * listener (during the dispatch, not after it), it hears each event first, so the count drops
+   * before the ticket comes back and another request can be admitted.
+   */
+  private final class AtWorkUntilDone implements AsyncListener {
+    private final AtomicBoolean ended = new AtomicBoolean();
+
+    private void end() {
+      if (ended.compareAndSet(false, true)) {
+        atWork.decrementAndGet();
+      }
+    }
+
+    @Override
+    public void onComplete(AsyncEvent event) {
+      end();
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) {
+      end();
+    }
+
+    @Override
+    public void onError(AsyncEvent event) {
+      end();
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {}
+  }
+
+  private void begin() {
+    worst.accumulateAndGet(atWork.incrementAndGet(), Math::max);
   }
 
   private void dispatch(HttpServletRequest request, HttpServletResponse response)
