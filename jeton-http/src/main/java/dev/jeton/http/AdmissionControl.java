@@ -1,15 +1,22 @@
 package dev.jeton.http;
 
-import dev.jeton.KeyedSemaphore;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
 import org.jspecify.annotations.Nullable;
@@ -36,6 +43,21 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li><b>Best effort</b> (the default): a request is admitted if a permit is free at once, and
  *       rejected with {@link Reason#LIMIT_REACHED} otherwise.
+ *   <li><b>Queued</b> ({@link Builder#queue(int, Duration)}): a request that finds no permit
+ *       free waits in a bounded queue for at most {@code maxWait}, then is rejected with {@link
+ *       Reason#QUEUE_TIMEOUT}; it leaves the queue at once. A full queue rejects with {@link
+ *       Reason#QUEUE_FULL}. The queue is served first come first served; {@link Builder#lifo()}
+ *       serves the newest first, and then a newcomer to a full queue pushes out the oldest
+ *       (whose client has waited longest, and is the likeliest to be gone); {@link
+ *       Builder#priority(ToIntFunction, Duration)} serves higher priorities first, with aging,
+ *       and a newcomer to a full queue pushes out the lowest-ranked if it ranks higher. The queue
+ *       is in front of the semaphore: however many requests wait, the semaphore sees one
+ *       request at a time, which suits a remote one.
+ *   <li><b>Partitions</b> ({@link Builder#partitionBy(Function, int)}): a limit per key (the
+ *       client address, a tenant header), with {@link Builder#limit(int)} as an optional global
+ *       limit, on a {@link dev.jeton.KeyedSemaphore}. Queued, each key has a queue of its own of
+ *       at most {@code maxQueue}, first come first served (LIFO and priorities are not offered
+ *       with partitions).
  *   <li><b>Exemptions</b>: requests matching {@link Builder#exempt(Predicate)} are always
  *       admitted, with a ticket that holds nothing, even after {@link #close()}.
  * </ul>
@@ -63,32 +85,72 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /*
    * Overview
    *
-   * Best effort: admit = tryAcquire(1) on the semaphore (a key's semaphore when partitioned); a
-   * permit makes a Ticket, no permit a Rejection. A ticket gives its permit back through
-   * finished(), exactly once (the Ticket's CAS), which first lowers `inFlight` and records the
-   * time the permit was held for the Retry-After estimate, and only then releases the permit, so
-   * that inFlight never shows more tickets than permits are held.
+   * Each request is, in this order: exempt (a ticket holding nothing); refused if closed; given
+   * a permit at once if one is free (tryAcquire; in queued mode only if no one is queued, see
+   * AdmissionQueue.tryAcquireIfIdle); rejected in best-effort mode; or else it waits: in the
+   * AdmissionQueue in front of the semaphore, or, partitioned, in its key's semaphore (see
+   * Partitions). A waiter completes with a permit (a Ticket), a refusal (a Rejection naming the
+   * reason), or a cancellation (admitAsync's future cancelled, admit interrupted: no decision).
+   * A permit whose caller has gone meanwhile becomes a ticket that is abandoned at once.
+   *
+   * A ticket gives its permit back through finished(), exactly once (the Ticket's CAS), which
+   * first lowers `inFlight` and records the time the permit was held for the Retry-After
+   * estimate, and only then releases the permit, so that inFlight never shows more tickets than
+   * permits are held.
    *
    * Invariants:
    *   A1. inFlight = tickets admitted with a permit and not yet finished (exempt ones hold
    *       nothing and are not counted).
-   *   A2. Every permit taken for a request is either in a Ticket handed out, or released.
+   *   A2. Every permit granted for a request is in exactly one Ticket, which is handed out or
+   *       abandoned, or it is released: see AdmissionQueue's Q5 for the queue's hand-over.
    */
 
-  private final Semaphore semaphore;
+  private final @Nullable Semaphore semaphore; // null when partitioned
+  private final @Nullable Partitions partitions;
+  private final @Nullable Function<? super R, ?> partitionKey;
+  private final @Nullable AdmissionQueue queue; // queued mode, not partitioned
+  private final @Nullable ToIntFunction<? super R> priority;
+  private final @Nullable Duration maxWait; // null: best effort
   private final @Nullable Predicate<? super R> exempt;
   private final int rejectionStatus;
   private final long maxRetryAfterSeconds;
+  private final Consumer<CompletableFuture<Permit>> timeouts;
   private final DrainEstimate drain = new DrainEstimate(System::nanoTime);
   private final Counters counters = new Counters();
   private final AtomicInteger inFlight = new AtomicInteger();
   private volatile boolean closed;
 
-  private AdmissionControl(Builder<R> b, Semaphore semaphore) {
-    this.semaphore = semaphore;
+  private AdmissionControl(Builder<R> b) {
+    Duration wait = b.maxWait;
+    this.maxWait = wait;
+    this.partitionKey = b.partitionKey;
+    this.priority = b.priority;
     this.exempt = b.exempt;
     this.rejectionStatus = b.rejectionStatus;
     this.maxRetryAfterSeconds = b.maxRetryAfterSeconds;
+    if (b.partitionKey != null) {
+      this.semaphore = null;
+      this.queue = null;
+      this.partitions = new Partitions(b.limitPerKey, b.limit, b.maxQueue);
+    } else {
+      Semaphore given = b.semaphore;
+      Semaphore s = given != null ? given : Semaphore.create(b.limit);
+      this.semaphore = s;
+      this.partitions = null;
+      Duration aging = b.aging;
+      this.queue =
+          wait == null
+              ? null
+              : new AdmissionQueue(
+                  s, b.maxQueue, b.lifo, aging == null ? 0 : saturatedNanos(aging), b.ticker);
+    }
+    Consumer<CompletableFuture<Permit>> timer = b.timeouts;
+    this.timeouts =
+        timer != null
+            ? timer
+            : wait == null
+                ? f -> {}
+                : f -> f.orTimeout(saturatedNanos(wait), TimeUnit.NANOSECONDS);
   }
 
   /** Returns a builder; a limit or a semaphore is required. */
@@ -99,53 +161,175 @@ public final class AdmissionControl<R> implements AutoCloseable {
   // ------------------------------------------------------------------ deciding
 
   /**
-   * Admits or rejects {@code request}. In best-effort mode it returns at once.
+   * Admits or rejects {@code request}. In best-effort mode it returns at once; in queued mode it
+   * waits at most {@code maxWait}.
    *
    * @throws InterruptedException if the thread is interrupted while the request waits in the
-   *     queue; the request is withdrawn
+   *     queue; the request is withdrawn (a ticket granted at the same moment is given back)
    */
   public Decision admit(R request) throws InterruptedException {
-    Objects.requireNonNull(request, "request");
-    if (isExempt(request)) {
-      counters.exempted();
-      return Ticket.exemptTicket();
+    CompletableFuture<Decision> decision = admitAsync(request);
+    if (decision.isDone()) {
+      return decision.join();
     }
-    return tryAdmit();
+    try {
+      return decision.get();
+    } catch (InterruptedException e) {
+      decision.cancel(false); // withdraws; a ticket that won the race is abandoned
+      throw e;
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("a decision cannot fail", e.getCause());
+    }
   }
 
   /**
    * Admits or rejects {@code request} without blocking: the future completes when the request is
    * admitted or rejected (at once in best-effort mode). Cancelling the future withdraws the
    * request; a ticket granted at the same moment is given back.
+   *
+   * <p>In queued mode the future may be completed by the thread that closed the ticket which
+   * freed the permit, or by a timer thread: its dependent stages should not block (or should run
+   * on an executor of their own).
+   *
+   * <p>With a remote semaphore, deciding takes one call to it ({@code tryAcquire}) when no
+   * request is queued.
    */
   public CompletableFuture<Decision> admitAsync(R request) {
     Objects.requireNonNull(request, "request");
-    if (isExempt(request)) {
+    Predicate<? super R> e = exempt;
+    if (e != null && e.test(request)) {
       counters.exempted();
       return CompletableFuture.completedFuture(Ticket.exemptTicket());
     }
-    return CompletableFuture.completedFuture(tryAdmit());
-  }
-
-  private boolean isExempt(R request) {
-    Predicate<? super R> e = exempt;
-    return e != null && e.test(request);
-  }
-
-  /** Best effort: a ticket if a permit is free now, else a rejection. */
-  private Decision tryAdmit() {
     if (closed) {
-      return reject(Reason.CLOSED, 0);
+      return CompletableFuture.completedFuture(reject(Reason.CLOSED, 0, 0));
     }
+    Partitions p = partitions;
+    if (p != null) {
+      Object key =
+          Objects.requireNonNull(
+              Objects.requireNonNull(partitionKey).apply(request),
+              "the partitionBy key function returned null");
+      return admitPartitioned(p, key);
+    }
+    Semaphore s = Objects.requireNonNull(semaphore);
+    AdmissionQueue q = queue;
+    if (q == null) {
+      return CompletableFuture.completedFuture(tryAdmit(s, Reason.LIMIT_REACHED));
+    }
+    Permit now = q.tryAcquireIfIdle();
+    if (now != null) {
+      return CompletableFuture.completedFuture(admitted(now));
+    }
+    ToIntFunction<? super R> rank = priority;
+    AdmissionQueue.Waiter waiter = q.enqueue(rank == null ? 0 : rank.applyAsInt(request));
+    if (!waiter.queued) {
+      return CompletableFuture.completedFuture(decide(null, failureOf(waiter), q));
+    }
+    timeouts.accept(waiter);
+    return await(waiter, waiter.enqueuedNanos, () -> q.size(), () -> inFlight.get());
+  }
+
+  private CompletableFuture<Decision> admitPartitioned(Partitions p, Object key) {
+    Semaphore s = p.forKey(key);
+    Decision now = tryAdmit(s, maxWait == null ? Reason.LIMIT_REACHED : null);
+    if (now != null || maxWait == null) {
+      return CompletableFuture.completedFuture(Objects.requireNonNull(now));
+    }
+    long since = System.nanoTime();
+    CompletableFuture<Permit> waiting = p.acquire(key, s, Objects.requireNonNull(maxWait));
+    if (waiting.isCompletedExceptionally() && !waiting.isCancelled()) { // refused at the door
+      return CompletableFuture.completedFuture(decide(null, failureOf(waiting), s));
+    }
+    return await(waiting, since, s::queueLength, () -> s.limit() - s.available());
+  }
+
+  /**
+   * A ticket if {@code s} has a permit free now; else a rejection for {@code reason}, or null if
+   * the reason is null (the caller will queue).
+   */
+  private @Nullable Decision tryAdmit(Semaphore s, @Nullable Reason reason) {
     Optional<Permit> permit;
     try {
-      permit = semaphore.tryAcquire(1);
+      permit = s.tryAcquire(1);
     } catch (SemaphoreClosedException e) {
-      return reject(Reason.CLOSED, 0);
+      return reject(Reason.CLOSED, 0, 0);
     } catch (IllegalArgumentException limitZero) { // a given semaphore's limit set to 0
       permit = Optional.empty();
+      reason = Reason.LIMIT_REACHED;
     }
-    return permit.isPresent() ? admitted(permit.get()) : reject(Reason.LIMIT_REACHED, 0);
+    if (permit.isPresent()) {
+      return admitted(permit.get());
+    }
+    return reason == null ? null : reject(reason, 0, busy(s));
+  }
+
+  /** Maps the outcome of a wait to a decision; a ticket whose caller has gone is abandoned. */
+  private CompletableFuture<Decision> await(
+      CompletableFuture<Permit> waiting,
+      long since,
+      IntSupplier ahead,
+      IntSupplier busy) {
+    CompletableFuture<Decision> result = new CompletableFuture<>();
+    var unused =
+        waiting.whenComplete(
+            (permit, failure) -> {
+              counters.dequeued(System.nanoTime() - since);
+              if (failure instanceof CancellationException) {
+                return; // withdrawn by the caller: no decision to make
+              }
+              Decision d =
+                  permit != null
+                      ? admitted(permit)
+                      : reject(reasonOf(failure), ahead.getAsInt(), busy.getAsInt());
+              if (!result.complete(d) && d instanceof Ticket t) {
+                t.abandon();
+              }
+            });
+    var alsoUnused =
+        result.whenComplete(
+            (d, failure) -> {
+              if (failure != null) {
+                waiting.cancel(false);
+              }
+            });
+    return result;
+  }
+
+  private Decision decide(@Nullable Permit permit, @Nullable Throwable failure, Object where) {
+    if (permit != null) {
+      return admitted(permit);
+    }
+    int ahead = where instanceof AdmissionQueue q ? q.size() : ((Semaphore) where).queueLength();
+    return reject(reasonOf(failure), ahead, inFlight.get());
+  }
+
+  private static Throwable failureOf(CompletableFuture<?> failed) {
+    try {
+      failed.join();
+      throw new IllegalStateException("not failed: " + failed);
+    } catch (CompletionException e) {
+      return e.getCause() != null ? e.getCause() : e;
+    }
+  }
+
+  private static Reason reasonOf(@Nullable Throwable failure) {
+    Throwable f = failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
+    if (f instanceof AdmissionQueue.Refused r) {
+      return r.reason;
+    }
+    if (f instanceof TimeoutException) {
+      return Reason.QUEUE_TIMEOUT;
+    }
+    if (f instanceof SemaphoreClosedException) {
+      return Reason.CLOSED;
+    }
+    return Reason.LIMIT_REACHED; // the semaphore refused: its limit was lowered below 1
+  }
+
+  private int busy(Semaphore s) {
+    return s == semaphore ? inFlight.get() : s.limit() - s.available();
   }
 
   private Ticket admitted(Permit permit) {
@@ -154,9 +338,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
     return Ticket.admitted(permit, this);
   }
 
-  private Rejection reject(Reason reason, int ahead) {
+  private Rejection reject(Reason reason, int ahead, int busy) {
     counters.rejected(reason);
-    long seconds = drain.retryAfterSeconds(inFlight.get(), ahead, maxRetryAfterSeconds);
+    long seconds = drain.retryAfterSeconds(busy, ahead, maxRetryAfterSeconds);
     return new Rejection(rejectionStatus, Duration.ofSeconds(seconds), reason);
   }
 
@@ -176,7 +360,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
 
   /** The number of requests waiting in the queue now; always 0 in best-effort mode. */
   public int queued() {
-    return 0;
+    AdmissionQueue q = queue;
+    Partitions p = partitions;
+    return q != null ? q.size() : p != null ? p.queued() : 0;
   }
 
   /** What was admitted and rejected since this control was built. */
@@ -186,17 +372,35 @@ public final class AdmissionControl<R> implements AutoCloseable {
 
   /**
    * Rejects queued and new requests with {@link Reason#CLOSED} (exempt ones still pass). Open
-   * tickets stay valid and give their permits back when closed. Closing twice does nothing.
+   * tickets stay valid and give their permits back when closed. A semaphore given to the
+   * builder is not closed. Closing twice does nothing.
    */
   @Override
   public void close() {
     closed = true;
+    AdmissionQueue q = queue;
+    if (q != null) {
+      q.close();
+    }
+    Partitions p = partitions;
+    if (p != null) {
+      p.close();
+    }
   }
 
   @Override
   public String toString() {
-    return "AdmissionControl[semaphore=" + semaphore + ", inFlight=" + inFlight.get()
-        + (closed ? ", closed" : "") + "]";
+    Object limit = partitions != null ? partitions : semaphore;
+    return "AdmissionControl[" + limit + ", inFlight=" + inFlight.get() + ", queued="
+        + queued() + (closed ? ", closed" : "") + "]";
+  }
+
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return Long.MAX_VALUE;
+    }
   }
 
   /**
@@ -217,6 +421,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
     private @Nullable Duration aging;
     private @Nullable Function<? super R, ?> partitionKey;
     private int limitPerKey;
+    private LongSupplier ticker = System::nanoTime;
+    private @Nullable Consumer<CompletableFuture<Permit>> timeouts;
 
     private Builder() {}
 
@@ -323,27 +529,57 @@ public final class AdmissionControl<R> implements AutoCloseable {
       return this;
     }
 
+    /** The clock that aging reads, in nanoseconds; for tests. */
+    Builder<R> ticker(LongSupplier nanoTime) {
+      this.ticker = Objects.requireNonNull(nanoTime, "nanoTime");
+      return this;
+    }
+
+    /** What arms a queued waiter's maxWait (default: orTimeout); for tests. */
+    Builder<R> timeouts(Consumer<CompletableFuture<Permit>> timeouts) {
+      this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
+      return this;
+    }
+
     /**
      * Builds the control.
      *
-     * @throws IllegalStateException unless exactly one of a limit and a semaphore was set
+     * @throws IllegalStateException for a combination that cannot work: neither or both of a
+     *     limit and a semaphore (without partitions); {@code partitionBy} with a semaphore (its
+     *     keyed semaphore is in-process; {@code limit} is the global limit); {@code lifo()} or
+     *     {@code priority(...)} without a queue; {@code lifo()} with {@code priority(...)} (aging
+     *     favours the oldest, LIFO the newest); {@code lifo()} or {@code priority(...)} with
+     *     partitions (partitioned requests wait FIFO in their key's semaphore)
      */
     public AdmissionControl<R> build() {
       Semaphore given = semaphore;
-      if ((limit == 0) == (given == null)) {
+      if (partitionKey != null) {
+        if (given != null) {
+          throw new IllegalStateException(
+              "partitionBy(...) limits with its own in-process keyed semaphore; use limit(int)"
+                  + " for a global limit, not semaphore(Semaphore)");
+        }
+      } else if ((limit == 0) == (given == null)) {
         throw new IllegalStateException(
             "set exactly one of limit(int) and semaphore(Semaphore) before build(), "
                 + (given == null ? "neither was set" : "both were set"));
       }
-      if (maxQueue > 0 || partitionKey != null) {
-        throw new IllegalStateException("queued mode and partitions are not built yet");
-      }
-      if (lifo || priority != null) {
+      String order = lifo ? "lifo()" : priority != null ? "priority(...)" : null;
+      if (order != null && maxWait == null) {
         throw new IllegalStateException(
-            (lifo ? "lifo()" : "priority(...)")
-                + " orders the queue: set queue(maxQueue, maxWait) too");
+            order + " orders the queue: set queue(maxQueue, maxWait) too");
       }
-      return new AdmissionControl<>(this, given != null ? given : Semaphore.create(limit));
+      if (lifo && priority != null) {
+        throw new IllegalStateException(
+            "lifo() and priority(...) cannot be combined: aging favours the oldest request,"
+                + " LIFO the newest");
+      }
+      if (order != null && partitionKey != null) {
+        throw new IllegalStateException(
+            order + " cannot be combined with partitionBy(...): partitioned requests wait in"
+                + " their key's semaphore, first come first served");
+      }
+      return new AdmissionControl<>(this);
     }
 
     private static int checkAtLeastOne(String name, int value) {

@@ -1,0 +1,258 @@
+package dev.jeton.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jeton.Permit;
+import dev.jeton.Semaphore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class QueuedModeTest {
+  private static final Duration LONG = Duration.ofMinutes(10);
+
+  /** The timeouts the control armed, fired by the test when it wants. */
+  private final List<CompletableFuture<Permit>> armed = new ArrayList<>();
+
+  private AdmissionControl.Builder<Integer> queued(int limit, int maxQueue) {
+    return AdmissionControl.<Integer>builder()
+        .limit(limit)
+        .queue(maxQueue, LONG)
+        .timeouts(armed::add);
+  }
+
+  private static Ticket ticket(CompletableFuture<Decision> f) {
+    assertTrue(f.isDone(), "not decided yet");
+    return assertInstanceOf(Ticket.class, f.join());
+  }
+
+  private static Reason rejected(CompletableFuture<Decision> f) {
+    assertTrue(f.isDone(), "not decided yet");
+    return assertInstanceOf(Rejection.class, f.join()).reason();
+  }
+
+  @Test
+  void fifoAdmitsInArrivalOrderAndRejectsTheNewcomerWhenFull() {
+    AdmissionControl<Integer> control = queued(1, 2).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> a = control.admitAsync(1);
+    CompletableFuture<Decision> b = control.admitAsync(2);
+    assertEquals(2, control.queued());
+    assertEquals(Reason.QUEUE_FULL, rejected(control.admitAsync(3)));
+    assertFalse(a.isDone() || b.isDone());
+    first.close();
+    Ticket ta = ticket(a);
+    assertFalse(b.isDone());
+    ta.close();
+    ticket(b).close();
+    assertEquals(0, control.inFlight());
+    assertEquals(0, control.queued());
+    AdmissionStats stats = control.stats();
+    assertEquals(3, stats.admitted());
+    assertEquals(2, stats.dequeued());
+    assertEquals(1, stats.rejected(Reason.QUEUE_FULL));
+  }
+
+  @Test
+  void lifoServesTheNewestAndANewcomerPushesOutTheOldest() {
+    AdmissionControl<Integer> control = queued(1, 2).lifo().build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> oldest = control.admitAsync(1);
+    CompletableFuture<Decision> middle = control.admitAsync(2);
+    CompletableFuture<Decision> newest = control.admitAsync(3);
+    assertEquals(Reason.QUEUE_FULL, rejected(oldest));
+    assertEquals(2, control.queued());
+    first.close();
+    ticket(newest).close();
+    ticket(middle).close();
+    assertEquals(0, control.inFlight());
+  }
+
+  @Test
+  void higherPrioritiesGoFirstAndAFullQueuePushesOutTheLowest() {
+    AdmissionControl<Integer> control =
+        queued(1, 3).priority(priority -> priority, Duration.ofHours(1)).build();
+    Ticket first = ticket(control.admitAsync(9));
+    CompletableFuture<Decision> low = control.admitAsync(0);
+    CompletableFuture<Decision> high = control.admitAsync(5);
+    CompletableFuture<Decision> mid = control.admitAsync(1);
+    assertEquals(Reason.QUEUE_FULL, rejected(control.admitAsync(0))); // ranks below all
+    CompletableFuture<Decision> higher = control.admitAsync(2); // pushes out `low`
+    assertEquals(Reason.QUEUE_FULL, rejected(low));
+    first.close();
+    ticket(high).close();
+    ticket(higher).close();
+    ticket(mid).close();
+    assertEquals(0, control.inFlight());
+  }
+
+  @Test
+  void agingLiftsARequestThatHasWaited() {
+    long[] now = {0};
+    Duration aging = Duration.ofSeconds(1);
+    AdmissionControl<Integer> control =
+        queued(1, 3).priority(p -> p, aging).ticker(() -> now[0]).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> old = control.admitAsync(0);
+    now[0] += 3 * aging.toNanos(); // it has waited three periods: it ranks like a 3 now
+    CompletableFuture<Decision> two = control.admitAsync(2);
+    first.close();
+    ticket(old).close();
+    ticket(two).close();
+  }
+
+  @Test
+  void aWaiterThatTimesOutLeavesTheQueueAtOnce() {
+    AdmissionControl<Integer> control = queued(1, 2).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> a = control.admitAsync(1);
+    CompletableFuture<Decision> b = control.admitAsync(2);
+    armed.get(0).completeExceptionally(new TimeoutException());
+    assertEquals(Reason.QUEUE_TIMEOUT, rejected(a));
+    assertEquals(1, control.queued());
+    first.close();
+    ticket(b).close();
+    assertEquals(0, control.inFlight());
+    assertEquals(1, control.stats().rejected(Reason.QUEUE_TIMEOUT));
+  }
+
+  @Test
+  void aRealTimeoutRejectsWithQueueTimeout() {
+    AdmissionControl<Integer> control =
+        AdmissionControl.<Integer>builder().limit(1).queue(4, Duration.ofMillis(20)).build();
+    Ticket first = ticket(control.admitAsync(0));
+    Rejection r = assertInstanceOf(Rejection.class, control.admitAsync(1).join());
+    assertEquals(Reason.QUEUE_TIMEOUT, r.reason());
+    assertEquals(0, control.queued());
+    first.close();
+    ticket(control.admitAsync(2)).close();
+  }
+
+  @Test
+  void cancellingWithdrawsAndTheNextGetsThePermit() {
+    AdmissionControl<Integer> control = queued(1, 2).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> a = control.admitAsync(1);
+    CompletableFuture<Decision> b = control.admitAsync(2);
+    assertTrue(a.cancel(false));
+    assertEquals(1, control.queued());
+    first.close();
+    ticket(b).close();
+    assertEquals(0, control.inFlight());
+    assertEquals(0, control.stats().rejectedTotal());
+  }
+
+  @Test
+  void interruptingABlockedAdmitWithdrawsIt() throws Exception {
+    AdmissionControl<Integer> control = queued(1, 2).build();
+    Ticket first = assertInstanceOf(Ticket.class, control.admit(0));
+    AtomicReference<Throwable> outcome = new AtomicReference<>();
+    CountDownLatch done = new CountDownLatch(1);
+    Thread waiter = new Thread(() -> {
+      try {
+        outcome.set(new AssertionError("decided: " + control.admit(1)));
+      } catch (Throwable t) {
+        outcome.set(t);
+      }
+      done.countDown();
+    });
+    waiter.start();
+    while (control.queued() == 0) {
+      Thread.onSpinWait(); // the event: it has queued
+    }
+    waiter.interrupt();
+    done.await();
+    assertInstanceOf(InterruptedException.class, outcome.get());
+    assertEquals(0, control.queued());
+    first.close();
+    assertEquals(0, control.inFlight());
+  }
+
+  @Test
+  void closeRejectsTheQueuedAndTheNew() {
+    AdmissionControl<Integer> control = queued(1, 2).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> a = control.admitAsync(1);
+    control.close();
+    assertEquals(Reason.CLOSED, rejected(a));
+    assertEquals(Reason.CLOSED, rejected(control.admitAsync(2)));
+    assertEquals(0, control.queued());
+    first.close();
+    assertEquals(0, control.inFlight());
+  }
+
+  @Test
+  void aGivenSemaphoreThatClosesRejectsTheQueuedWithClosed() {
+    Semaphore shared = Semaphore.create(1);
+    AdmissionControl<Integer> control =
+        AdmissionControl.<Integer>builder().semaphore(shared).queue(2, LONG).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> a = control.admitAsync(1);
+    shared.close();
+    assertEquals(Reason.CLOSED, rejected(a));
+    first.close();
+    assertEquals(1, shared.available());
+  }
+
+  @Test
+  void theQueueAsksTheSemaphoreForOnePermitAtATime() {
+    Semaphore shared = Semaphore.create(1);
+    AdmissionControl<Integer> control =
+        AdmissionControl.<Integer>builder().semaphore(shared).queue(50, LONG).build();
+    Ticket first = ticket(control.admitAsync(0));
+    List<CompletableFuture<Decision>> waiting = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      waiting.add(control.admitAsync(i));
+    }
+    assertEquals(1, shared.queueLength());
+    for (CompletableFuture<Decision> f : waiting) {
+      f.cancel(false);
+    }
+    assertEquals(0, shared.queueLength()); // the last withdrawal cancels the pump's request
+    first.close();
+    assertEquals(1, shared.available());
+  }
+
+  @Test
+  void blockingAdmitWaitsForARelease() throws Exception {
+    AdmissionControl<Integer> control = queued(1, 2).build();
+    Ticket first = assertInstanceOf(Ticket.class, control.admit(0));
+    CompletableFuture<Decision> second = CompletableFuture.supplyAsync(() -> {
+      try {
+        return control.admit(1);
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    while (control.queued() == 0) {
+      Thread.onSpinWait();
+    }
+    first.close();
+    assertInstanceOf(Ticket.class, second.get()).close();
+    assertEquals(0, control.inFlight());
+  }
+
+  @Test
+  void combinationsThatCannotWorkFailInBuild() {
+    var e = assertThrows(IllegalStateException.class,
+        () -> queued(1, 2).lifo().priority(p -> p, Duration.ofSeconds(1)).build());
+    assertTrue(e.getMessage().contains("lifo() and priority(...) cannot be combined"));
+    e = assertThrows(IllegalStateException.class,
+        () -> AdmissionControl.<Integer>builder().partitionBy(p -> p, 1).queue(1, LONG).lifo()
+            .build());
+    assertTrue(e.getMessage().contains("cannot be combined with partitionBy"));
+    e = assertThrows(IllegalStateException.class,
+        () -> AdmissionControl.<Integer>builder().partitionBy(p -> p, 1)
+            .semaphore(Semaphore.create(1)).build());
+    assertTrue(e.getMessage().contains("use limit(int) for a global limit"));
+  }
+}
