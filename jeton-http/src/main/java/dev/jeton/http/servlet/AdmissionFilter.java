@@ -100,8 +100,13 @@ public final class AdmissionFilter implements Filter {
     try {
       decision = control.admit(request);
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      write(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, 1, INTERRUPTED);
+      // The interrupt status is restored only once the answer is written: a container's blocking
+      // write may fail on an interrupted thread (Tomcat's does, and drops the connection).
+      try {
+        write(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, 1, INTERRUPTED);
+      } finally {
+        Thread.currentThread().interrupt();
+      }
       return;
     }
     if (decision instanceof Rejection rejection) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.http.AdmissionControl;
+import dev.jeton.http.Reason;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
@@ -107,8 +108,9 @@ abstract class AdmissionFilterContract {
                   AsyncContext async = app.pending.take();
                   try {
                     TestApp.finish(async, "ok");
-                  } catch (IllegalStateException | IOException e) {
-                    // the timeout won: the container ended (and may have recycled) the request
+                  } catch (RuntimeException | IOException e) {
+                    // The timeout won: the container ended (and may have recycled) the request.
+                    // Tomcat throws IllegalStateException, Jetty 12.1 a NullPointerException.
                   }
                 }
               } catch (InterruptedException e) {
@@ -144,6 +146,52 @@ abstract class AdmissionFilterContract {
     HttpResponse<String> rejected = get("/work?commit");
     assertEquals(200, rejected.statusCode(), "the status committed before the filter");
     assertEquals("", rejected.body());
+    app.gate.countDown();
+    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+  }
+
+  @Test
+  void queuedRequestsWaitForATicketAndAFullQueueRejects() throws Exception {
+    AdmissionControl<HttpServletRequest> control =
+        start(b -> b.limit(1).queue(1, Duration.ofSeconds(TestApp.GUARD_SECONDS)));
+    CompletableFuture<HttpResponse<String>> held = send("/work");
+    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    CompletableFuture<HttpResponse<String>> queued = send("/work");
+    awaitTrue(() -> control.queued() == 1, "one request queued");
+    checkRejection(get("/work"), Reason.QUEUE_FULL);
+    app.gate.countDown();
+    assertEquals("ok", held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).body());
+    assertEquals("ok", queued.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).body());
+    awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+    assertEquals(1, app.worst.get(), "the most at work at once");
+  }
+
+  @Test
+  void aRequestThatWaitsTooLongInTheQueueIsRejected() throws Exception {
+    start(b -> b.limit(1).queue(1, Duration.ofMillis(20)));
+    CompletableFuture<HttpResponse<String>> held = send("/work");
+    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    checkRejection(get("/work"), Reason.QUEUE_TIMEOUT);
+    app.gate.countDown();
+    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+  }
+
+  @Test
+  void anInterruptWhileQueuedAnswers503AndKeepsTheInterruptStatus() throws Exception {
+    AdmissionControl<HttpServletRequest> control =
+        start(b -> b.limit(1).queue(1, Duration.ofSeconds(TestApp.GUARD_SECONDS)));
+    CompletableFuture<HttpResponse<String>> held = send("/work");
+    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    CompletableFuture<HttpResponse<String>> waiting = send("/work?id=waiting");
+    awaitTrue(() -> control.queued() == 1, "one request queued");
+    Thread thread = app.threads.get("waiting"); // recorded by the probe before the admission
+    thread.interrupt();
+    HttpResponse<String> rejected = waiting.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
+    assertEquals(503, rejected.statusCode());
+    assertEquals("1", rejected.headers().firstValue("Retry-After").orElseThrow());
+    assertTrue(rejected.body().contains("interrupted"), rejected::body);
+    awaitTrue(() -> app.interrupted.get() == 1, "the interrupt status seen after the filter");
+    assertEquals(0, control.queued());
     app.gate.countDown();
     assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
   }
@@ -339,12 +387,17 @@ abstract class AdmissionFilterContract {
   }
 
   private static void checkRetryAfter(HttpResponse<String> rejected) {
+    checkRejection(rejected, Reason.LIMIT_REACHED);
+  }
+
+  /** A valid rejection: a {@code Retry-After} in [1, 30] s, a text/plain body naming why. */
+  private static void checkRejection(HttpResponse<String> rejected, Reason reason) {
     String retryAfter = rejected.headers().firstValue("Retry-After").orElseThrow();
     long seconds = Long.parseLong(retryAfter);
     assertTrue(seconds >= 1 && seconds <= 30, () -> "Retry-After: " + retryAfter);
     String type = rejected.headers().firstValue("Content-Type").orElseThrow();
     assertTrue(type.startsWith("text/plain"), type);
-    assertTrue(rejected.body().contains("LIMIT_REACHED"), rejected::body);
+    assertTrue(rejected.body().contains(reason.name()), rejected::body);
   }
 
   /** The async work writing on after its client went away, until the write fails. */
