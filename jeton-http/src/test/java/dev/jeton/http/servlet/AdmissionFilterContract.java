@@ -141,26 +141,22 @@ abstract class AdmissionFilterContract {
   @Test
   void aRejectionLeavesACommittedResponseAlone() throws Exception {
     start(b -> b.limit(1));
-    CompletableFuture<HttpResponse<String>> held = send("/work");
-    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
     HttpResponse<String> rejected = get("/work?commit");
     assertEquals(200, rejected.statusCode(), "the status committed before the filter");
     assertEquals("", rejected.body());
-    app.gate.countDown();
-    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+    releaseHeld(held);
   }
 
   @Test
   void queuedRequestsWaitForATicketAndAFullQueueRejects() throws Exception {
     AdmissionControl<HttpServletRequest> control =
         start(b -> b.limit(1).queue(1, Duration.ofSeconds(TestApp.GUARD_SECONDS)));
-    CompletableFuture<HttpResponse<String>> held = send("/work");
-    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
     CompletableFuture<HttpResponse<String>> queued = send("/work");
     awaitTrue(() -> control.queued() == 1, "one request queued");
     checkRejection(get("/work"), Reason.QUEUE_FULL);
-    app.gate.countDown();
-    assertEquals("ok", held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).body());
+    releaseHeld(held);
     assertEquals("ok", queued.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).body());
     awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
     assertEquals(1, app.worst.get(), "the most at work at once");
@@ -169,19 +165,16 @@ abstract class AdmissionFilterContract {
   @Test
   void aRequestThatWaitsTooLongInTheQueueIsRejected() throws Exception {
     start(b -> b.limit(1).queue(1, Duration.ofMillis(20)));
-    CompletableFuture<HttpResponse<String>> held = send("/work");
-    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
     checkRejection(get("/work"), Reason.QUEUE_TIMEOUT);
-    app.gate.countDown();
-    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+    releaseHeld(held);
   }
 
   @Test
   void anInterruptWhileQueuedAnswers503AndKeepsTheInterruptStatus() throws Exception {
     AdmissionControl<HttpServletRequest> control =
         start(b -> b.limit(1).queue(1, Duration.ofSeconds(TestApp.GUARD_SECONDS)));
-    CompletableFuture<HttpResponse<String>> held = send("/work");
-    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
     CompletableFuture<HttpResponse<String>> waiting = send("/work?id=waiting");
     awaitTrue(() -> control.queued() == 1, "one request queued");
     Thread thread = app.threads.get("waiting"); // recorded by the probe before the admission
@@ -192,8 +185,7 @@ abstract class AdmissionFilterContract {
     assertTrue(rejected.body().contains("interrupted"), rejected::body);
     awaitTrue(() -> app.interrupted.get() == 1, "the interrupt status seen after the filter");
     assertEquals(0, control.queued());
-    app.gate.countDown();
-    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+    releaseHeld(held);
   }
 
   @Test
@@ -273,28 +265,24 @@ abstract class AdmissionFilterContract {
   @Test
   void aConfiguredStatus429() throws Exception {
     start(b -> b.limit(1).rejectionStatus(429));
-    CompletableFuture<HttpResponse<String>> held = send("/work");
-    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
     HttpResponse<String> rejected = get("/work");
     assertEquals(429, rejected.statusCode());
     checkRetryAfter(rejected);
-    app.gate.countDown();
-    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+    releaseHeld(held);
   }
 
   @Test
   void exemptRequestsPassWithoutCounting() throws Exception {
     AdmissionControl<HttpServletRequest> control =
         start(b -> b.limit(1).exempt(r -> r.getRequestURI().equals("/health")));
-    CompletableFuture<HttpResponse<String>> held = send("/work");
-    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
     HttpResponse<String> health = get("/health");
     assertEquals(200, health.statusCode());
     assertEquals("up", health.body());
     assertEquals(1, control.inFlight());
     assertEquals(503, get("/work").statusCode());
-    app.gate.countDown();
-    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+    releaseHeld(held);
   }
 
   @Test
@@ -312,15 +300,13 @@ abstract class AdmissionFilterContract {
               response.getWriter().print("{\"reason\":\"" + rejection.reason() + "\"}");
             });
     server = kind().start(app.servlet, List.of(app.probe, filter));
-    CompletableFuture<HttpResponse<String>> held = send("/work");
-    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
     HttpResponse<String> rejected = get("/work");
     assertEquals(503, rejected.statusCode());
     assertEquals("{\"reason\":\"LIMIT_REACHED\"}", rejected.body());
     assertTrue(
         rejected.headers().firstValue("Content-Type").orElseThrow().startsWith("application/json"));
-    app.gate.countDown();
-    assertEquals(200, held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode());
+    releaseHeld(held);
   }
 
   // ---------------------------------------------------------------- helpers
@@ -332,6 +318,19 @@ abstract class AdmissionFilterContract {
     control = c;
     server = kind().start(app.servlet, List.<Filter>of(app.probe, new AdmissionFilter(c)));
     return c;
+  }
+
+  /** Sends a request that stays at work (holding a ticket) until the gate opens. */
+  private CompletableFuture<HttpResponse<String>> holdOneAtWork() {
+    CompletableFuture<HttpResponse<String>> held = send("/work");
+    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    return held;
+  }
+
+  /** Opens the gate; the held request completes normally. */
+  private void releaseHeld(CompletableFuture<HttpResponse<String>> held) throws Exception {
+    app.gate.countDown();
+    assertEquals("ok", held.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).body());
   }
 
   private ServletServer server() {

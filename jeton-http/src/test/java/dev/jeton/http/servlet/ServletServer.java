@@ -61,18 +61,7 @@ interface ServletServer extends AutoCloseable {
         context.addServlet(holder, "/*");
         server.setHandler(context);
         server.start();
-        int port = connector.getLocalPort();
-        return new ServletServer() {
-          @Override
-          public URI uri(String path) {
-            return URI.create("http://" + LOOPBACK + ":" + port + path);
-          }
-
-          @Override
-          public void close() throws Exception {
-            server.stop();
-          }
-        };
+        return new Running(connector.getLocalPort(), server::stop);
       }
     },
 
@@ -110,28 +99,34 @@ interface ServletServer extends AutoCloseable {
         wrapper.setAsyncSupported(true);
         context.addServletMappingDecoded("/*", "servlet");
         tomcat.start();
-        int port = connector.getLocalPort();
-        return new ServletServer() {
-          @Override
-          public URI uri(String path) {
-            return URI.create("http://" + LOOPBACK + ":" + port + path);
-          }
-
-          @Override
-          public void close() throws Exception {
-            try {
-              tomcat.stop();
-              tomcat.destroy();
-            } finally {
-              deleteTree(base);
-            }
-          }
-        };
+        return new Running(
+            connector.getLocalPort(),
+            () -> {
+              try {
+                tomcat.stop();
+                tomcat.destroy();
+              } finally {
+                deleteTree(base);
+              }
+            });
       }
     };
 
     /** Starts this container with {@code servlet} behind {@code filters}, outermost first. */
     abstract ServletServer start(Servlet servlet, List<Filter> filters) throws Exception;
+  }
+
+  /** A started server: its port, and how to stop it. */
+  record Running(int port, AutoCloseable stop) implements ServletServer {
+    @Override
+    public URI uri(String path) {
+      return URI.create("http://" + LOOPBACK + ":" + port + path);
+    }
+
+    @Override
+    public void close() throws Exception {
+      stop.close();
+    }
   }
 
   /** Only loopback: tests never listen on, or send to, any other address. */
