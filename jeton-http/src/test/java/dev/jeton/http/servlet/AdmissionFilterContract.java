@@ -19,6 +19,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -31,6 +32,8 @@ import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The servlet adapter end to end, in a real container (each subclass names one) with the JDK's
@@ -186,6 +189,67 @@ abstract class AdmissionFilterContract {
     awaitTrue(() -> app.interrupted.get() == 1, "the interrupt status seen after the filter");
     assertEquals(0, control.queued());
     releaseHeld(held);
+  }
+
+  /** Each mode of the control, configured for the many-requests test: a limit of 4 at once. */
+  enum Mode {
+    BEST_EFFORT(b -> b.limit(4)),
+    QUEUED_FIFO(b -> b.limit(4).queue(16, Duration.ofSeconds(TestApp.GUARD_SECONDS))),
+    QUEUED_LIFO(b -> b.limit(4).queue(16, Duration.ofSeconds(TestApp.GUARD_SECONDS)).lifo()),
+    PRIORITIES(
+        b ->
+            b.limit(4)
+                .queue(16, Duration.ofSeconds(TestApp.GUARD_SECONDS))
+                .priority(r -> Integer.parseInt(r.getHeader("X-Priority")), Duration.ofMillis(50))),
+    /** At most 2 per tenant, 4 in all. */
+    PARTITIONS(b -> b.partitionBy(r -> r.getParameter("tenant"), 2).limit(4)),
+    PARTITIONS_QUEUED(
+        b ->
+            b.partitionBy(r -> r.getParameter("tenant"), 2)
+                .limit(4)
+                .queue(16, Duration.ofSeconds(TestApp.GUARD_SECONDS)));
+
+    final UnaryOperator<AdmissionControl.Builder<HttpServletRequest>> configure;
+
+    Mode(UnaryOperator<AdmissionControl.Builder<HttpServletRequest>> configure) {
+      this.configure = configure;
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void everyModeUnderManyConcurrentRequests(Mode mode) throws Exception {
+    int requests = 100;
+    AdmissionControl<HttpServletRequest> control = start(mode.configure);
+    List<CompletableFuture<HttpResponse<String>>> responses = new ArrayList<>();
+    for (int i = 0; i < requests; i++) {
+      HttpRequest request =
+          HttpRequest.newBuilder(server().uri("/work?short&tenant=t" + i % 3))
+              .header("X-Priority", Integer.toString(i % 3))
+              .timeout(Duration.ofSeconds(TestApp.GUARD_SECONDS))
+              .build();
+      responses.add(CLIENT.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
+    }
+    Map<Integer, Integer> statuses = new TreeMap<>();
+    for (CompletableFuture<HttpResponse<String>> f : responses) {
+      HttpResponse<String> r = f.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
+      statuses.merge(r.statusCode(), 1, Integer::sum);
+      if (r.statusCode() == 200) {
+        assertEquals("ok", r.body());
+      } else {
+        assertEquals(503, r.statusCode(), r::body);
+        checkRejection(r, null);
+      }
+    }
+    assertTrue(statuses.getOrDefault(200, 0) >= 1, () -> "none admitted: " + statuses);
+    awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+    assertEquals(0, control.queued());
+    assertTrue(app.worst.get() <= 4, () -> "at work at once: " + app.worst.get());
+    if (mode == Mode.PARTITIONS || mode == Mode.PARTITIONS_QUEUED) {
+      app.worstByTenant.forEach(
+          (tenant, worst) ->
+              assertTrue(worst.get() <= 2, () -> tenant + " at work at once: " + worst.get()));
+    }
   }
 
   @Test
@@ -389,14 +453,20 @@ abstract class AdmissionFilterContract {
     checkRejection(rejected, Reason.LIMIT_REACHED);
   }
 
-  /** A valid rejection: a {@code Retry-After} in [1, 30] s, a text/plain body naming why. */
-  private static void checkRejection(HttpResponse<String> rejected, Reason reason) {
+  /**
+   * A valid rejection: a {@code Retry-After} in [1, 30] s, a text/plain body naming why ({@code
+   * reason}, or any reason if null).
+   */
+  private static void checkRejection(HttpResponse<String> rejected, @Nullable Reason reason) {
     String retryAfter = rejected.headers().firstValue("Retry-After").orElseThrow();
     long seconds = Long.parseLong(retryAfter);
     assertTrue(seconds >= 1 && seconds <= 30, () -> "Retry-After: " + retryAfter);
     String type = rejected.headers().firstValue("Content-Type").orElseThrow();
     assertTrue(type.startsWith("text/plain"), type);
-    assertTrue(rejected.body().contains(reason.name()), rejected::body);
+    assertTrue(
+        Arrays.stream(Reason.values())
+            .anyMatch(r -> (reason == null || r == reason) && rejected.body().contains(r.name())),
+        rejected::body);
   }
 
   /** The async work writing on after its client went away, until the write fails. */

@@ -27,8 +27,9 @@ import java.util.concurrent.locks.LockSupport;
  * from outside.
  *
  * <ul>
- *   <li>{@code /work}: counts itself at work (now and the most ever), waits for {@link #gate} to
- *       open, answers {@code ok}; {@code /work?short} parks a moment instead of waiting;
+ *   <li>{@code /work}: counts itself at work (now and the most ever, in all and per {@code tenant}
+ *       parameter), waits for {@link #gate} to open, answers {@code ok}; {@code /work?short}
+ *       parks a moment instead of waiting;
  *   <li>{@code /throw}: the handler throws;
  *   <li>{@code /async}: starts async mode ({@code ?timeout=MS} sets its timeout) and leaves the
  *       context in {@link #pending} for the test to finish; counts itself at work until its first
@@ -50,6 +51,11 @@ final class TestApp {
   final AtomicInteger atWork = new AtomicInteger();
 
   final AtomicInteger worst = new AtomicInteger();
+
+  /** Requests in {@code /work} now per {@code tenant} parameter, and the most ever at once. */
+  final Map<String, AtomicInteger> atWorkByTenant = new ConcurrentHashMap<>();
+
+  final Map<String, AtomicInteger> worstByTenant = new ConcurrentHashMap<>();
 
   /** Async requests started and not finished by the servlet, for the test to finish. */
   final BlockingQueue<AsyncContext> pending = new LinkedBlockingQueue<>();
@@ -108,6 +114,12 @@ final class TestApp {
 
   private void work(HttpServletRequest request, HttpServletResponse response) throws IOException {
     begin();
+    String tenant = request.getParameter("tenant");
+    AtomicInteger ofTenant =
+        atWorkByTenant.computeIfAbsent(tenant == null ? "" : tenant, t -> new AtomicInteger());
+    worstByTenant
+        .computeIfAbsent(tenant == null ? "" : tenant, t -> new AtomicInteger())
+        .accumulateAndGet(ofTenant.incrementAndGet(), Math::max);
     try {
       if (request.getParameter("short") != null) {
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // some work, not a wait
@@ -118,6 +130,7 @@ final class TestApp {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
     } finally {
+      ofTenant.decrementAndGet();
       atWork.decrementAndGet();
     }
     response.getWriter().print("ok");
