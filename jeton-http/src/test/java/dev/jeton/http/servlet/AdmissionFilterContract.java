@@ -84,12 +84,12 @@ abstract class AdmissionFilterContract {
     assertEquals(limit, app.atWork.get());
     assertEquals(limit, control.inFlight());
     app.gate.countDown();
-    Map<Integer, Integer> statuses = checkAll(gated);
+    Map<Integer, Integer> statuses = checkAll(gated, Reason.LIMIT_REACHED);
     assertEquals(Map.of(200, limit, 503, requests - limit), statuses);
     awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
 
     // Then free-running: tickets come back while others arrive.
-    Map<Integer, Integer> free = checkAll(sendAll(requests, "/work?short"));
+    Map<Integer, Integer> free = checkAll(sendAll(requests, "/work?short"), Reason.LIMIT_REACHED);
     assertEquals(requests, free.values().stream().mapToInt(Integer::intValue).sum());
     assertTrue(free.getOrDefault(200, 0) >= 1, () -> "none admitted: " + free);
     awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
@@ -230,17 +230,7 @@ abstract class AdmissionFilterContract {
               .build();
       responses.add(CLIENT.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
     }
-    Map<Integer, Integer> statuses = new TreeMap<>();
-    for (CompletableFuture<HttpResponse<String>> f : responses) {
-      HttpResponse<String> r = f.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
-      statuses.merge(r.statusCode(), 1, Integer::sum);
-      if (r.statusCode() == 200) {
-        assertEquals("ok", r.body());
-      } else {
-        assertEquals(503, r.statusCode(), r::body);
-        checkRejection(r, null);
-      }
-    }
+    Map<Integer, Integer> statuses = checkAll(responses, null);
     assertTrue(statuses.getOrDefault(200, 0) >= 1, () -> "none admitted: " + statuses);
     awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
     assertEquals(0, control.queued());
@@ -431,10 +421,12 @@ abstract class AdmissionFilterContract {
 
   /**
    * Waits for every response; each must be a 200 {@code ok} or a rejection (503, a valid {@code
-   * Retry-After}, a text/plain body); returns how many of each status.
+   * Retry-After}, a text/plain body naming {@code reason}, any if null); returns how many of each
+   * status.
    */
   private static Map<Integer, Integer> checkAll(
-      List<CompletableFuture<HttpResponse<String>>> responses) throws Exception {
+      List<CompletableFuture<HttpResponse<String>>> responses, @Nullable Reason reason)
+      throws Exception {
     Map<Integer, Integer> statuses = new TreeMap<>();
     for (CompletableFuture<HttpResponse<String>> f : responses) {
       HttpResponse<String> r = f.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
@@ -443,7 +435,7 @@ abstract class AdmissionFilterContract {
         assertEquals("ok", r.body());
       } else {
         assertEquals(503, r.statusCode(), r::body);
-        checkRetryAfter(r);
+        checkRejection(r, reason);
       }
     }
     return statuses;
