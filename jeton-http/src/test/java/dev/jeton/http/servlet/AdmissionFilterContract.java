@@ -19,15 +19,12 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -54,19 +51,13 @@ abstract class AdmissionFilterContract {
   @AfterEach
   void nothingLeaks() throws Exception {
     app.gate.countDown();
-    for (AsyncContext async : app.pending) {
-      try {
-        async.complete();
-      } catch (IllegalStateException e) {
-        // the container ended it already (a timeout)
-      }
-    }
+    app.pending.forEach(TestApp::completeQuietly);
     if (server != null) {
       server.close();
     }
     if (control != null) {
       AdmissionControl<HttpServletRequest> c = control;
-      awaitTrue(() -> c.inFlight() == 0, "in flight back to zero after the test");
+      TestApp.awaitTrue(() -> c.inFlight() == 0, "in flight back to zero after the test");
       c.close();
     }
   }
@@ -80,19 +71,21 @@ abstract class AdmissionFilterContract {
     // With the gate closed the first `limit` admitted hold their tickets, so all others must be
     // rejected: the counts are exact.
     List<CompletableFuture<HttpResponse<String>>> gated = sendAll(requests, "/work");
-    awaitTrue(() -> done(gated) == requests - limit, "every request but the admitted answered");
+    TestApp.awaitTrue(
+        () -> done(gated) == requests - limit, "every request but the admitted answered");
     assertEquals(limit, app.atWork.get());
     assertEquals(limit, control.inFlight());
     app.gate.countDown();
-    Map<Integer, Integer> statuses = checkAll(gated, Reason.LIMIT_REACHED);
+    Map<Integer, Integer> statuses = Responses.checkAll(gated, Reason.LIMIT_REACHED);
     assertEquals(Map.of(200, limit, 503, requests - limit), statuses);
-    awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
 
     // Then free-running: tickets come back while others arrive.
-    Map<Integer, Integer> free = checkAll(sendAll(requests, "/work?short"), Reason.LIMIT_REACHED);
+    Map<Integer, Integer> free =
+        Responses.checkAll(sendAll(requests, "/work?short"), Reason.LIMIT_REACHED);
     assertEquals(requests, free.values().stream().mapToInt(Integer::intValue).sum());
     assertTrue(free.getOrDefault(200, 0) >= 1, () -> "none admitted: " + free);
-    awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
     assertEquals(limit, app.worst.get(), "the most at work at once");
   }
 
@@ -127,7 +120,7 @@ abstract class AdmissionFilterContract {
         HttpResponse<String> r = f.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
         statuses.merge(r.statusCode(), 1, Integer::sum);
         if (r.statusCode() == 503) {
-          checkRetryAfter(r);
+          Responses.checkRetryAfter(r);
         }
       }
       assertTrue(
@@ -137,7 +130,7 @@ abstract class AdmissionFilterContract {
       completer.interrupt();
       completer.join();
     }
-    awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
     assertTrue(app.worst.get() <= limit, () -> "at work at once: " + app.worst.get());
   }
 
@@ -157,11 +150,11 @@ abstract class AdmissionFilterContract {
         start(b -> b.limit(1).queue(1, Duration.ofSeconds(TestApp.GUARD_SECONDS)));
     CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
     CompletableFuture<HttpResponse<String>> queued = send("/work");
-    awaitTrue(() -> control.queued() == 1, "one request queued");
-    checkRejection(get("/work"), Reason.QUEUE_FULL);
+    TestApp.awaitTrue(() -> control.queued() == 1, "one request queued");
+    Responses.checkRejection(get("/work"), Reason.QUEUE_FULL);
     releaseHeld(held);
     assertEquals("ok", queued.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).body());
-    awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
     assertEquals(1, app.worst.get(), "the most at work at once");
   }
 
@@ -169,7 +162,7 @@ abstract class AdmissionFilterContract {
   void aRequestThatWaitsTooLongInTheQueueIsRejected() throws Exception {
     start(b -> b.limit(1).queue(1, Duration.ofMillis(20)));
     CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
-    checkRejection(get("/work"), Reason.QUEUE_TIMEOUT);
+    Responses.checkRejection(get("/work"), Reason.QUEUE_TIMEOUT);
     releaseHeld(held);
   }
 
@@ -179,14 +172,15 @@ abstract class AdmissionFilterContract {
         start(b -> b.limit(1).queue(1, Duration.ofSeconds(TestApp.GUARD_SECONDS)));
     CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
     CompletableFuture<HttpResponse<String>> waiting = send("/work?id=waiting");
-    awaitTrue(() -> control.queued() == 1, "one request queued");
+    TestApp.awaitTrue(() -> control.queued() == 1, "one request queued");
     Thread thread = app.threads.get("waiting"); // recorded by the probe before the admission
     thread.interrupt();
     HttpResponse<String> rejected = waiting.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
     assertEquals(503, rejected.statusCode());
     assertEquals("1", rejected.headers().firstValue("Retry-After").orElseThrow());
     assertTrue(rejected.body().contains("interrupted"), rejected::body);
-    awaitTrue(() -> app.interrupted.get() == 1, "the interrupt status seen after the filter");
+    TestApp.awaitTrue(
+        () -> app.interrupted.get() == 1, "the interrupt status seen after the filter");
     assertEquals(0, control.queued());
     releaseHeld(held);
   }
@@ -230,9 +224,9 @@ abstract class AdmissionFilterContract {
               .build();
       responses.add(CLIENT.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
     }
-    Map<Integer, Integer> statuses = checkAll(responses, null);
+    Map<Integer, Integer> statuses = Responses.checkAll(responses, null);
     assertTrue(statuses.getOrDefault(200, 0) >= 1, () -> "none admitted: " + statuses);
-    awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
     assertEquals(0, control.queued());
     assertTrue(app.worst.get() <= 4, () -> "at work at once: " + app.worst.get());
     if (mode == Mode.PARTITIONS || mode == Mode.PARTITIONS_QUEUED) {
@@ -246,7 +240,7 @@ abstract class AdmissionFilterContract {
   void aHandlerThatThrowsReturnsItsTicket() throws Exception {
     AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
     assertEquals(500, get("/throw").statusCode());
-    awaitTrue(() -> control.inFlight() == 0, "the ticket back");
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "the ticket back");
     app.gate.countDown();
     assertEquals(200, get("/work").statusCode());
   }
@@ -262,7 +256,7 @@ abstract class AdmissionFilterContract {
 
     TestApp.finish(async, "done");
     assertEquals("done", response.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).body());
-    awaitTrue(() -> control.inFlight() == 0, "the ticket back on completion");
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "the ticket back on completion");
   }
 
   @Test
@@ -270,7 +264,7 @@ abstract class AdmissionFilterContract {
     AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
     HttpResponse<String> response = get("/async?timeout=50");
     assertEquals(500, response.statusCode(), "the container's answer to an unhandled timeout");
-    awaitTrue(() -> control.inFlight() == 0, "the ticket back on timeout");
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "the ticket back on timeout");
     app.gate.countDown();
     assertEquals(200, get("/work").statusCode());
   }
@@ -289,8 +283,8 @@ abstract class AdmissionFilterContract {
     }
     // The async work goes on and fails to write to the closed connection; the container tells the
     // listeners (error or complete) and the ticket comes back.
-    writeUntilFailure(async);
-    awaitTrue(() -> control.inFlight() == 0, "the ticket back after the disconnect");
+    TestApp.writeUntilFailure(async);
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "the ticket back after the disconnect");
   }
 
   @Test
@@ -300,7 +294,7 @@ abstract class AdmissionFilterContract {
     HttpResponse<String> response = get("/dispatch");
     assertEquals(200, response.statusCode());
     assertEquals("dispatched", response.body());
-    awaitTrue(() -> control.inFlight() == 0, "the ticket back");
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "the ticket back");
   }
 
   @Test
@@ -313,7 +307,8 @@ abstract class AdmissionFilterContract {
 
     TestApp.finish(async, "done");
     assertEquals("done", response.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).body());
-    awaitTrue(() -> control.inFlight() == 0, "the ticket back when the second cycle completes");
+    TestApp.awaitTrue(
+        () -> control.inFlight() == 0, "the ticket back when the second cycle completes");
   }
 
   @Test
@@ -322,7 +317,7 @@ abstract class AdmissionFilterContract {
     CompletableFuture<HttpResponse<String>> held = holdOneAtWork();
     HttpResponse<String> rejected = get("/work");
     assertEquals(429, rejected.statusCode());
-    checkRetryAfter(rejected);
+    Responses.checkRetryAfter(rejected);
     releaseHeld(held);
   }
 
@@ -377,7 +372,7 @@ abstract class AdmissionFilterContract {
   /** Sends a request that stays at work (holding a ticket) until the gate opens. */
   private CompletableFuture<HttpResponse<String>> holdOneAtWork() {
     CompletableFuture<HttpResponse<String>> held = send("/work");
-    awaitTrue(() -> app.atWork.get() == 1, "one request at work");
+    TestApp.awaitTrue(() -> app.atWork.get() == 1, "one request at work");
     return held;
   }
 
@@ -417,78 +412,5 @@ abstract class AdmissionFilterContract {
 
   private static long done(List<? extends CompletableFuture<?>> futures) {
     return futures.stream().filter(CompletableFuture::isDone).count();
-  }
-
-  /**
-   * Waits for every response; each must be a 200 {@code ok} or a rejection (503, a valid {@code
-   * Retry-After}, a text/plain body naming {@code reason}, any if null); returns how many of each
-   * status.
-   */
-  private static Map<Integer, Integer> checkAll(
-      List<CompletableFuture<HttpResponse<String>>> responses, @Nullable Reason reason)
-      throws Exception {
-    Map<Integer, Integer> statuses = new TreeMap<>();
-    for (CompletableFuture<HttpResponse<String>> f : responses) {
-      HttpResponse<String> r = f.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
-      statuses.merge(r.statusCode(), 1, Integer::sum);
-      if (r.statusCode() == 200) {
-        assertEquals("ok", r.body());
-      } else {
-        assertEquals(503, r.statusCode(), r::body);
-        checkRejection(r, reason);
-      }
-    }
-    return statuses;
-  }
-
-  private static void checkRetryAfter(HttpResponse<String> rejected) {
-    checkRejection(rejected, Reason.LIMIT_REACHED);
-  }
-
-  /**
-   * A valid rejection: a {@code Retry-After} in [1, 30] s, a text/plain body naming why ({@code
-   * reason}, or any reason if null).
-   */
-  private static void checkRejection(HttpResponse<String> rejected, @Nullable Reason reason) {
-    String retryAfter = rejected.headers().firstValue("Retry-After").orElseThrow();
-    long seconds = Long.parseLong(retryAfter);
-    assertTrue(seconds >= 1 && seconds <= 30, () -> "Retry-After: " + retryAfter);
-    String type = rejected.headers().firstValue("Content-Type").orElseThrow();
-    assertTrue(type.startsWith("text/plain"), type);
-    assertTrue(
-        Arrays.stream(Reason.values())
-            .anyMatch(r -> (reason == null || r == reason) && rejected.body().contains(r.name())),
-        rejected::body);
-  }
-
-  /** The async work writing on after its client went away, until the write fails. */
-  private static void writeUntilFailure(AsyncContext async) {
-    byte[] chunk = new byte[1024];
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TestApp.GUARD_SECONDS);
-    try {
-      while (System.nanoTime() - deadline < 0) {
-        OutputStream out = async.getResponse().getOutputStream();
-        out.write(chunk);
-        out.flush();
-      }
-      throw new AssertionError("writing to a closed connection never failed");
-    } catch (IOException | IllegalStateException e) {
-      // the connection is gone (or the container completed the request already): expected
-    }
-    try {
-      async.complete();
-    } catch (IllegalStateException e) {
-      // the container completed it after its error
-    }
-  }
-
-  private static void awaitTrue(BooleanSupplier condition, String what) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TestApp.GUARD_SECONDS);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      LockSupport.parkNanos(100_000); // leaves the core to the threads awaited
-    }
   }
 }

@@ -10,6 +10,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 /**
  * The application the adapter's tests deploy behind the admission filter: a servlet whose paths
@@ -214,5 +216,46 @@ final class TestApp {
   static void finish(AsyncContext async, String body) throws IOException {
     async.getResponse().getWriter().print(body);
     async.complete();
+  }
+
+  /**
+   * Completes {@code async} unless the container ended it already (a timeout, an error), in which
+   * case it may be recycled: Tomcat then throws {@code IllegalStateException}, Jetty 12.1 a {@code
+   * NullPointerException}.
+   */
+  static void completeQuietly(AsyncContext async) {
+    try {
+      async.complete();
+    } catch (RuntimeException e) {
+      // ended already
+    }
+  }
+
+  /** Waits until {@code condition} holds; fails, naming what it awaited, after the hang guard. */
+  static void awaitTrue(BooleanSupplier condition, String what) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(GUARD_SECONDS);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      LockSupport.parkNanos(100_000); // leaves the core to the threads awaited
+    }
+  }
+
+  /** The async work writing on after its client went away, until the write fails. */
+  static void writeUntilFailure(AsyncContext async) {
+    byte[] chunk = new byte[1024];
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(GUARD_SECONDS);
+    try {
+      while (System.nanoTime() - deadline < 0) {
+        OutputStream out = async.getResponse().getOutputStream();
+        out.write(chunk);
+        out.flush();
+      }
+      throw new AssertionError("writing to a closed connection never failed");
+    } catch (IOException | IllegalStateException e) {
+      // the connection is gone (or the container completed the request already): expected
+    }
+    completeQuietly(async);
   }
 }
