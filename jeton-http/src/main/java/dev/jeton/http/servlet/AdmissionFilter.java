@@ -62,6 +62,20 @@ public final class AdmissionFilter implements Filter {
         throws IOException;
   }
 
+  /*
+   * How a ticket ends. Invariant: every ticket this filter takes is ended exactly once, by the
+   * first of three places, and no other:
+   *   1. the chain threw: abandon(), in the finally of the REQUEST dispatch;
+   *   2. the chain returned and the request is not (or no longer) async: close(), same place;
+   *   3. the chain returned with async started: the TicketListener added to the async context
+   *      ends it on the first async event (complete, timeout, error); the filter does not touch it
+   *      again. The container fires those events only after this dispatch returned, so none is
+   *      lost between isAsyncStarted() and addListener.
+   * Later dispatches of the same request (ASYNC, ERROR, FORWARD, INCLUDE) skip the filter, so a
+   * request never takes a second ticket. The filter keeps no state per request: the ticket lives
+   * on this thread's stack, then in the listener.
+   */
+
   /** The body of the 503 answered when the thread is interrupted while it waits for admission. */
   private static final String INTERRUPTED = "server busy (interrupted); retry after 1 s\n";
 
@@ -114,6 +128,10 @@ public final class AdmissionFilter implements Filter {
       return;
     }
     Ticket ticket = (Ticket) decision;
+    if (ticket.exempt()) {
+      chain.doFilter(request, response); // it holds nothing: no listener, nothing to close
+      return;
+    }
     boolean returned = false;
     try {
       chain.doFilter(request, response);

@@ -237,6 +237,15 @@ abstract class AdmissionFilterContract {
   }
 
   @Test
+  void aClosedControlRejectsEveryRequest() throws Exception {
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
+    control.close();
+    HttpResponse<String> rejected = get("/work");
+    assertEquals(503, rejected.statusCode());
+    Responses.checkRejection(rejected, Reason.CLOSED);
+  }
+
+  @Test
   void aHandlerThatThrowsReturnsItsTicket() throws Exception {
     AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
     assertEquals(500, get("/throw").statusCode());
