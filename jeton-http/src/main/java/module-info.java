@@ -13,4 +13,5 @@ module dev.jeton.http {
 
   exports dev.jeton.http;
   exports dev.jeton.http.jdk;
+  exports dev.jeton.http.servlet;
 }

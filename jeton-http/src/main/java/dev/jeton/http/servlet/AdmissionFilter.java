@@ -1,0 +1,168 @@
+package dev.jeton.http.servlet;
+
+import dev.jeton.http.AdmissionControl;
+import dev.jeton.http.Decision;
+import dev.jeton.http.Rejection;
+import dev.jeton.http.Ticket;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+
+/**
+ * A Jakarta Servlet 6 filter that admits each request through an {@link AdmissionControl} before
+ * the rest of the chain runs, and answers the requests it rejects: for Spring MVC, Jetty, Tomcat,
+ * Undertow and any other servlet container.
+ *
+ * <p>An admitted request holds its {@link Ticket} until its response is done:
+ *
+ * <ul>
+ *   <li>a synchronous request until the chain returns: {@link Ticket#close()}, or {@link
+ *       Ticket#abandon()} if the chain threw;
+ *   <li>an asynchronous request (one whose servlet called {@code startAsync} and did not finish it
+ *       before the chain returned) until its {@link jakarta.servlet.AsyncListener} sees the first
+ *       of: complete ({@link Ticket#close()}), timeout ({@link Ticket#dropped()}: an overloaded
+ *       backend is the usual cause) or error ({@link Ticket#abandon()}: the client went away or
+ *       the work failed). A later {@code startAsync} on the same request keeps the ticket.
+ * </ul>
+ *
+ * <p>Only {@link DispatcherType#REQUEST} dispatches are limited: the {@code ASYNC} dispatch of
+ * {@code AsyncContext.dispatch()}, and {@code FORWARD}, {@code INCLUDE} and {@code ERROR}
+ * dispatches, belong to a request admitted (or rejected) already and pass through, so the filter
+ * may be mapped for any dispatcher types. It must be registered with async support ({@code
+ * asyncSupported = true}) for servlets behind it to start async work.
+ *
+ * <p>A rejected request gets the {@link Rejection}'s status, a {@code Retry-After} header in
+ * seconds, and a short {@code text/plain} body naming the reason, unless the response is committed
+ * already; or, if one is given, the {@link RejectionHandler} writes it. A thread interrupted while
+ * it waits for admission gets a 503 with {@code Retry-After: 1}, its interrupt status restored.
+ * Exempt requests pass with a ticket that holds nothing.
+ *
+ * <p>The filter never closes its {@code AdmissionControl}: whoever built it does, after the server
+ * stopped.
+ */
+public final class AdmissionFilter implements Filter {
+
+  /** Writes the response to a rejected request in place of the default one. */
+  @FunctionalInterface
+  public interface RejectionHandler {
+    /**
+     * Answers {@code request}, which {@code rejection} turned away; the chain does not run.
+     *
+     * @throws IOException if writing the response fails
+     */
+    void reject(HttpServletRequest request, HttpServletResponse response, Rejection rejection)
+        throws IOException;
+  }
+
+  /*
+   * How a ticket ends. Invariant: every ticket this filter takes is ended exactly once, by the
+   * first of three places, and no other:
+   *   1. the chain threw: abandon(), in the finally of the REQUEST dispatch;
+   *   2. the chain returned and the request is not (or no longer) async: close(), same place;
+   *   3. the chain returned with async started: the TicketListener added to the async context
+   *      ends it on the first async event (complete, timeout, error); the filter does not touch it
+   *      again. The container fires those events only after this dispatch returned, so none is
+   *      lost between isAsyncStarted() and addListener.
+   * Later dispatches of the same request (ASYNC, ERROR, FORWARD, INCLUDE) skip the filter, so a
+   * request never takes a second ticket. The filter keeps no state per request: the ticket lives
+   * on this thread's stack, then in the listener.
+   */
+
+  /** The body of the 503 answered when the thread is interrupted while it waits for admission. */
+  private static final String INTERRUPTED = "server busy (interrupted); retry after 1 s\n";
+
+  private final AdmissionControl<HttpServletRequest> control;
+  private final RejectionHandler rejectionHandler;
+
+  /** A filter that admits requests through {@code control} and writes the default rejections. */
+  public AdmissionFilter(AdmissionControl<HttpServletRequest> control) {
+    this(control, AdmissionFilter::writeRejection);
+  }
+
+  /**
+   * A filter that admits requests through {@code control}; {@code rejectionHandler} answers the
+   * rejected ones.
+   */
+  public AdmissionFilter(
+      AdmissionControl<HttpServletRequest> control, RejectionHandler rejectionHandler) {
+    this.control = Objects.requireNonNull(control, "control");
+    this.rejectionHandler = Objects.requireNonNull(rejectionHandler, "rejectionHandler");
+  }
+
+  /**
+   * Admits a {@code REQUEST} dispatch of an HTTP request, or answers it with a rejection; passes
+   * anything else through unlimited.
+   */
+  @Override
+  public void doFilter(ServletRequest req, ServletResponse resp, FilterChain chain)
+      throws IOException, ServletException {
+    if (req.getDispatcherType() != DispatcherType.REQUEST
+        || !(req instanceof HttpServletRequest request)
+        || !(resp instanceof HttpServletResponse response)) {
+      chain.doFilter(req, resp);
+      return;
+    }
+    Decision decision;
+    try {
+      decision = control.admit(request);
+    } catch (InterruptedException e) {
+      // The interrupt status is restored only once the answer is written: a container's blocking
+      // write may fail on an interrupted thread (Tomcat's does, and drops the connection).
+      try {
+        write(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, 1, INTERRUPTED);
+      } finally {
+        Thread.currentThread().interrupt();
+      }
+      return;
+    }
+    if (decision instanceof Rejection rejection) {
+      rejectionHandler.reject(request, response, rejection);
+      return;
+    }
+    Ticket ticket = (Ticket) decision;
+    if (ticket.exempt()) {
+      chain.doFilter(request, response); // it holds nothing: no listener, nothing to close
+      return;
+    }
+    boolean returned = false;
+    try {
+      chain.doFilter(request, response);
+      returned = true;
+    } finally {
+      if (!returned) {
+        ticket.abandon();
+      } else if (!request.isAsyncStarted() || !TicketListener.holdUntilDone(request, ticket)) {
+        ticket.close();
+      }
+    }
+  }
+
+  /** The default answer to a rejected request: the one {@link Rejection} describes. */
+  static void writeRejection(
+      HttpServletRequest request, HttpServletResponse response, Rejection rejection)
+      throws IOException {
+    write(response, rejection.status(), rejection.retryAfterSeconds(), rejection.message());
+  }
+
+  private static void write(
+      HttpServletResponse response, int status, long retryAfterSeconds, String message)
+      throws IOException {
+    if (response.isCommitted()) {
+      return; // status and headers are sent already: nothing better to do than stop here
+    }
+    byte[] body = message.getBytes(StandardCharsets.UTF_8);
+    response.setStatus(status);
+    response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
+    response.setContentType("text/plain;charset=UTF-8");
+    response.setContentLength(body.length);
+    response.getOutputStream().write(body);
+  }
+}
