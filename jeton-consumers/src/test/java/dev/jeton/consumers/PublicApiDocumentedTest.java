@@ -42,7 +42,8 @@ import org.junit.jupiter.api.Test;
 class PublicApiDocumentedTest {
   private static final Path ROOT = Path.of(System.getProperty("jeton.root"));
   private static final List<String> MODULES =
-      List.of("jeton-core", "jeton-host", "jeton-redis", "jeton-micrometer", "jeton-cli");
+      List.of(
+          "jeton-core", "jeton-host", "jeton-redis", "jeton-http", "jeton-micrometer", "jeton-cli");
 
   @Test
   void everyPublicElementHasADocComment() throws IOException {

@@ -1,11 +1,13 @@
 package dev.jeton.http;
 
+import dev.jeton.AdaptiveLimit;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -101,6 +103,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
    */
 
   private final @Nullable Semaphore semaphore; // null when partitioned
+  private final @Nullable AdaptiveLimit adaptive; // its semaphore is `semaphore`
   private final @Nullable Partitions partitions;
   private final @Nullable Function<? super R, ?> partitionKey;
   private final @Nullable AdmissionQueue queue; // queued mode, not partitioned
@@ -123,12 +126,14 @@ public final class AdmissionControl<R> implements AutoCloseable {
     this.exempt = b.exempt;
     this.rejectionStatus = b.rejectionStatus;
     this.maxRetryAfterSeconds = b.maxRetryAfterSeconds;
+    this.adaptive = b.adaptive;
     if (b.partitionKey != null) {
       this.semaphore = null;
       this.queue = null;
       this.partitions = new Partitions(this, b.limitPerKey, b.limit, b.maxQueue);
     } else {
-      Semaphore given = b.semaphore;
+      AdaptiveLimit a = b.adaptive;
+      Semaphore given = a != null ? a.semaphore() : b.semaphore;
       Semaphore s = given != null ? given : Semaphore.create(b.limit);
       this.semaphore = s;
       this.partitions = null;
@@ -283,11 +288,13 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /** A ticket for {@code permit}, counted in flight but not yet as admitted: see count. */
   Ticket ticket(Permit permit) {
     inFlight.incrementAndGet();
-    return Ticket.admitted(permit, this);
+    AdaptiveLimit a = adaptive;
+    return Ticket.admitted(permit, this, a != null ? a.begin() : null);
   }
 
-  /** A ticket from {@link #ticket} was never handed out; its permit goes to someone else. */
-  void retract() {
+  /** {@code ticket}, from {@link #ticket}, was never handed out: its permit goes to another. */
+  void retract(Ticket ticket) {
+    ticket.retracted();
     inFlight.decrementAndGet();
   }
 
@@ -328,6 +335,19 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /** The number of admitted tickets open now, each holding a permit (exempt ones not counted). */
   public int inFlight() {
     return inFlight.get();
+  }
+
+  /**
+   * The limit now: its semaphore's limit (with an adaptive limit, the value the controller set
+   * last); with partitions, the global limit, or empty if there is none. For a remote semaphore
+   * this may be a round trip.
+   */
+  public OptionalInt limit() {
+    Semaphore s = semaphore;
+    if (s != null) {
+      return OptionalInt.of(s.limit());
+    }
+    return Objects.requireNonNull(partitions).globalLimit();
   }
 
   /** The number of requests waiting in the queue now; always 0 in best-effort mode. */
@@ -383,6 +403,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
   public static final class Builder<R> {
     private int limit; // 0: not set
     private @Nullable Semaphore semaphore;
+    private @Nullable AdaptiveLimit adaptive;
     private @Nullable Predicate<? super R> exempt;
     private int rejectionStatus = 503;
     private long maxRetryAfterSeconds = 30;
@@ -417,6 +438,20 @@ public final class AdmissionControl<R> implements AutoCloseable {
      */
     public Builder<R> semaphore(Semaphore semaphore) {
       this.semaphore = Objects.requireNonNull(semaphore, "semaphore");
+      return this;
+    }
+
+    /**
+     * The limit follows {@code adaptive} (jeton-core's {@link AdaptiveLimit}): its semaphore
+     * backs the control, in place of {@link #limit(int)} or {@link #semaphore(Semaphore)}, and
+     * each admitted request is one of its samples, begun at admission and ended by the ticket:
+     * {@link Ticket#close()} as a success (its latency counts), {@link Ticket#dropped()} as a
+     * drop, {@link Ticket#abandon()} as no sample. Rejected and exempt requests are never
+     * samples, so their near-zero latencies cannot drag the estimate. Not with {@link
+     * #partitionBy(Function, int)}.
+     */
+    public Builder<R> adaptive(AdaptiveLimit adaptive) {
+      this.adaptive = Objects.requireNonNull(adaptive, "adaptive");
       return this;
     }
 
@@ -516,8 +551,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
     /**
      * Builds the control.
      *
-     * @throws IllegalStateException for a combination that cannot work: neither or both of a
-     *     limit and a semaphore (without partitions); {@code partitionBy} with a semaphore (its
+     * @throws IllegalStateException for a combination that cannot work: not exactly one of a
+     *     limit, a semaphore and an adaptive limit (without partitions); an adaptive limit with
+     *     partitions; {@code partitionBy} with a semaphore (its
      *     keyed semaphore is in-process; {@code limit} is the global limit); {@code lifo()} or
      *     {@code priority(...)} without a queue; {@code lifo()} with {@code priority(...)} (aging
      *     favours the oldest, LIFO the newest); {@code lifo()} or {@code priority(...)} with
@@ -525,7 +561,19 @@ public final class AdmissionControl<R> implements AutoCloseable {
      */
     public AdmissionControl<R> build() {
       Semaphore given = semaphore;
-      if (partitionKey != null) {
+      if (adaptive != null) {
+        if (partitionKey != null) {
+          throw new IllegalStateException(
+              "adaptive(...) cannot be combined with partitionBy(...): the adaptive limit moves"
+                  + " one semaphore's limit, and partitions have one per key");
+        }
+        if (limit != 0 || given != null) {
+          throw new IllegalStateException(
+              "adaptive(...) brings its own semaphore: do not set "
+                  + (limit != 0 ? "limit(int)" : "semaphore(Semaphore)")
+                  + " as well");
+        }
+      } else if (partitionKey != null) {
         if (given != null) {
           throw new IllegalStateException(
               "partitionBy(...) limits with its own in-process keyed semaphore; use limit(int)"

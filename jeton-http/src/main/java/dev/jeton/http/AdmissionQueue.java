@@ -390,7 +390,8 @@ final class AdmissionQueue {
         permit.release();
         return false;
       }
-      if (best.complete(control.ticket(permit))) { // fails only if completed from outside
+      Ticket ticket = control.ticket(permit);
+      if (best.complete(ticket)) { // fails only if completed from outside
         lock.lock();
         try {
           pumping = !queue.isEmpty();
@@ -399,7 +400,7 @@ final class AdmissionQueue {
           lock.unlock();
         }
       }
-      control.retract(); // completed from outside meanwhile: the next best gets the permit
+      control.retract(ticket); // completed from outside meanwhile: the next best gets the permit
     }
   }
 

@@ -5,6 +5,7 @@ import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
+import java.util.OptionalInt;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -50,6 +51,11 @@ final class Partitions {
   private final int maxQueue; // 0: best effort
   private final ConcurrentHashMap<Object, Integer> waiting = new ConcurrentHashMap<>();
   private final AtomicInteger queued = new AtomicInteger();
+
+  /** The global limit across all keys, if any. */
+  OptionalInt globalLimit() {
+    return keyed.globalLimit();
+  }
 
   Partitions(AdmissionControl<?> control, int limitPerKey, int globalLimit, int maxQueue) {
     this.control = control;

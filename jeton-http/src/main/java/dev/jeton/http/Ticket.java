@@ -1,5 +1,6 @@
 package dev.jeton.http;
 
+import dev.jeton.AdaptiveLimit;
 import dev.jeton.Permit;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -33,23 +34,32 @@ public final class Ticket implements Decision, AutoCloseable {
     }
   }
 
-  private static final Ticket EXEMPT = new Ticket(null, null, 0);
+  private static final Ticket EXEMPT = new Ticket(null, null, 0, null);
 
   private final @Nullable Permit permit; // null: exempt
   private final @Nullable AdmissionControl<?> control;
   private final long admittedNanos;
+  private final AdaptiveLimit.@Nullable Sample sample; // null: no adaptive limit, or exempt
   private volatile boolean closed;
 
   private Ticket(
-      @Nullable Permit permit, @Nullable AdmissionControl<?> control, long admittedNanos) {
+      @Nullable Permit permit,
+      @Nullable AdmissionControl<?> control,
+      long admittedNanos,
+      AdaptiveLimit.@Nullable Sample sample) {
     this.permit = permit;
     this.control = control;
     this.admittedNanos = admittedNanos;
+    this.sample = sample;
   }
 
-  /** A ticket holding {@code permit} for {@code control}, admitted now. */
-  static Ticket admitted(Permit permit, AdmissionControl<?> control) {
-    return new Ticket(permit, control, System.nanoTime());
+  /**
+   * A ticket holding {@code permit} for {@code control}, admitted now; with an adaptive limit,
+   * the sample of its work begins now.
+   */
+  static Ticket admitted(
+      Permit permit, AdmissionControl<?> control, AdaptiveLimit.@Nullable Sample sample) {
+    return new Ticket(permit, control, System.nanoTime(), sample);
   }
 
   /** The ticket of exempt requests: holds nothing, so one serves them all. */
@@ -89,13 +99,38 @@ public final class Ticket implements Decision, AutoCloseable {
     return closed;
   }
 
+  /**
+   * The ticket was never handed out and its permit goes to someone else: ends its sample, if
+   * any, as no sample, and closes it without giving the permit back.
+   */
+  void retracted() {
+    if (CLOSED.compareAndSet(this, false, true)) {
+      endSample(Outcome.ABANDONED);
+    }
+  }
+
   private void finish(Outcome outcome) {
     Permit p = permit;
     AdmissionControl<?> c = control;
     if (p == null || c == null || !CLOSED.compareAndSet(this, false, true)) {
       return;
     }
+    // The sample ends before the permit goes back: the controller never counts fewer in flight
+    // than the semaphore holds.
+    endSample(outcome);
     c.finished(p, System.nanoTime() - admittedNanos, outcome);
+  }
+
+  private void endSample(Outcome outcome) {
+    AdaptiveLimit.Sample s = sample;
+    if (s == null) {
+      return;
+    }
+    switch (outcome) {
+      case SUCCESS -> s.success();
+      case DROPPED -> s.dropped();
+      case ABANDONED -> s.ignore();
+    }
   }
 
   @Override

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import dev.jeton.AdaptiveLimit;
 import dev.jeton.Semaphore;
 import dev.jeton.http.jdk.AdmissionFilter;
 import java.io.IOException;
@@ -96,6 +97,17 @@ class ReadmeExamplesTest {
     AdmissionControl<HttpExchange> fleet =
         AdmissionControl.<HttpExchange>builder().semaphore(sharedSemaphore).build();
 
-    assertEquals(0, queued.queued() + perClient.queued() + fleet.inFlight());
+    // adaptive: the limit follows latency (AdaptiveLimit, in jeton-core), from 8 to 256
+    AdmissionControl<HttpExchange> adaptive =
+        AdmissionControl.<HttpExchange>builder()
+            .adaptive(
+                AdaptiveLimit.builder()
+                    .initialLimit(32)
+                    .minLimit(8)
+                    .maxLimit(256)
+                    .build(Semaphore.create(32)))
+            .build();
+
+    assertEquals(0, queued.queued() + perClient.queued() + fleet.inFlight() + adaptive.inFlight());
   }
 }

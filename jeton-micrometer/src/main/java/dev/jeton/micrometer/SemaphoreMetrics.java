@@ -69,12 +69,7 @@ public final class SemaphoreMetrics implements MeterBinder {
    */
   public SemaphoreMetrics(Semaphore semaphore, String name, Tag... tags) {
     this.semaphore = Objects.requireNonNull(semaphore, "semaphore");
-    Objects.requireNonNull(name, "name");
-    if (name.isBlank()) {
-      throw new IllegalArgumentException(
-          "the name tag of a semaphore's meters is blank: '" + name + "'");
-    }
-    this.tags = Tags.of(Objects.requireNonNull(tags, "tags")).and("name", name);
+    this.tags = Meters.tags(name, "a semaphore", tags);
   }
 
   @Override
