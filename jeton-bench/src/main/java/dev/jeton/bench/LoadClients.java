@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -50,10 +51,26 @@ final class LoadClients {
 
   static Result run(int port, int clients, int backoffMillis, Duration warmup, Duration measure)
       throws InterruptedException {
+    ExecutorService executor = Executors.newFixedThreadPool(4);
+    try {
+      return run(executor, port, clients, backoffMillis, warmup, measure);
+    } finally {
+      executor.shutdownNow(); // its threads are not daemons: the JVM would not exit
+    }
+  }
+
+  private static Result run(
+      ExecutorService executor,
+      int port,
+      int clients,
+      int backoffMillis,
+      Duration warmup,
+      Duration measure)
+      throws InterruptedException {
     HttpClient http =
         HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
-            .executor(Executors.newFixedThreadPool(4))
+            .executor(executor)
             .connectTimeout(Duration.ofSeconds(10))
             .build();
     HttpRequest request =

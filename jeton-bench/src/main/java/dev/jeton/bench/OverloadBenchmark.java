@@ -1,6 +1,10 @@
 package dev.jeton.bench;
 
 import com.netflix.concurrency.limits.Limiter;
+import dev.jeton.AdaptiveLimit;
+import dev.jeton.Semaphore;
+import dev.jeton.http.AdmissionControl;
+import dev.jeton.http.servlet.AdmissionFilter;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
@@ -27,9 +31,12 @@ import org.jspecify.annotations.Nullable;
  * Admission control under overload, side by side in one run: a Jetty server that can do {@code
  * capacity} pieces of 20 to 50 ms work at once ({@link OverloadServer}), {@code 10 x capacity}
  * closed-loop clients on the same machine ({@link LoadClients}), and in front of the endpoint, in
- * turn: no filter, resilience4j's {@code Bulkhead} in a filter, and Netflix concurrency-limits'
+ * turn: no filter; Jeton's servlet {@code AdmissionFilter} best effort, queued (at most {@code
+ * capacity} waiting, 10 ms each) and adaptive (an {@code AdaptiveLimit} from {@code capacity} up to
+ * 10 times it); resilience4j's {@code Bulkhead} in a filter; and Netflix concurrency-limits'
  * limiter in a filter (its own servlet filter is for {@code javax.servlet}; this one does what
- * that one does, on Jakarta), each answering 503 with {@code Retry-After: 1} when full.
+ * that one does, on Jakarta), the peers answering 503 with {@code Retry-After: 1} when full,
+ * Jeton with its own estimate.
  *
  * <p>First an unloaded run (no filter, {@code capacity} clients: the server is exactly busy)
  * gives the unloaded latency; then each contender runs with the full load. Reported per
@@ -46,6 +53,8 @@ import org.jspecify.annotations.Nullable;
 public final class OverloadBenchmark {
   private static final int MIN_MILLIS = 20;
   private static final int MAX_MILLIS = 50;
+  /** Jeton's queued mode waits at most this long: half the shortest work, a small price. */
+  private static final int QUEUE_WAIT_MILLIS = 10;
 
   private OverloadBenchmark() {}
 
@@ -53,6 +62,25 @@ public final class OverloadBenchmark {
   static Map<String, IntFunction<@Nullable Filter>> contenders() {
     Map<String, IntFunction<@Nullable Filter>> all = new LinkedHashMap<>();
     all.put("none", c -> null);
+    all.put(
+        "jeton-best-effort", c -> jeton(AdmissionControl.<HttpServletRequest>builder().limit(c)));
+    all.put(
+        "jeton-queued",
+        c ->
+            jeton(
+                AdmissionControl.<HttpServletRequest>builder()
+                    .limit(c)
+                    .queue(c, Duration.ofMillis(QUEUE_WAIT_MILLIS))));
+    all.put(
+        "jeton-adaptive",
+        c ->
+            jeton(
+                AdmissionControl.<HttpServletRequest>builder()
+                    .adaptive(
+                        AdaptiveLimit.builder()
+                            .initialLimit(c)
+                            .maxLimit(10 * c)
+                            .build(Semaphore.create(c)))));
     all.put("resilience4j-bulkhead", OverloadBenchmark::bulkhead);
     all.put("netflix-default", c -> netflix(SimpleLimiter.newBuilder().build()));
     return all;
@@ -155,6 +183,10 @@ public final class OverloadBenchmark {
     http.setHeader("Retry-After", "1");
     http.setContentType("text/plain");
     http.getWriter().write("overloaded\n");
+  }
+
+  private static Filter jeton(AdmissionControl.Builder<HttpServletRequest> builder) {
+    return new AdmissionFilter(builder.build());
   }
 
   private static Filter bulkhead(int capacity) {
