@@ -157,6 +157,12 @@ class HostSemaphoreAsyncTest {
     assertTrue(failed.completeExceptionally(new IllegalStateException("gave up")));
     timedOut.orTimeout(1, TimeUnit.MILLISECONDS);
     assertThrows(ExecutionException.class, () -> timedOut.get(60, TimeUnit.SECONDS));
+    // The completion wakes get() before the driver has taken the withdrawal off the queue (it
+    // did so only under load, in one CI run): wait for the queue to empty, the event itself.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); // a hang guard only
+    while (sem.queueLength() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
     assertEquals(0, sem.queueLength(), "all three withdrawn");
 
     held.release();
