@@ -21,8 +21,11 @@ import java.util.function.LongSupplier;
  * excess would be gone) or when work was {@linkplain Sample#dropped() dropped}, grows by the square
  * root of the limit when latency is within tolerance and the in-flight count reached the limit, and
  * otherwise stays. It never leaves [{@link Builder#minLimit(int)}, {@link Builder#maxLimit(int)}].
- * The controller owns the semaphore's limit: it calls {@link Semaphore#setLimit(int)}, which never
- * blocks, from the thread that ends a window's last sample.
+ * The controller owns the semaphore's limit: it calls {@link Semaphore#setLimit(int)} from the
+ * thread that ends a window's last sample (for an in-process semaphore that never blocks; for a
+ * machine-wide or Redis one it is a file update or a round trip). If {@code setLimit} throws, the
+ * limit stays where it was and the next window decides again; the failure never reaches the
+ * caller ending the sample.
  *
  * <p>Thread-safe; {@link #begin()} and the sample's methods take no lock. Only work that called
  * {@link #begin()} is counted as in flight.
@@ -260,8 +263,16 @@ public final class AdaptiveLimit {
               w.maxInFlight >= w.limit);
       next = (int) estimate;
       if (next != limit) {
-        limit = next;
-        target.setLimit(next);
+        try {
+          target.setLimit(next);
+          limit = next;
+        } catch (RuntimeException unreachable) {
+          // A remote semaphore that cannot be reached now: its limit stays, and so does ours,
+          // so the two agree and the next window decides again. The failure is the semaphore's
+          // to report; it must not reach the caller ending a sample (a response being closed).
+          next = limit;
+          estimate = limit;
+        }
       }
     } finally {
       windows = windows + 1;

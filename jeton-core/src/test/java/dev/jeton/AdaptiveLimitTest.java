@@ -79,6 +79,43 @@ class AdaptiveLimitTest {
             + "]");
   }
 
+  /** Regression: a setLimit that threw left the controller's limit and the semaphore's apart. */
+  @Test
+  void aSetLimitThatThrowsLeavesTheLimitAsItWasAndReachesNoCaller() {
+    Semaphore real = Semaphore.create(10);
+    boolean[] failing = {false};
+    Semaphore unreachable =
+        (Semaphore)
+            java.lang.reflect.Proxy.newProxyInstance(
+                Semaphore.class.getClassLoader(),
+                new Class<?>[] {Semaphore.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("setLimit") && failing[0]) {
+                    throw new java.io.UncheckedIOException(new java.io.IOException("unreachable"));
+                  }
+                  try {
+                    return method.invoke(real, args);
+                  } catch (java.lang.reflect.InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
+    AdaptiveLimit adaptive =
+        AdaptiveLimit.builder().initialLimit(10).windowSamples(1).build(unreachable);
+    failing[0] = true;
+    for (int i = 0; i < 50; i++) {
+      adaptive.begin().dropped(); // each window of drops would cut the limit
+    }
+    assertEquals(10, adaptive.limit(), "no cut took effect, so the controller kept its limit");
+    assertEquals(10, real.limit());
+    assertEquals(0, adaptive.inFlight());
+    failing[0] = false;
+    for (int i = 0; i < 10; i++) {
+      adaptive.begin().dropped(); // one more window (a window holds at least the limit's worth)
+    }
+    assertTrue(adaptive.limit() < 10, "reachable again, the next window cuts: " + adaptive.limit());
+    assertEquals(adaptive.limit(), real.limit());
+  }
+
   @Test
   void settlesNearTheCapacity_andFollowsItWhenItChanges() {
     Sim sim = new Sim(AdaptiveLimit.builder().initialLimit(4));

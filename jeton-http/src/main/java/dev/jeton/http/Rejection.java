@@ -40,7 +40,10 @@ public record Rejection(int status, Duration retryAfter, Reason reason) implemen
    * up, and at least 1.
    */
   public long retryAfterSeconds() {
-    long seconds = retryAfter.getSeconds() + (retryAfter.getNano() > 0 ? 1 : 0);
+    long seconds = retryAfter.getSeconds();
+    if (retryAfter.getNano() > 0 && seconds < Long.MAX_VALUE) { // a cap of FOREVER must not wrap
+      seconds++;
+    }
     return Math.max(1, seconds);
   }
 

@@ -116,9 +116,12 @@ public final class Ticket implements Decision, AutoCloseable {
       return;
     }
     // The sample ends before the permit goes back: the controller never counts fewer in flight
-    // than the semaphore holds.
-    endSample(outcome);
-    c.finished(p, System.nanoTime() - admittedNanos, outcome);
+    // than the semaphore holds. Whatever happens there, the permit goes back.
+    try {
+      endSample(outcome);
+    } finally {
+      c.finished(p, System.nanoTime() - admittedNanos, outcome);
+    }
   }
 
   private void endSample(Outcome outcome) {

@@ -204,4 +204,12 @@ class BestEffortTest {
         .contains("QUEUE_FULL"));
     assertSame(Ticket.exemptTicket(), Ticket.exemptTicket());
   }
+
+  /** Regression: a cap of ChronoUnit.FOREVER wrapped to a Retry-After of 1 s. */
+  @Test
+  void aCapOfForeverIsNoCapNotOneSecond() {
+    java.time.Duration forever = java.time.temporal.ChronoUnit.FOREVER.getDuration();
+    assertEquals(
+        Long.MAX_VALUE, new Rejection(503, forever, Reason.LIMIT_REACHED).retryAfterSeconds());
+  }
 }
