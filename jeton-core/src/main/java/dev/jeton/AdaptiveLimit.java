@@ -15,10 +15,11 @@ import java.util.function.LongSupplier;
  * (a {@code finally} that calls {@code ignore()} is safe: only the first ending counts). The README
  * has a complete example.
  *
- * <p>Work is observed in windows of at least {@link Builder#windowSamples(int)} ended samples (and
- * at least the limit's worth). After each window the limit is cut when the mean latency is above
- * {@link Builder#tolerance(double)} times the no-load latency (to the concurrency at which that
- * excess would be gone) or when work was {@linkplain Sample#dropped() dropped}, grows by the square
+ * <p>Work is observed in windows of at least {@link Builder#windowSamples(int)} samples (and at
+ * least the limit's worth), the first to begin while the window is open; a window closes when they
+ * have ended. After each window the limit is cut when the mean latency is above {@link
+ * Builder#tolerance(double)} times the no-load latency (to the concurrency at which latency would
+ * be back within tolerance) or when work was {@linkplain Sample#dropped() dropped}, grows by the square
  * root of the limit when latency is within tolerance and the in-flight count reached the limit, and
  * otherwise stays. It never leaves [{@link Builder#minLimit(int)}, {@link Builder#maxLimit(int)}].
  * The controller owns the semaphore's limit: it calls {@link Semaphore#setLimit(int)} from the
@@ -34,23 +35,31 @@ public final class AdaptiveLimit {
   /*
    * Algorithm
    *
-   * A window is the set of samples that BEGAN while it was open; it holds `size` slots, size =
-   * clamp(limit, windowSamples, MAX_WINDOW). A sample that ends with success or dropped claims a
-   * slot of its own window (one getAndAdd) and writes its latency (or DROPPED) and the in-flight
-   * count it saw when it began; ignore() claims nothing. The sample that fills the last slot
-   * closes the window: it computes, over the slots, the mean latency R, the mean in-flight N,
-   * the drops, and (from begin()) the largest in-flight count M, then decides:
+   * A window holds `size` slots, size = clamp(limit, windowSamples, MAX_WINDOW), and its samples
+   * are the first `size` to BEGIN while it is open (begin() takes a slot with one getAndAdd while
+   * there are slots left). A sampled ending writes its slot: the latency, or DROPPED, or IGNORED,
+   * and the in-flight count the sample saw when it began. Samples begun after the slots ran out
+   * are not sampled. The ending that writes the last slot closes the window. (The first `size` to
+   * END would be biased: the short ones end first, and the lowest of such means is far below the
+   * true no-load latency; a window that waits for its slowest sample is not.) A sampled piece of
+   * work that never ends must not stop the controller: once 3 * size unsampled samples of the
+   * window ended, it closes without the slots still open. The closer computes, over the written
+   * slots, the mean latency R and its standard error E, the mean in-flight N, the drops, and
+   * (from begin()) the largest in-flight count M, then decides:
    *
    *   1. drops > 0: estimate *= backoff. A drop is congestion, and carries no latency.
-   *   2. baseline B: the lowest window mean seen (a mean, not one lucky sample). It moves up only
+   *   2. baseline B: the lowest R + 2E seen (a mean, not one lucky sample; and the margin keeps the
+   *      lowest of thousands of noisy means from drifting below the true one). It moves up only
    *      on evidence that the latency is not queueing: a run of cuts (step 3) took the mean
    *      in-flight count below 30% of what it was in the run's first window (N <= 0.3 N0), and
    *      R fell by less than half of what queueing predicts (R > R0 (1 + N / N0) / 2). Then B = R,
    *      and growth is capped at the estimate from before the cuts (`cap`) until latency is back
    *      within tolerance of the lowest B ever, or well below B (R * tolerance < B): then B
    *      returns to that lowest and the cap goes.
-   *   3. R > tolerance * B: estimate *= max(0.5, B / R). If the excess is queueing, latency grows
-   *      with in-flight work (Little's law), and B / R of the limit is where it would be gone.
+   *   3. R > tolerance * B: estimate *= max(0.5, tolerance * B / R). If the excess is queueing,
+   *      latency grows with in-flight work (Little's law), and tolerance * B / R of the limit is
+   *      where latency would be back within tolerance. (Cutting to B / R, all queueing gone, cut
+   *      below the capacity whenever the baseline was a little low, and goodput went with it.)
    *   4. otherwise, if M reached the window's limit: estimate += sqrt(estimate), up to `cap`; if
    *      it did not, the limit was not what held the work back: nothing is learnt about more.
    *
@@ -58,34 +67,52 @@ public final class AdaptiveLimit {
    * long-term average, an expiring minimum) lets the limit creep under steady overload, and
    * steady queueing never shows the evidence of step 2. No probe drops the limit to a minimum
    * (Vegas, Envoy): the controller's own cuts are the experiment. ignore() and drops never enter
-   * a mean, so near-zero latencies cannot drag it; a window closes only when full, never empty.
+   * a mean, so near-zero latencies cannot drag it; a window without a success or a drop decides
+   * nothing.
    * Known limit: a service already queueing in the very first window teaches an inflated B; the
    * limit then holds near the initial one (never creeping) until a window runs below capacity.
    *
    * Invariants:
    *   A1. minLimit <= limit <= maxLimit, and limit = floor(estimate), once build() returns.
-   *   A2. One window closes at a time: the next one is installed only after the close finished,
-   *       and only samples begun in a window can fill it. So the fields under "closer's state"
-   *       need no lock: each close happens-after the previous one, through the volatile write of
-   *       `window`, a begin() that read it, and the chain of getAndAdd on `done`.
+   *   A2. One window closes at a time: a window is closed once (CAS on `closing`), the next one
+   *       is installed only after the close finished, and only samples begun in a window end in
+   *       it. So the fields under "closer's state" need no lock: each close happens-after the
+   *       previous one, through the volatile write of `window`, a begin() that read it, and the
+   *       getAndAdd chains on `done` and `late`.
    *   A3. A sample ends once (CAS on `ended`); inFlight counts samples begun and not ended.
-   *   A4. A slot is read only after `done` reached size, so after every claimant wrote it.
+   *   A4. A slot is written once, its load before its latency (a release store); the closer
+   *       reads the latency with acquire, and 0 means not written yet (a success is >= 1 ns):
+   *       the slot is skipped.
    *
    * Field access follows package-info.java: atomics through VarHandles, other reads volatile.
    */
 
+  private static final long OPEN = 0;
   private static final long DROPPED = -1;
   private static final long IGNORED = -2;
 
+  /** How many unsampled endings close a window whose sampled work has not all ended. */
+  private static final int LATE_WINDOWS = 3;
+
   /** How far a run of cuts must take in-flight work down before its latency can move B up. */
   private static final double SHIFT_LOAD = 0.3;
+
+  /**
+   * How many standard errors above its mean a window's latency is taken as, for the baseline: the
+   * lowest of many noisy means is below the true no-load latency, further the more windows were
+   * seen; this margin keeps it from drifting down with the count (decision 45).
+   */
+  private static final double NOISE = 2;
 
   /** The largest window, so that a huge limit does not make a huge array. */
   static final int MAX_WINDOW = 4096;
 
   private static final VarHandle IN_FLIGHT;
-  private static final VarHandle CLAIMED;
+  private static final VarHandle BEGUN;
   private static final VarHandle DONE;
+  private static final VarHandle LATE;
+  private static final VarHandle CLOSING;
+  private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(long[].class);
   private static final VarHandle MAX_IN_FLIGHT;
   private static final VarHandle ENDED;
 
@@ -93,8 +120,10 @@ public final class AdaptiveLimit {
     try {
       MethodHandles.Lookup lookup = MethodHandles.lookup();
       IN_FLIGHT = lookup.findVarHandle(AdaptiveLimit.class, "inFlight", int.class);
-      CLAIMED = lookup.findVarHandle(Window.class, "claimed", int.class);
+      BEGUN = lookup.findVarHandle(Window.class, "begun", int.class);
       DONE = lookup.findVarHandle(Window.class, "done", int.class);
+      LATE = lookup.findVarHandle(Window.class, "late", int.class);
+      CLOSING = lookup.findVarHandle(Window.class, "closing", boolean.class);
       MAX_IN_FLIGHT = lookup.findVarHandle(Window.class, "maxInFlight", int.class);
       ENDED = lookup.findVarHandle(Run.class, "ended", boolean.class);
     } catch (ReflectiveOperationException e) {
@@ -113,7 +142,7 @@ public final class AdaptiveLimit {
   private volatile int inFlight;
   private volatile Window window; // written only by the closer of the previous window
   private volatile int limit; // written only by closers; read by limit()
-  private volatile long windows; // closed windows, written only by closers; read by tests
+  private volatile long windows; // closed windows that decided (a success or a drop); by tests
   private volatile double baseline; // ns, 0 until measured; written only by closers
 
   // The closer's state: read and written only by the thread closing a window (A2).
@@ -171,7 +200,14 @@ public final class AdaptiveLimit {
     while (load > (seen = w.maxInFlight) && !MAX_IN_FLIGHT.weakCompareAndSet(w, seen, load)) {
       // another begin raised it meanwhile: read again
     }
-    return new Run(w, clock.getAsLong(), load);
+    int slot = -1;
+    if (w.begun < w.latency.length) {
+      slot = (int) BEGUN.getAndAdd(w, 1);
+      if (slot >= w.latency.length) {
+        slot = -1; // another begin took the last slot meanwhile
+      }
+    }
+    return new Run(w, clock.getAsLong(), load, slot);
   }
 
   /** One unit of work, from {@link #begin()} to the first of its three endings. */
@@ -193,12 +229,14 @@ public final class AdaptiveLimit {
     final Window window;
     final long start;
     final int load;
+    final int slot; // in the window, or -1: not sampled
     volatile boolean ended;
 
-    Run(Window window, long start, int load) {
+    Run(Window window, long start, int load, int slot) {
       this.window = window;
       this.start = start;
       this.load = load;
+      this.slot = slot;
     }
 
     @Override
@@ -225,40 +263,54 @@ public final class AdaptiveLimit {
     IN_FLIGHT.getAndAdd(this, -1);
     Window w = run.window;
     int size = w.latency.length;
-    if (latency == IGNORED || w.claimed >= size) {
-      return; // not a sample, or its window is full (closed or closing): ends quietly
-    }
-    int slot = (int) CLAIMED.getAndAdd(w, 1);
-    if (slot >= size) {
-      return;
-    }
-    w.latency[slot] = latency;
-    w.load[slot] = run.load;
-    if ((int) DONE.getAndAdd(w, 1) + 1 == size) {
-      close(w);
+    if (run.slot >= 0) {
+      w.load[run.slot] = run.load;
+      SLOT.setRelease(w.latency, run.slot, latency);
+      if ((int) DONE.getAndAdd(w, 1) + 1 == size) {
+        close(w);
+      }
+    } else if (latency != IGNORED
+        && !w.closing
+        && (int) LATE.getAndAdd(w, 1) + 1 == LATE_WINDOWS * size) {
+      close(w); // a sampled piece of work is very slow or was never ended: go on without it
     }
   }
 
-  /** Runs on the thread that filled {@code w}'s last slot; one at a time (A2). */
+  /** Runs on the thread that wrote {@code w}'s last slot, or its last late ending (A2). */
   private void close(Window w) {
+    if (!CLOSING.compareAndSet(w, false, true)) {
+      return;
+    }
     int successes = 0;
     double latencySum = 0;
+    double squareSum = 0;
     double loadSum = 0;
+    int drops = 0;
     for (int i = 0; i < w.latency.length; i++) {
-      if (w.latency[i] != DROPPED) {
+      long latency = (long) SLOT.getAcquire(w.latency, i);
+      if (latency == DROPPED) {
+        drops++;
+      } else if (latency != IGNORED && latency != OPEN) {
         successes++;
-        latencySum += w.latency[i];
+        latencySum += latency;
+        squareSum += (double) latency * latency;
         loadSum += w.load[i];
       }
     }
-    int drops = w.latency.length - successes;
+    double mean = successes == 0 ? 0 : latencySum / successes;
+    // The standard error of that mean: how far chance alone moves it from window to window.
+    double error =
+        successes < 2
+            ? 0
+            : Math.sqrt(Math.max(0, squareSum / successes - mean * mean) / (successes - 1));
     int next = limit;
     try {
       estimate =
           decide(
               successes,
               drops,
-              successes == 0 ? 0 : latencySum / successes,
+              mean,
+              error,
               successes == 0 ? 0 : loadSum / successes,
               w.maxInFlight >= w.limit);
       next = (int) estimate;
@@ -275,7 +327,9 @@ public final class AdaptiveLimit {
         }
       }
     } finally {
-      windows = windows + 1;
+      if (successes + drops > 0) {
+        windows = windows + 1;
+      }
       window = new Window(next, windowSize(next)); // opens the next window: last (A2)
     }
   }
@@ -284,20 +338,21 @@ public final class AdaptiveLimit {
    * The estimate after a window (steps 1 to 4 of the algorithm), clamped to the floor and ceiling.
    * An empty window (no success, no drop) changes nothing.
    */
-  double decide(int successes, int drops, double latency, double load, boolean reached) {
+  double decide(
+      int successes, int drops, double latency, double error, double load, boolean reached) {
     double next = estimate;
     if (drops > 0) {
       runLoad = 0; // the windows after it cannot be compared with the ones before
       next = estimate * backoff;
     } else if (successes > 0) {
-      updateBaseline(latency, load);
+      updateBaseline(latency, error, load);
       double b = baseline;
       if (latency > tolerance * b) {
         if (runLoad == 0) {
           runLoad = load; // a run of cuts begins: the reference for step 2
           runLatency = latency;
         }
-        next = estimate * Math.max(0.5, b / latency);
+        next = estimate * Math.max(0.5, tolerance * b / latency);
       } else {
         runLoad = 0;
         if (reached) {
@@ -311,11 +366,15 @@ public final class AdaptiveLimit {
     return Math.max(minLimit, Math.min(maxLimit, next));
   }
 
-  /** Step 2: the baseline after a window of mean {@code latency} at mean in-flight {@code load}. */
-  private void updateBaseline(double latency, double load) {
+  /**
+   * Step 2: the baseline after a window of mean {@code latency}, with standard error {@code error},
+   * at mean in-flight {@code load}.
+   */
+  private void updateBaseline(double latency, double error, double load) {
     double b = baseline;
-    if (b == 0 || latency < b) {
-      b = latency;
+    double high = latency + NOISE * error;
+    if (b == 0 || high < b) {
+      b = high;
     } else if (runLoad > 0
         && load <= SHIFT_LOAD * runLoad
         && latency > runLatency * (1 + load / runLoad) / 2) {
@@ -343,7 +402,7 @@ public final class AdaptiveLimit {
     return baseline;
   }
 
-  /** The number of windows closed so far. */
+  /** The number of windows closed so far with a success or a drop in them. */
   long windows() {
     return windows;
   }
@@ -356,10 +415,12 @@ public final class AdaptiveLimit {
   /** The samples begun while it was open, each in a slot of its own once ended. */
   private static final class Window {
     final int limit; // the limit in force while this window is open
-    final long[] latency; // per slot: nanoseconds of a success, or DROPPED
+    final long[] latency; // per slot: OPEN, nanoseconds of a success, DROPPED or IGNORED
     final int[] load; // per slot: the in-flight count when that sample began
-    volatile int claimed;
-    volatile int done;
+    volatile int begun; // slots taken by begin(); may run past the size
+    volatile int done; // slots written
+    volatile int late; // unsampled endings (not ignored) of samples begun in this window
+    volatile boolean closing;
     volatile int maxInFlight;
 
     Window(int limit, int size) {
