@@ -206,13 +206,7 @@ class NettyReadmeExampleTest {
 
   @Test
   void queuedRequestsWaitWithoutBlockingTheEventLoopAndGoInOrder() throws Exception {
-    start(
-        AdmissionControl.<FullHttpRequest>builder()
-            .limit(1)
-            .queue(4, Duration.ofSeconds(GUARD_SECONDS))
-            .build());
-    CompletableFuture<HttpResponse<String>> first = send("/first");
-    awaitTrue(() -> atWork.get() == 1, "the first request at work");
+    CompletableFuture<HttpResponse<String>> first = startQueuedWithOneAtWork();
     List<CompletableFuture<HttpResponse<String>>> waiting = new ArrayList<>();
     for (int i = 1; i <= 4; i++) {
       waiting.add(send("/queued-" + i));
@@ -238,13 +232,7 @@ class NettyReadmeExampleTest {
 
   @Test
   void aClientThatDisconnectsWhileQueuedLeavesTheQueue() throws Exception {
-    start(
-        AdmissionControl.<FullHttpRequest>builder()
-            .limit(1)
-            .queue(4, Duration.ofSeconds(GUARD_SECONDS))
-            .build());
-    CompletableFuture<HttpResponse<String>> first = send("/first");
-    awaitTrue(() -> atWork.get() == 1, "the first request at work");
+    CompletableFuture<HttpResponse<String>> first = startQueuedWithOneAtWork();
     try (Socket socket = new Socket(LOOPBACK, port)) {
       request(socket, "/leaver");
       awaitTrue(() -> control.queued() == 1, "the second request queued");
@@ -254,6 +242,18 @@ class NettyReadmeExampleTest {
     assertEquals(200, result(first).statusCode());
     awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
     assertEquals(List.of("/first"), entered);
+  }
+
+  /** Starts queued mode, a limit of 1 and a queue of 4; returns {@code /first}, at work. */
+  private CompletableFuture<HttpResponse<String>> startQueuedWithOneAtWork() throws Exception {
+    start(
+        AdmissionControl.<FullHttpRequest>builder()
+            .limit(1)
+            .queue(4, Duration.ofSeconds(GUARD_SECONDS))
+            .build());
+    CompletableFuture<HttpResponse<String>> first = send("/first");
+    awaitTrue(() -> atWork.get() == 1, "the first request at work");
+    return first;
   }
 
   private CompletableFuture<HttpResponse<String>> send(String path) throws URISyntaxException {
