@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
@@ -48,6 +49,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>
  * java -cp jeton-bench/target/benchmarks.jar dev.jeton.bench.OverloadBenchmark \
  *     [--capacity 16] [--load 10] [--warmup 5] [--seconds 20] [--backoff 10] [--only none,bulkhead]
+ *     [--client raw|jdk] [--rounds 1]
  * </pre>
  */
 public final class OverloadBenchmark {
@@ -93,6 +95,11 @@ public final class OverloadBenchmark {
     Duration warmup = Duration.ofSeconds(Long.parseLong(options.getOrDefault("warmup", "5")));
     Duration measure = Duration.ofSeconds(Long.parseLong(options.getOrDefault("seconds", "20")));
     int backoff = Integer.parseInt(options.getOrDefault("backoff", "10"));
+    String client = options.getOrDefault("client", "raw");
+    if (!client.equals("raw") && !client.equals("jdk")) {
+      throw new IllegalArgumentException("--client must be raw or jdk, was " + client);
+    }
+    int rounds = Integer.parseInt(options.getOrDefault("rounds", "1"));
     Map<String, IntFunction<@Nullable Filter>> contenders = contenders();
     List<String> names = new ArrayList<>(contenders.keySet());
     if (options.containsKey("only")) {
@@ -105,53 +112,71 @@ public final class OverloadBenchmark {
       }
     }
     int clients = capacity * load;
-    int serverThreads = clients + 64; // every client gets a thread: overload reaches the filter
     double capacityPerSecond = capacity * 1000.0 / ((MIN_MILLIS + MAX_MILLIS) / 2.0);
+    Setup setup =
+        new Setup(capacity, capacityPerSecond, backoff, warmup, measure, client.equals("raw"));
     System.out.printf(
         Locale.ROOT,
-        "capacity %d at once (%.0f/s), work %d-%d ms, %d clients, backoff %d ms after a"
-            + " rejection, warm-up %s, measured %s, java %s%n%n",
+        "capacity %d at once (%.0f/s), work %d-%d ms, %d clients (%s), backoff %d ms after a"
+            + " rejection, warm-up %s, measured %s, %d round(s), java %s%n%n",
         capacity,
         capacityPerSecond,
         MIN_MILLIS,
         MAX_MILLIS,
         clients,
+        client,
         backoff,
         warmup,
         measure,
+        rounds,
         System.getProperty("java.version"));
     System.out.println(
-        "| contender | clients | goodput/s | of capacity | admitted p50 ms | admitted p99 ms"
-            + " | rejected/s | rejection p50 ms | rejection p99 ms | errors | peak inside |");
-    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
-    row("unloaded (none)", capacity, capacityPerSecond, capacity, null, backoff, warmup, measure);
-    for (String name : names) {
-      IntFunction<@Nullable Filter> filter = java.util.Objects.requireNonNull(contenders.get(name));
-      row(name, clients, capacityPerSecond, capacity, filter.apply(capacity), backoff, warmup,
-          measure);
+        "| contender | round | clients | goodput/s | of capacity | admitted p50 ms"
+            + " | admitted p99 ms | rejected/s | rejection p50 ms | rejection p99 ms | errors"
+            + " | peak inside |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (int round = 1; round <= rounds; round++) {
+      row("unloaded (none)", round, capacity, null, setup);
+      // Each round starts one contender later, so that no one always runs first or last.
+      for (int i = 0; i < names.size(); i++) {
+        String name = names.get((i + round - 1) % names.size());
+        IntFunction<@Nullable Filter> filter = Objects.requireNonNull(contenders.get(name));
+        row(name, round, clients, filter.apply(capacity), setup);
+      }
     }
   }
 
-  private static void row(
-      String name,
-      int clients,
-      double capacityPerSecond,
+  /** What every row of one run shares. */
+  private record Setup(
       int capacity,
-      @Nullable Filter filter,
+      double capacityPerSecond,
       int backoff,
       Duration warmup,
-      Duration measure)
+      Duration measure,
+      boolean rawClient) {}
+
+  private static void row(
+      String name, int round, int clients, @Nullable Filter filter, Setup setup)
       throws Exception {
+    // Every client gets a server thread: the overload reaches the filter.
     try (OverloadServer server =
-        new OverloadServer(capacity, MIN_MILLIS, MAX_MILLIS, clients + 64, filter)) {
-      LoadClients.Result r = LoadClients.run(server.port(), clients, backoff, warmup, measure);
+        new OverloadServer(setup.capacity(), MIN_MILLIS, MAX_MILLIS, clients + 64, filter)) {
+      LoadClients.Result r =
+          LoadClients.run(
+              server.port(),
+              clients,
+              setup.backoff(),
+              setup.warmup(),
+              setup.measure(),
+              setup.rawClient());
       System.out.printf(
           Locale.ROOT,
-          "| %s | %d | %.1f | %.1f%% | %.1f | %.1f | %.1f | %.2f | %.2f | %d | %d |%n",
+          "| %s | %d | %d | %.1f | %.1f%% | %.1f | %.1f | %.1f | %.2f | %.2f | %d | %d |%n",
           name,
+          round,
           clients,
           r.goodput(),
-          100 * r.goodput() / capacityPerSecond,
+          100 * r.goodput() / setup.capacityPerSecond(),
           LoadClients.Result.millis(r.admitted(), 0.50),
           LoadClients.Result.millis(r.admitted(), 0.99),
           r.rejectionsPerSecond(),
