@@ -51,7 +51,7 @@ class ReadmeExamplesTest {
 
   private void neutral(AdmissionControl<Request> control, Request request)
       throws InterruptedException {
-    Decision decision = control.admit(request); // or admitAsync(request): never blocks
+    Decision decision = control.admit(request); // waits if queued; admitAsync never blocks
     if (decision instanceof Rejection r) {
       respond(r.status(), r.retryAfterSeconds(), r.message()); // set the Retry-After header
     } else {
