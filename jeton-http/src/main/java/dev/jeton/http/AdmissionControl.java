@@ -102,6 +102,12 @@ public final class AdmissionControl<R> implements AutoCloseable {
    *       abandoned, or it is released: see AdmissionQueue's Q5 for the queue's hand-over.
    */
 
+  /**
+   * The largest limit of Jeton's in-process semaphores, plain and keyed (2<sup>30</sup>-1, as
+   * {@code Semaphore.Builder.limit} documents; the constant itself is not exported by jeton-core).
+   */
+  static final int MAX_LIMIT = (1 << 30) - 1;
+
   private final @Nullable Semaphore semaphore; // null when partitioned
   private final @Nullable AdaptiveLimit adaptive; // its semaphore is `semaphore`
   private final @Nullable Partitions partitions;
@@ -424,10 +430,11 @@ public final class AdmissionControl<R> implements AutoCloseable {
      * own. This or {@link #semaphore(Semaphore)} is required, except with {@link
      * #partitionBy(Function, int)}, where it is the optional global limit.
      *
-     * @throws IllegalArgumentException if {@code limit} is below 1
+     * @throws IllegalArgumentException if {@code limit} is below 1 or above 2<sup>30</sup>-1, the
+     *     largest limit of a semaphore
      */
     public Builder<R> limit(int limit) {
-      this.limit = checkAtLeastOne("limit", limit);
+      this.limit = checkLimit("limit", limit);
       return this;
     }
 
@@ -495,11 +502,12 @@ public final class AdmissionControl<R> implements AutoCloseable {
      * address, a tenant header); {@link #limit(int)} then becomes an optional global limit across
      * all keys. The key must not be {@code null}.
      *
-     * @throws IllegalArgumentException if {@code limitPerKey} is below 1
+     * @throws IllegalArgumentException if {@code limitPerKey} is below 1 or above 2<sup>30</sup>-1,
+     *     the largest limit of a semaphore
      */
     public Builder<R> partitionBy(Function<? super R, ?> key, int limitPerKey) {
       this.partitionKey = Objects.requireNonNull(key, "key");
-      this.limitPerKey = checkAtLeastOne("limitPerKey", limitPerKey);
+      this.limitPerKey = checkLimit("limitPerKey", limitPerKey);
       return this;
     }
 
@@ -600,6 +608,17 @@ public final class AdmissionControl<R> implements AutoCloseable {
                 + " their key's semaphore, first come first served");
       }
       return new AdmissionControl<>(this);
+    }
+
+    /** A limit of a semaphore: from 1 to the largest that Jeton's semaphores take. */
+    private static int checkLimit(String name, int value) {
+      checkAtLeastOne(name, value);
+      if (value > MAX_LIMIT) {
+        throw new IllegalArgumentException(
+            name + " must be at most " + MAX_LIMIT + " (the largest limit of a semaphore), was "
+                + value);
+      }
+      return value;
     }
 
     private static int checkAtLeastOne(String name, int value) {
