@@ -28,12 +28,18 @@ final class AdmissionQueue {
   /*
    * Overview
    *
-   * Waiters live in one TreeSet, `queue`, ordered by (rank, seq) and guarded by `lock` with
-   * `pumping`, `pending`, `nextSeq` and `closed`. seq counts arrivals. FIFO: rank 0, so seq
-   * orders. LIFO: rank -seq, newest first. Priorities: rank as in PriorityScheduler, -priority,
-   * or with aging of A nanoseconds enqueueNanos - priority * A (saturating), so that a waiter
-   * that has waited A ranks like one arriving now a priority higher; aging is continuous, so two
-   * waiters' order never changes while both wait and nothing is re-sorted.
+   * Waiters live in one TreeSet, `queue`, ordered by `order` and guarded by `lock` with
+   * `pumping`, `pending`, `nextSeq` and `closed`. seq counts arrivals. FIFO: by seq. LIFO: by
+   * -seq, newest first. Priorities, with aging of A nanoseconds: by the rank enqueuedNanos -
+   * priority * A, then seq, so that a waiter that has waited A ranks like one arriving now a
+   * priority higher; aging is continuous, so two waiters' order never changes while both wait
+   * and nothing is re-sorted. The rank needs up to 95 bits (a 32-bit priority times a 63-bit
+   * aging), so it is never stored: two waiters compare by the sign of the difference of their
+   * ranks, (t1 - t2) - (p1 - p2) * A, where t1 - t2 is exact (two readings of one clock, however
+   * near its ends) and a product beyond a long decides by its sign alone, being larger than any
+   * t1 - t2. Exact, so the order is total and no two priorities ever tie. (A rank clamped to a
+   * long tied the priorities beyond 2^63 / A, those past 2.6 million under an aging of an hour,
+   * and on a clock near its lowest value, where nanoTime may well be, nearly all of them.)
    *
    * A full queue: the newcomer and the worst waiter (the last in order) compete, and the worse
    * of the two is refused with QUEUE_FULL. In FIFO order that is always the newcomer (the old
@@ -79,14 +85,14 @@ final class AdmissionQueue {
 
   /** A queued request, and the future of its decision. */
   static final class Waiter extends CompletableFuture<Decision> {
-    final long rank;
+    final int priority;
     final long seq;
     final long enqueuedNanos;
     final boolean queued; // false: refused at the door, never in the queue
     private final @Nullable AdmissionQueue owner;
 
-    Waiter(long rank, long seq, long enqueuedNanos, @Nullable AdmissionQueue owner) {
-      this.rank = rank;
+    Waiter(int priority, long seq, long enqueuedNanos, @Nullable AdmissionQueue owner) {
+      this.priority = priority;
       this.seq = seq;
       this.enqueuedNanos = enqueuedNanos;
       this.queued = owner != null;
@@ -108,26 +114,51 @@ final class AdmissionQueue {
     }
   }
 
-  /** By rank, then arrival. A plain class, not composed lambdas: Lincheck copies its state. */
+  /**
+   * First come first served, LIFO, or by rank then arrival; see the Overview. A plain class, not
+   * composed lambdas: Lincheck copies its state.
+   */
   private static final class Order implements Comparator<Waiter> {
+    private final boolean lifo;
+    private final long agingNanos; // 0: no priorities
+
+    Order(boolean lifo, long agingNanos) {
+      this.lifo = lifo;
+      this.agingNanos = agingNanos;
+    }
+
     @Override
     public int compare(Waiter a, Waiter b) {
-      int byRank = Long.compare(a.rank, b.rank);
+      if (lifo) {
+        return Long.compare(b.seq, a.seq);
+      }
+      int byRank = agingNanos == 0 ? 0 : compareRanks(a, b);
       return byRank != 0 ? byRank : Long.compare(a.seq, b.seq);
     }
-  }
 
-  private static final Comparator<Waiter> ORDER = new Order();
+    /** The sign of rank(a) - rank(b), exactly, with rank = enqueuedNanos - priority * aging. */
+    private int compareRanks(Waiter a, Waiter b) {
+      long waited = a.enqueuedNanos - b.enqueuedNanos;
+      long priorities = (long) a.priority - b.priority;
+      long lift;
+      try {
+        lift = Math.multiplyExact(priorities, agingNanos);
+      } catch (ArithmeticException beyondAnyLong) { // so beyond `waited` too: its sign decides
+        return priorities > 0 ? -1 : 1;
+      }
+      return Long.compare(waited, lift);
+    }
+  }
 
   private final AdmissionControl<?> control;
   private final Semaphore semaphore;
   private final int maxQueue;
   private final boolean lifo;
-  private final long agingNanos; // 0: off
+  private final Order order;
   private final LongSupplier ticker;
 
   private final ReentrantLock lock = new ReentrantLock();
-  private final TreeSet<Waiter> queue = new TreeSet<>(ORDER);
+  private final TreeSet<Waiter> queue;
   private long nextSeq;
   private volatile boolean pumping; // read without the lock as a hint by tryAcquireIfIdle
   private @Nullable CompletableFuture<Permit> pending;
@@ -144,7 +175,8 @@ final class AdmissionQueue {
     this.semaphore = semaphore;
     this.maxQueue = maxQueue;
     this.lifo = lifo;
-    this.agingNanos = agingNanos;
+    this.order = new Order(lifo, agingNanos);
+    this.queue = new TreeSet<>(order);
     this.ticker = ticker;
   }
 
@@ -192,12 +224,12 @@ final class AdmissionQueue {
     try {
       long now = ticker.getAsLong();
       long seq = nextSeq++;
-      waiter = new Waiter(rank(priority, seq, now), seq, now, closed ? null : this);
+      waiter = new Waiter(priority, seq, now, closed ? null : this);
       if (closed) {
         refused = Reason.CLOSED;
-      } else if (queue.size() >= maxQueue && ORDER.compare(waiter, queue.last()) > 0) {
+      } else if (queue.size() >= maxQueue && order.compare(waiter, queue.last()) > 0) {
         refused = Reason.QUEUE_FULL;
-        waiter = new Waiter(waiter.rank, seq, now, null);
+        waiter = new Waiter(priority, seq, now, null);
       } else {
         if (queue.size() >= maxQueue) {
           pushedOut = queue.pollLast();
@@ -221,26 +253,6 @@ final class AdmissionQueue {
       pump();
     }
     return waiter;
-  }
-
-  private long rank(int priority, long seq, long now) {
-    if (lifo) {
-      return -seq;
-    }
-    if (agingNanos == 0) {
-      return -(long) priority;
-    }
-    long boost;
-    try {
-      boost = Math.multiplyExact(priority, agingNanos);
-    } catch (ArithmeticException overflow) {
-      boost = priority > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
-    }
-    try {
-      return Math.subtractExact(now, boost);
-    } catch (ArithmeticException overflow) {
-      return boost > 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
-    }
   }
 
   /** The waiter's maxWait has passed: if it still waits, it leaves and is rejected. */
