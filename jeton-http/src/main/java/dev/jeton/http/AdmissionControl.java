@@ -189,9 +189,13 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /**
    * Admits or rejects {@code request} without blocking: the future completes when the request is
    * admitted or rejected (at once in best-effort mode). Cancelling the future withdraws the
-   * request; a ticket granted at the same moment is given back. In queued mode, {@code cancel}
-   * returns false once the request has been taken out of the queue to be decided: its decision
-   * is then on its way, and a ticket in it must be closed as usual.
+   * request; a ticket granted at the same moment is given back. In queued mode, completing it
+   * ({@code complete}, {@code completeExceptionally}, and so {@code orTimeout} and {@code
+   * completeOnTimeout}) withdraws the request as well, and such a decision is not counted in
+   * {@link #stats()}; these and {@code cancel} return false once the request has been taken out of
+   * the queue to be decided: its decision is then on its way, and a ticket in it must be closed as
+   * usual. The queued future refuses {@code obtrudeValue}, {@code obtrudeException} and {@code
+   * completeAsync}, which would bypass that rule.
    *
    * <p>In queued mode the future may be completed by the thread that closed the ticket which
    * freed the permit, or by a timer thread: its dependent stages should not block (or should run
@@ -229,16 +233,11 @@ public final class AdmissionControl<R> implements AutoCloseable {
     }
     ToIntFunction<? super R> rank = priority;
     AdmissionQueue.Waiter waiter = q.enqueue(rank == null ? 0 : rank.applyAsInt(request));
-    var unused =
-        waiter.whenComplete(
-            (decision, cancelled) -> {
-              if (waiter.queued) {
-                counters.dequeued(System.nanoTime() - waiter.enqueuedNanos);
-              }
-              if (decision != null) {
-                count(decision);
-              }
-            });
+    if (waiter.queued) { // its decision is counted by the queue, when the queue makes it
+      var unused =
+          waiter.whenComplete(
+              (decision, failure) -> counters.dequeued(System.nanoTime() - waiter.enqueuedNanos));
+    }
     if (!waiter.isDone()) {
       long nanos = saturatedNanos(Objects.requireNonNull(maxWait));
       Future<?> timer = timeouts.schedule(() -> q.expire(waiter), nanos);
@@ -298,12 +297,6 @@ public final class AdmissionControl<R> implements AutoCloseable {
     return Ticket.admitted(permit, this, a != null ? a.begin() : null);
   }
 
-  /** {@code ticket}, from {@link #ticket}, was never handed out: its permit goes to another. */
-  void retract(Ticket ticket) {
-    ticket.retracted();
-    inFlight.decrementAndGet();
-  }
-
   /** A rejection of a queued request, with {@code ahead} still queued, not yet counted. */
   Rejection rejection(Reason reason, int ahead) {
     return rejection(reason, ahead, inFlight.get());
@@ -320,7 +313,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     counters.dequeued(nanos);
   }
 
-  /** Counts a queued request's decision once it is handed out. */
+  /** Counts a queued request's decision, made by the queue or the partitions. */
   void count(Decision decision) {
     if (decision instanceof Rejection r) {
       counters.rejected(r.reason());

@@ -11,8 +11,10 @@ import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -20,9 +22,9 @@ import org.jspecify.annotations.Nullable;
  * requests wait here, in FIFO, LIFO or priority order, and one "pump" asks the semaphore for one
  * permit at a time and gives each to the best request waiting when it is granted.
  *
- * <p>A waiter is itself the future of the request's {@link Decision}, so that one compare-and-set
- * decides it, whoever comes first: the pump with a ticket, its timeout, a newcomer that pushes it
- * out, close, or the caller cancelling it.
+ * <p>A waiter is itself the future of the request's {@link Decision}, and whoever takes it out of
+ * the queue decides it: the pump with a ticket, its timeout, a newcomer that pushes it out, close,
+ * or the caller cancelling or completing it.
  */
 final class AdmissionQueue {
   /*
@@ -51,18 +53,21 @@ final class AdmissionQueue {
    *
    * The pump, as in PriorityScheduler: it asks the semaphore for one permit; when granted it
    * removes the best waiter at that moment and completes it with a ticket holding the permit
-   * (outside the lock); if the caller cancelled that waiter meanwhile, the next best gets the
-   * permit; if none is left, the permit goes back.
+   * (outside the lock); if none is left, the permit goes back. It loops while permits come at
+   * once, else leaves a callback on its one pending acquire and returns; it ends when it finds the
+   * queue empty.
    *
    * Whoever decides a waiter (the pump, its timeout, a newcomer pushing it out, close, its
-   * caller's cancel) first removes it from the queue under the lock, then completes it; only
-   * the one that removed it may complete it (Waiter.cancel returns false once someone else has).
-   * So no one sees a request decided while it still takes a place, and a cancel that returns
-   * true means that the request left the queue undecided. What is not atomic: between the
-   * removal and the completion, the place is free but the decision not yet visible; a caller
-   * that completes the future by other means than cancel is not excluded either, and the pump
-   * then hands the permit to the next waiter. It loops while permits come at once, else leaves a
-   * callback on its one pending acquire and returns; it ends when it finds the queue empty.
+   * caller's cancel or complete) first removes it from the queue under the lock, then completes
+   * it; only the one that removed it may complete it: the caller's cancel, complete and
+   * completeExceptionally (and so orTimeout and completeOnTimeout) return false once someone else
+   * has, and the ways to complete a future that bypass those (obtrude*, completeAsync) are
+   * refused. So no one sees a request decided while it still takes a place, a cancel that returns
+   * true means that the request left the queue undecided, and the pump makes a ticket (which
+   * begins an adaptive limit's sample) only for a waiter that it has taken out and that nobody
+   * else can complete: a grant is never retracted. What is not atomic: between the removal and
+   * the completion, the place is free but the decision not yet visible. A decision of the
+   * control's is counted in the stats before its waiter is completed; the caller's never is.
    *
    * Invariants (each changes only under `lock`):
    *   Q1. `pumping` is true iff a pump is looping or waiting on `pending`: at most one. Every
@@ -73,12 +78,12 @@ final class AdmissionQueue {
    *       held up; the pump publishes `pending` and then re-checks the queue, so one of the two
    *       sees the other. A cancelled acquire that finds waiters queued meanwhile acquires again.
    *   Q3. A waiter leaves the queue exactly once: polled by the pump, expired, pushed out by a
-   *       newcomer, drained by close or by a semaphore that refuses, or cancelled by its caller.
-   *       Whoever removes it completes it.
+   *       newcomer, drained by close or by a semaphore that refuses, or cancelled or completed by
+   *       its caller. Whoever removes it completes it, and no one else can.
    *   Q4. size() <= maxQueue.
    *   Q5. A permit granted to the pump is in exactly one ticket handed to a waiter, or released.
    *       A ticket is counted in flight before its waiter is completed (so a caller that closes it
-   *       at once cannot take the count below zero) and uncounted if the waiter was cancelled.
+   *       at once cannot take the count below zero).
    *
    * Nothing calls the semaphore or completes a future while holding `lock`.
    */
@@ -99,6 +104,11 @@ final class AdmissionQueue {
       this.owner = owner;
     }
 
+    /** Completes it with the control's decision: only by whoever took it out of the queue. */
+    void decide(Decision decision) {
+      super.complete(decision);
+    }
+
     /**
      * Withdraws the request if it still waits, and only then: once someone has taken it out of
      * the queue to decide it (the pump, its timeout, a newcomer, close), its decision is on the
@@ -106,11 +116,50 @@ final class AdmissionQueue {
      */
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
+      return withdrawn() ? super.cancel(mayInterruptIfRunning) : isCancelled();
+    }
+
+    /** As {@link #cancel}, with the caller's own decision, which the control does not count. */
+    @Override
+    public boolean complete(Decision decision) {
+      return withdrawn() && super.complete(decision);
+    }
+
+    /** As {@link #cancel}, with the caller's own failure. */
+    @Override
+    public boolean completeExceptionally(Throwable failure) {
+      return withdrawn() && super.completeExceptionally(failure);
+    }
+
+    /** Refused: it would overwrite the decision, or make one without taking it out of the queue. */
+    @Override
+    public void obtrudeValue(Decision decision) {
+      throw refused("obtrudeValue");
+    }
+
+    /** Refused, as {@link #obtrudeValue}. */
+    @Override
+    public void obtrudeException(Throwable failure) {
+      throw refused("obtrudeException");
+    }
+
+    /** Refused, as {@link #obtrudeValue}. */
+    @Override
+    public CompletableFuture<Decision> completeAsync(
+        Supplier<? extends Decision> supplier, Executor executor) {
+      throw refused("completeAsync");
+    }
+
+    private static UnsupportedOperationException refused(String method) {
+      return new UnsupportedOperationException(
+          method + " is not supported by an admission's future: cancel or complete it to"
+              + " withdraw the request");
+    }
+
+    /** Takes it out of the queue if it still waits there; false if someone else did. */
+    private boolean withdrawn() {
       AdmissionQueue q = owner;
-      if (q != null && !isDone() && !q.remove(this)) {
-        return isCancelled();
-      }
-      return super.cancel(mayInterruptIfRunning);
+      return q == null || isDone() || q.remove(this);
     }
   }
 
@@ -243,11 +292,11 @@ final class AdmissionQueue {
       lock.unlock();
     }
     if (refused != null) {
-      waiter.complete(control.rejection(refused, size));
+      decide(waiter, control.rejection(refused, size));
       return waiter;
     }
     if (pushedOut != null) {
-      pushedOut.complete(control.rejection(Reason.QUEUE_FULL, size));
+      decide(pushedOut, control.rejection(Reason.QUEUE_FULL, size));
     }
     if (startPump) {
       pump();
@@ -270,7 +319,7 @@ final class AdmissionQueue {
       lock.unlock();
     }
     cancel(acquiring);
-    waiter.complete(control.rejection(Reason.QUEUE_TIMEOUT, size));
+    decide(waiter, control.rejection(Reason.QUEUE_TIMEOUT, size));
   }
 
   /** The number of requests waiting now. */
@@ -297,7 +346,7 @@ final class AdmissionQueue {
     }
     cancel(acquiring);
     for (Waiter w : drained) {
-      w.complete(control.rejection(Reason.CLOSED, 0));
+      decide(w, control.rejection(Reason.CLOSED, 0));
     }
   }
 
@@ -378,42 +427,43 @@ final class AdmissionQueue {
     Reason why =
         failure instanceof SemaphoreClosedException ? Reason.CLOSED : Reason.LIMIT_REACHED;
     for (Waiter w : refused) {
-      w.complete(control.rejection(why, 0));
+      decide(w, control.rejection(why, 0));
     }
     return false;
   }
 
   private boolean handOut(CompletableFuture<Permit> acquiring, Permit permit) {
-    while (true) {
-      Waiter best;
-      lock.lock();
-      try {
-        if (pending == acquiring) {
-          pending = null;
-        }
-        best = queue.pollFirst();
-        if (best == null) {
-          pumping = false;
-        }
-      } finally {
-        lock.unlock();
+    Waiter best;
+    lock.lock();
+    try {
+      if (pending == acquiring) {
+        pending = null;
       }
+      best = queue.pollFirst();
       if (best == null) {
-        permit.release();
-        return false;
+        pumping = false;
       }
-      Ticket ticket = control.ticket(permit);
-      if (best.complete(ticket)) { // fails only if completed from outside
-        lock.lock();
-        try {
-          pumping = !queue.isEmpty();
-          return pumping;
-        } finally {
-          lock.unlock();
-        }
-      }
-      control.retract(ticket); // completed from outside meanwhile: the next best gets the permit
+    } finally {
+      lock.unlock();
     }
+    if (best == null) {
+      permit.release();
+      return false;
+    }
+    decide(best, control.ticket(permit)); // ours alone to complete: see the Overview
+    lock.lock();
+    try {
+      pumping = !queue.isEmpty(); // still true while it was completed: waiters came meanwhile
+      return pumping;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Completes a waiter taken out of the queue with the control's decision, counted first. */
+  private void decide(Waiter waiter, Decision decision) {
+    control.count(decision);
+    waiter.decide(decision);
   }
 
   /** Takes the waiter out if it still waits (its caller cancels it); whether it did. */

@@ -198,6 +198,45 @@ class QueuedModeTest {
     assertEquals(0, control.stats().rejectedTotal());
   }
 
+  /**
+   * Regression: completing a queued request's future (the caller's own timeout, as with {@code
+   * orTimeout} or {@code completeOnTimeout}) left the request in the queue, taking a place until
+   * the queue reached it, and the decision the caller made up was counted in the stats as the
+   * control's.
+   */
+  @Test
+  void completingAQueuedRequestsFutureWithdrawsItLikeCancelling() {
+    AdmissionControl<Integer> control = queued(1, 3).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> a = control.admitAsync(1);
+    CompletableFuture<Decision> b = control.admitAsync(2);
+    CompletableFuture<Decision> c = control.admitAsync(3);
+    assertTrue(a.complete(new Rejection(503, Duration.ZERO, Reason.QUEUE_TIMEOUT)));
+    assertTrue(b.completeExceptionally(new IllegalStateException("gave up")));
+    assertEquals(1, control.queued());
+    first.close();
+    ticket(c).close();
+    assertEquals(0, control.stats().rejectedTotal(), "the caller's decisions are not the control's");
+    assertEquals(2, control.stats().admitted());
+    assertEquals(0, control.inFlight());
+  }
+
+  @Test
+  void aQueuedRequestsDecisionCannotBeDecidedTwice() {
+    AdmissionControl<Integer> control = queued(1, 2).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> a = control.admitAsync(1);
+    first.close();
+    Ticket ta = ticket(a);
+    assertFalse(a.complete(new Rejection(503, Duration.ZERO, Reason.QUEUE_TIMEOUT)));
+    assertFalse(a.cancel(false));
+    assertThrows(UnsupportedOperationException.class, () -> a.obtrudeValue(ta));
+    assertThrows(UnsupportedOperationException.class, () -> a.obtrudeException(new Error()));
+    assertThrows(UnsupportedOperationException.class, () -> a.completeAsync(() -> ta));
+    ta.close();
+    assertEquals(0, control.inFlight());
+  }
+
   @Test
   void interruptingABlockedAdmitWithdrawsIt() throws Exception {
     AdmissionControl<Integer> control = queued(1, 2).build();
