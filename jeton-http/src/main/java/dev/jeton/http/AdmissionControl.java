@@ -3,7 +3,6 @@ package dev.jeton.http;
 import dev.jeton.AdaptiveLimit;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
-import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -77,6 +76,16 @@ import org.jspecify.annotations.Nullable;
  * any one given to {@link Builder#semaphore(Semaphore)}, which may be shared with other users,
  * machine-wide or fleet-wide; each admitted request holds one permit of it. A given semaphore is
  * never closed by this class.
+ *
+ * <p>A semaphore that fails (a remote one out of reach: its {@code tryAcquire} throws, or its
+ * {@code acquireAsync} fails) rejects the request it was for with {@link Reason#UNAVAILABLE},
+ * always 503, with a {@code Retry-After} as usual; in queued mode the other queued requests go on
+ * waiting. A closed semaphore rejects with {@link Reason#CLOSED}, and one whose limit was lowered
+ * below 1 with {@link Reason#LIMIT_REACHED}, its failure unwrapped from any {@code
+ * CompletionException} or {@code ExecutionException}. The failures behind {@code UNAVAILABLE}
+ * are logged at {@code WARNING} through the {@link System.Logger} named after this class, at most
+ * once every 10 seconds, each line with the latest failure and the number of requests rejected
+ * since the previous line; {@link #stats()} counts them all.
  */
 public final class AdmissionControl<R> implements AutoCloseable {
   /*
@@ -121,6 +130,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
   private final Timeouts timeouts;
   private final DrainEstimate drain = new DrainEstimate(System::nanoTime);
   private final Counters counters = new Counters();
+  private final SemaphoreFailures failures =
+      new SemaphoreFailures(
+          () -> System.getLogger(AdmissionControl.class.getName()), System::nanoTime);
   private final AtomicInteger inFlight = new AtomicInteger();
   private volatile boolean closed;
 
@@ -263,11 +275,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
     Optional<Permit> permit;
     try {
       permit = s.tryAcquire(1);
-    } catch (SemaphoreClosedException e) {
-      return reject(Reason.CLOSED, 0, 0);
-    } catch (IllegalArgumentException limitZero) { // a given semaphore's limit set to 0
-      permit = Optional.empty();
-      reason = Reason.LIMIT_REACHED;
+    } catch (RuntimeException failed) { // closed, its limit set to 0, out of reach
+      return reject(reasonFor(failed), 0, busy(s));
     }
     if (permit.isPresent()) {
       return admitted(permit.get());
@@ -305,7 +314,16 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /** A rejection with {@code ahead} queued while {@code busy} permits are held, not counted. */
   Rejection rejection(Reason reason, int ahead, int busy) {
     long seconds = drain.retryAfterSeconds(busy, ahead, maxRetryAfterSeconds);
-    return new Rejection(rejectionStatus, Duration.ofSeconds(seconds), reason);
+    int status = reason == Reason.UNAVAILABLE ? 503 : rejectionStatus; // not the client's excess
+    return new Rejection(status, Duration.ofSeconds(seconds), reason);
+  }
+
+  /**
+   * The reason to reject a request whose acquire failed with {@code failure} (thrown, or the
+   * failure of its future); an unavailable semaphore is logged. See {@link SemaphoreFailures}.
+   */
+  Reason reasonFor(Throwable failure) {
+    return failures.reasonFor(failure);
   }
 
   /** A request left a queue after waiting {@code nanos}. */

@@ -2,7 +2,6 @@ package dev.jeton.http;
 
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
-import dev.jeton.SemaphoreClosedException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -53,9 +52,13 @@ final class AdmissionQueue {
    *
    * The pump, as in PriorityScheduler: it asks the semaphore for one permit; when granted it
    * removes the best waiter at that moment and completes it with a ticket holding the permit
-   * (outside the lock); if none is left, the permit goes back. It loops while permits come at
-   * once, else leaves a callback on its one pending acquire and returns; it ends when it finds the
-   * queue empty.
+   * (outside the lock); if none is left, the permit goes back. If the acquire fails, the best
+   * waiter at that moment, the one the permit would have gone to, is rejected with the reason
+   * the failure gives (SemaphoreFailures: CLOSED, LIMIT_REACHED, UNAVAILABLE), and the pump asks
+   * again for the others: a failure of a remote semaphore costs one request, not the queue, and
+   * a semaphore that fails at every call (closed, out of reach) rejects the waiters one by one,
+   * at once. It loops while acquires complete at once, else leaves a callback on its one pending
+   * acquire and returns; it ends when it finds the queue empty.
    *
    * Whoever decides a waiter (the pump, its timeout, a newcomer pushing it out, close, its
    * caller's cancel or complete) first removes it from the queue under the lock, then completes
@@ -77,9 +80,9 @@ final class AdmissionQueue {
    *       cancelled, close), the pending acquire is cancelled, so that a shared semaphore is not
    *       held up; the pump publishes `pending` and then re-checks the queue, so one of the two
    *       sees the other. A cancelled acquire that finds waiters queued meanwhile acquires again.
-   *   Q3. A waiter leaves the queue exactly once: polled by the pump, expired, pushed out by a
-   *       newcomer, drained by close or by a semaphore that refuses, or cancelled or completed by
-   *       its caller. Whoever removes it completes it, and no one else can.
+   *   Q3. A waiter leaves the queue exactly once: polled by the pump (for a permit, or for a
+   *       failed acquire), expired, pushed out by a newcomer, drained by close, or cancelled or
+   *       completed by its caller. Whoever removes it completes it, and no one else can.
    *   Q4. size() <= maxQueue.
    *   Q5. A permit granted to the pump is in exactly one ticket handed to a waiter, or released.
    *       A ticket is counted in flight before its waiter is completed (so a caller that closes it
@@ -358,8 +361,8 @@ final class AdmissionQueue {
       CompletableFuture<Permit> acquiring;
       try {
         acquiring = semaphore.acquireAsync(1);
-      } catch (RuntimeException refused) { // e.g. a given semaphore's limit lowered to 0
-        acquiring = CompletableFuture.failedFuture(refused);
+      } catch (RuntimeException failed) { // closed, its limit lowered to 0, out of reach
+        acquiring = CompletableFuture.failedFuture(failed);
       }
       if (!acquiring.isDone()) {
         boolean queueEmpty;
@@ -388,7 +391,7 @@ final class AdmissionQueue {
       try {
         permit = acquiring.join();
       } catch (CompletionException | CancellationException e) {
-        failure = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        failure = e;
       }
       if (!granted(acquiring, permit, failure)) {
         return;
@@ -398,15 +401,20 @@ final class AdmissionQueue {
 
   /**
    * What the pump does with the outcome of its acquire. Returns whether it goes on: true if it
-   * handed the permit out and more wait, or if its acquire was cancelled as the queue emptied and
-   * a waiter has come since.
+   * handed the permit out, or rejected a waiter for the acquire's failure, and more wait; or if
+   * its acquire was cancelled as the queue emptied and a waiter has come since.
    */
   private boolean granted(
       CompletableFuture<Permit> acquiring, @Nullable Permit permit, @Nullable Throwable failure) {
     if (permit != null) {
       return handOut(acquiring, permit);
     }
-    List<Waiter> refused;
+    Throwable cause =
+        failure != null
+            ? SemaphoreFailures.unwrap(failure)
+            : new NullPointerException("the semaphore granted a null permit");
+    Waiter refused;
+    int size;
     lock.lock();
     try {
       if (pending == acquiring) {
@@ -416,20 +424,16 @@ final class AdmissionQueue {
         pumping = false;
         return false;
       }
-      if (failure instanceof CancellationException) {
+      if (cause instanceof CancellationException) {
         return true; // withdrawn by us as the queue emptied; a waiter has come since
       }
-      refused = drain(); // the semaphore refuses us (closed, limit 0): no one could be admitted
-      pumping = false;
+      refused = queue.pollFirst(); // the one the permit would have gone to
+      size = queue.size();
     } finally {
       lock.unlock();
     }
-    Reason why =
-        failure instanceof SemaphoreClosedException ? Reason.CLOSED : Reason.LIMIT_REACHED;
-    for (Waiter w : refused) {
-      decide(w, control.rejection(why, 0));
-    }
-    return false;
+    decide(refused, control.rejection(control.reasonFor(cause), size));
+    return goOn();
   }
 
   private boolean handOut(CompletableFuture<Permit> acquiring, Permit permit) {
@@ -451,9 +455,18 @@ final class AdmissionQueue {
       return false;
     }
     decide(best, control.ticket(permit)); // ours alone to complete: see the Overview
+    return goOn();
+  }
+
+  /**
+   * After the pump decided a waiter: whether it goes on, as waiters came meanwhile. `pumping`
+   * stayed true while the waiter was completed, so that its callbacks queue for this pump rather
+   * than start one of their own, in constant stack.
+   */
+  private boolean goOn() {
     lock.lock();
     try {
-      pumping = !queue.isEmpty(); // still true while it was completed: waiters came meanwhile
+      pumping = !queue.isEmpty();
       return pumping;
     } finally {
       lock.unlock();

@@ -3,8 +3,8 @@ package dev.jeton.http;
 import dev.jeton.KeyedSemaphore;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
-import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -13,7 +13,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Partitioned mode: a {@link KeyedSemaphore} (a limit per key, and the optional global limit)
@@ -107,13 +106,17 @@ final class Partitions {
         settled.whenComplete(
             (permit, failure) -> {
               control.dequeued(System.nanoTime() - since);
-              if (unwrap(failure) instanceof CancellationException) {
+              if (failure != null
+                  && SemaphoreFailures.unwrap(failure) instanceof CancellationException) {
                 return; // withdrawn by the caller: no decision to make
               }
               Decision d =
                   permit != null
                       ? control.ticket(permit)
-                      : control.rejection(reasonOf(failure), ahead.getAsInt(), busy.getAsInt());
+                      : control.rejection(
+                          reasonOf(Objects.requireNonNull(failure)),
+                          ahead.getAsInt(),
+                          busy.getAsInt());
               if (result.complete(d)) {
                 control.count(d);
               } else if (d instanceof Ticket t) {
@@ -135,28 +138,20 @@ final class Partitions {
       failed.join();
       throw new IllegalStateException("not failed: " + failed);
     } catch (CompletionException e) {
-      return e.getCause() != null ? e.getCause() : e;
+      return e;
     }
   }
 
-  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
-    return failure instanceof CompletionException && failure.getCause() != null
-        ? failure.getCause()
-        : failure;
-  }
-
-  private static Reason reasonOf(@Nullable Throwable failure) {
-    Throwable f = unwrap(failure);
+  /** Why a wait for a key's permit failed: its queue was full, it timed out, or as for any. */
+  private Reason reasonOf(Throwable failure) {
+    Throwable f = SemaphoreFailures.unwrap(failure);
     if (f == Partitions.FULL) {
       return Reason.QUEUE_FULL;
     }
     if (f instanceof TimeoutException) {
       return Reason.QUEUE_TIMEOUT;
     }
-    if (f instanceof SemaphoreClosedException) {
-      return Reason.CLOSED;
-    }
-    return Reason.LIMIT_REACHED; // the semaphore refused: its limit was lowered below 1
+    return control.reasonFor(f); // closed, its limit lowered below 1
   }
 
   /**

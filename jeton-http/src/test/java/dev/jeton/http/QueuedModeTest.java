@@ -104,9 +104,9 @@ class QueuedModeTest {
   }
 
   /**
-   * Regression: ranks were {@code now - priority * aging} clamped to a long, so with an aging of an
-   * hour or more (or any aging, on a clock near its lowest value) distinct priorities clamped to one
-   * rank and were served first come first served.
+   * Regression: ranks were {@code now - priority * aging} clamped to a long, so with an aging of
+   * an hour or more (or any aging, on a clock near its lowest value) distinct priorities clamped
+   * to one rank and were served first come first served.
    */
   @Test
   void extremePrioritiesKeepTheirOrderUnderLongAgingAndAnyClock() {
@@ -216,7 +216,7 @@ class QueuedModeTest {
     assertEquals(1, control.queued());
     first.close();
     ticket(c).close();
-    assertEquals(0, control.stats().rejectedTotal(), "the caller's decisions are not the control's");
+    assertEquals(0, control.stats().rejectedTotal(), "the caller's decisions are not counted");
     assertEquals(2, control.stats().admitted());
     assertEquals(0, control.inFlight());
   }
