@@ -53,7 +53,9 @@ import org.jspecify.annotations.Nullable;
  *       client address, a tenant header), with {@link Builder#limit(int)} as an optional global
  *       limit, on a {@link dev.jeton.KeyedSemaphore}. Queued, each key has a queue of its own of
  *       at most {@code maxQueue}, first come first served (LIFO and priorities are not offered
- *       with partitions).
+ *       with partitions), and all keys together at most {@link Builder#maxQueuedTotal(int)
+ *       maxQueuedTotal}, 16 times {@code maxQueue} unless set, since the keys come from the
+ *       client.
  *   <li><b>Exemptions</b>: requests matching {@link Builder#exempt(Predicate)} are always
  *       admitted, with a ticket that holds nothing, even after {@link #close()}.
  * </ul>
@@ -117,6 +119,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
    */
   static final int MAX_LIMIT = (1 << 30) - 1;
 
+  /** Partitioned and queued, the requests waiting across keys are at most this many maxQueue. */
+  static final int DEFAULT_QUEUES_IN_TOTAL = 16;
+
   private final @Nullable Semaphore semaphore; // null when partitioned
   private final @Nullable AdaptiveLimit adaptive; // its semaphore is `semaphore`
   private final @Nullable Partitions partitions;
@@ -148,7 +153,11 @@ public final class AdmissionControl<R> implements AutoCloseable {
     if (b.partitionKey != null) {
       this.semaphore = null;
       this.queue = null;
-      this.partitions = new Partitions(this, b.limitPerKey, b.limit, b.maxQueue);
+      int total =
+          b.maxQueuedTotal != 0
+              ? b.maxQueuedTotal
+              : (int) Math.min(Integer.MAX_VALUE, (long) DEFAULT_QUEUES_IN_TOTAL * b.maxQueue);
+      this.partitions = new Partitions(this, b.limitPerKey, b.limit, b.maxQueue, total);
     } else {
       AdaptiveLimit a = b.adaptive;
       Semaphore given = a != null ? a.semaphore() : b.semaphore;
@@ -374,6 +383,11 @@ public final class AdmissionControl<R> implements AutoCloseable {
     return q != null ? q.size() : p != null ? p.queued() : 0;
   }
 
+  /** The partitions, if partitioned; for tests. */
+  @Nullable Partitions partitions() {
+    return partitions;
+  }
+
   /** What was admitted and rejected since this control was built. */
   public AdmissionStats stats() {
     return counters.snapshot();
@@ -431,6 +445,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     private @Nullable Duration aging;
     private @Nullable Function<? super R, ?> partitionKey;
     private int limitPerKey;
+    private int maxQueuedTotal; // 0: the default
     private LongSupplier ticker = System::nanoTime;
     private @Nullable Timeouts timeouts;
 
@@ -522,6 +537,21 @@ public final class AdmissionControl<R> implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Partitioned and queued ({@link #partitionBy(Function, int)} and {@link #queue(int,
+     * Duration)}): at most {@code maxQueuedTotal} requests wait across all keys, each key still at
+     * most {@code maxQueue}; a request beyond either bound is rejected with {@link
+     * Reason#QUEUE_FULL}. The keys come from the client, so without this bound the requests
+     * waiting would grow with the number of distinct keys. The default is 16 times {@code
+     * maxQueue}: sixteen keys can fill their queues at once, and no more.
+     *
+     * @throws IllegalArgumentException if {@code maxQueuedTotal} is below 1
+     */
+    public Builder<R> maxQueuedTotal(int maxQueuedTotal) {
+      this.maxQueuedTotal = checkAtLeastOne("maxQueuedTotal", maxQueuedTotal);
+      return this;
+    }
+
     /** Requests matching {@code exempt} are never limited (health checks, metrics). */
     public Builder<R> exempt(Predicate<? super R> exempt) {
       this.exempt = Objects.requireNonNull(exempt, "exempt");
@@ -576,7 +606,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
      *     keyed semaphore is in-process; {@code limit} is the global limit); {@code lifo()} or
      *     {@code priority(...)} without a queue; {@code lifo()} with {@code priority(...)} (aging
      *     favours the oldest, LIFO the newest); {@code lifo()} or {@code priority(...)} with
-     *     partitions (partitioned requests wait FIFO in their key's semaphore)
+     *     partitions (partitioned requests wait FIFO in their key's semaphore); {@code
+     *     maxQueuedTotal(n)} without both partitions and a queue
      */
     public AdmissionControl<R> build() {
       Semaphore given = semaphore;
@@ -617,6 +648,11 @@ public final class AdmissionControl<R> implements AutoCloseable {
         throw new IllegalStateException(
             order + " cannot be combined with partitionBy(...): partitioned requests wait in"
                 + " their key's semaphore, first come first served");
+      }
+      if (maxQueuedTotal != 0 && (partitionKey == null || maxWait == null)) {
+        throw new IllegalStateException(
+            "maxQueuedTotal(n) bounds the queues of all keys together: set partitionBy(...) and"
+                + " queue(maxQueue, maxWait) too");
       }
       return new AdmissionControl<>(this);
     }
