@@ -113,12 +113,6 @@ public final class AdmissionControl<R> implements AutoCloseable {
    *       abandoned, or it is released: see AdmissionQueue's Q5 for the queue's hand-over.
    */
 
-  /**
-   * The largest limit of Jeton's in-process semaphores, plain and keyed (2<sup>30</sup>-1, as
-   * {@code Semaphore.Builder.limit} documents; the constant itself is not exported by jeton-core).
-   */
-  static final int MAX_LIMIT = (1 << 30) - 1;
-
   /** Partitioned and queued, the requests waiting across keys are at most this many maxQueue. */
   static final int DEFAULT_QUEUES_IN_TOTAL = 16;
 
@@ -253,7 +247,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
       return CompletableFuture.completedFuture(admitted(now));
     }
     ToIntFunction<? super R> rank = priority;
-    AdmissionQueue.Waiter waiter = q.enqueue(rank == null ? 0 : rank.applyAsInt(request));
+    Waiter waiter = q.enqueue(rank == null ? 0 : rank.applyAsInt(request));
     if (waiter.queued) { // its decision is counted by the queue, when the queue makes it
       var unused =
           waiter.whenComplete(
@@ -432,22 +426,23 @@ public final class AdmissionControl<R> implements AutoCloseable {
    * IllegalStateException} for a combination that cannot work.
    */
   public static final class Builder<R> {
-    private int limit; // 0: not set
-    private @Nullable Semaphore semaphore;
-    private @Nullable AdaptiveLimit adaptive;
-    private @Nullable Predicate<? super R> exempt;
-    private int rejectionStatus = 503;
-    private long maxRetryAfterSeconds = 30;
-    private int maxQueue; // 0: best effort
-    private @Nullable Duration maxWait;
-    private boolean lifo;
-    private @Nullable ToIntFunction<? super R> priority;
-    private @Nullable Duration aging;
-    private @Nullable Function<? super R, ?> partitionKey;
-    private int limitPerKey;
-    private int maxQueuedTotal; // 0: the default
-    private LongSupplier ticker = System::nanoTime;
-    private @Nullable Timeouts timeouts;
+    // Read by BuilderChecks, in this package.
+    int limit; // 0: not set
+    @Nullable Semaphore semaphore;
+    @Nullable AdaptiveLimit adaptive;
+    @Nullable Predicate<? super R> exempt;
+    int rejectionStatus = 503;
+    long maxRetryAfterSeconds = 30;
+    int maxQueue; // 0: best effort
+    @Nullable Duration maxWait;
+    boolean lifo;
+    @Nullable ToIntFunction<? super R> priority;
+    @Nullable Duration aging;
+    @Nullable Function<? super R, ?> partitionKey;
+    int limitPerKey;
+    int maxQueuedTotal; // 0: the default
+    LongSupplier ticker = System::nanoTime;
+    @Nullable Timeouts timeouts;
 
     private Builder() {}
 
@@ -460,7 +455,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
      *     largest limit of a semaphore
      */
     public Builder<R> limit(int limit) {
-      this.limit = checkLimit("limit", limit);
+      this.limit = BuilderChecks.checkLimit("limit", limit);
       return this;
     }
 
@@ -497,8 +492,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
      *     positive
      */
     public Builder<R> queue(int maxQueue, Duration maxWait) {
-      checkAtLeastOne("maxQueue", maxQueue);
-      checkPositive("maxWait", maxWait);
+      BuilderChecks.checkAtLeastOne("maxQueue", maxQueue);
+      BuilderChecks.checkPositive("maxWait", maxWait);
       this.maxQueue = maxQueue;
       this.maxWait = maxWait;
       return this;
@@ -519,7 +514,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
      */
     public Builder<R> priority(ToIntFunction<? super R> priority, Duration aging) {
       this.priority = Objects.requireNonNull(priority, "priority");
-      this.aging = checkPositive("aging", aging);
+      this.aging = BuilderChecks.checkPositive("aging", aging);
       return this;
     }
 
@@ -533,7 +528,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
      */
     public Builder<R> partitionBy(Function<? super R, ?> key, int limitPerKey) {
       this.partitionKey = Objects.requireNonNull(key, "key");
-      this.limitPerKey = checkLimit("limitPerKey", limitPerKey);
+      this.limitPerKey = BuilderChecks.checkLimit("limitPerKey", limitPerKey);
       return this;
     }
 
@@ -548,7 +543,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
      * @throws IllegalArgumentException if {@code maxQueuedTotal} is below 1
      */
     public Builder<R> maxQueuedTotal(int maxQueuedTotal) {
-      this.maxQueuedTotal = checkAtLeastOne("maxQueuedTotal", maxQueuedTotal);
+      this.maxQueuedTotal = BuilderChecks.checkAtLeastOne("maxQueuedTotal", maxQueuedTotal);
       return this;
     }
 
@@ -610,77 +605,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
      *     maxQueuedTotal(n)} without both partitions and a queue
      */
     public AdmissionControl<R> build() {
-      Semaphore given = semaphore;
-      if (adaptive != null) {
-        if (partitionKey != null) {
-          throw new IllegalStateException(
-              "adaptive(...) cannot be combined with partitionBy(...): the adaptive limit moves"
-                  + " one semaphore's limit, and partitions have one per key");
-        }
-        if (limit != 0 || given != null) {
-          throw new IllegalStateException(
-              "adaptive(...) brings its own semaphore: do not set "
-                  + (limit != 0 ? "limit(int)" : "semaphore(Semaphore)")
-                  + " as well");
-        }
-      } else if (partitionKey != null) {
-        if (given != null) {
-          throw new IllegalStateException(
-              "partitionBy(...) limits with its own in-process keyed semaphore; use limit(int)"
-                  + " for a global limit, not semaphore(Semaphore)");
-        }
-      } else if ((limit == 0) == (given == null)) {
-        throw new IllegalStateException(
-            "set exactly one of limit(int) and semaphore(Semaphore) before build(), "
-                + (given == null ? "neither was set" : "both were set"));
-      }
-      String order = lifo ? "lifo()" : priority != null ? "priority(...)" : null;
-      if (order != null && maxWait == null) {
-        throw new IllegalStateException(
-            order + " orders the queue: set queue(maxQueue, maxWait) too");
-      }
-      if (lifo && priority != null) {
-        throw new IllegalStateException(
-            "lifo() and priority(...) cannot be combined: aging favours the oldest request,"
-                + " LIFO the newest");
-      }
-      if (order != null && partitionKey != null) {
-        throw new IllegalStateException(
-            order + " cannot be combined with partitionBy(...): partitioned requests wait in"
-                + " their key's semaphore, first come first served");
-      }
-      if (maxQueuedTotal != 0 && (partitionKey == null || maxWait == null)) {
-        throw new IllegalStateException(
-            "maxQueuedTotal(n) bounds the queues of all keys together: set partitionBy(...) and"
-                + " queue(maxQueue, maxWait) too");
-      }
+      BuilderChecks.checkCombination(this);
       return new AdmissionControl<>(this);
-    }
-
-    /** A limit of a semaphore: from 1 to the largest that Jeton's semaphores take. */
-    private static int checkLimit(String name, int value) {
-      checkAtLeastOne(name, value);
-      if (value > MAX_LIMIT) {
-        throw new IllegalArgumentException(
-            name + " must be at most " + MAX_LIMIT + " (the largest limit of a semaphore), was "
-                + value);
-      }
-      return value;
-    }
-
-    private static int checkAtLeastOne(String name, int value) {
-      if (value < 1) {
-        throw new IllegalArgumentException(name + " must be at least 1, was " + value);
-      }
-      return value;
-    }
-
-    private static Duration checkPositive(String name, Duration value) {
-      Objects.requireNonNull(value, name);
-      if (value.isNegative() || value.isZero()) {
-        throw new IllegalArgumentException(name + " must be positive, was " + value);
-      }
-      return value;
     }
   }
 }
