@@ -347,6 +347,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
   void finished(Permit permit, long heldNanos, Ticket.Outcome outcome) {
     inFlight.decrementAndGet();
     drain.completed(heldNanos);
+    counters.ended(outcome);
     permit.release();
   }
 
@@ -382,7 +383,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     return partitions;
   }
 
-  /** What was admitted and rejected since this control was built. */
+  /** What was admitted and rejected, and how tickets ended, since this control was built. */
   public AdmissionStats stats() {
     return counters.snapshot();
   }
