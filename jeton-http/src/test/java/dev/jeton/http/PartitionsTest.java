@@ -140,61 +140,64 @@ class PartitionsTest {
             .maxQueuedTotal(5).build());
   }
 
+  /** {@code keys} distinct keys, each with a ticket and one request queued behind it. */
+  private record Crowd(
+      AdmissionControl<Req> control,
+      Partitions partitions,
+      List<Ticket> tickets,
+      List<CompletableFuture<Decision>> waiting) {
+
+    static Crowd of(int keys, Duration maxWait) {
+      AdmissionControl<Req> control =
+          AdmissionControl.<Req>builder()
+              .partitionBy(Req::tenant, 1)
+              .queue(1, maxWait)
+              .maxQueuedTotal(keys)
+              .build();
+      Crowd crowd =
+          new Crowd(
+              control, Objects.requireNonNull(control.partitions()), new ArrayList<>(),
+              new ArrayList<>());
+      for (int key = 0; key < keys; key++) {
+        crowd.tickets.add(ticket(control.admitAsync(new Req("k" + key, 0))));
+        crowd.waiting.add(control.admitAsync(new Req("k" + key, 1)));
+      }
+      return crowd;
+    }
+
+    void assertNoKeyLeft() {
+      assertEquals(0, control.queued());
+      assertEquals(0, partitions.keysWaiting(), "no key's count is left behind");
+      assertEquals(0, partitions.keysHeld(), "no key's semaphore is left behind");
+    }
+  }
+
   @Test
   void manyDistinctKeysLeaveNoStateOnceTheirRequestsAreDone() {
     int keys = 3_000;
-    AdmissionControl<Req> control =
-        AdmissionControl.<Req>builder()
-            .partitionBy(Req::tenant, 1)
-            .queue(1, Duration.ofMinutes(10))
-            .maxQueuedTotal(keys)
-            .build();
-    Partitions partitions = Objects.requireNonNull(control.partitions());
-    List<Ticket> tickets = new ArrayList<>();
-    List<CompletableFuture<Decision>> waiting = new ArrayList<>();
-    for (int key = 0; key < keys; key++) {
-      tickets.add(ticket(control.admitAsync(new Req("k" + key, 0))));
-      waiting.add(control.admitAsync(new Req("k" + key, 1)));
-    }
-    assertEquals(keys, partitions.keysWaiting());
-    assertEquals(keys, partitions.keysHeld());
+    Crowd crowd = Crowd.of(keys, Duration.ofMinutes(10));
+    assertEquals(keys, crowd.partitions().keysWaiting());
+    assertEquals(keys, crowd.partitions().keysHeld());
     for (int key = 0; key < keys; key++) {
       if (key % 2 == 0) {
-        assertTrue(waiting.get(key).cancel(false)); // withdrawn
-        tickets.get(key).close();
+        assertTrue(crowd.waiting().get(key).cancel(false)); // withdrawn
+        crowd.tickets().get(key).close();
       } else {
-        tickets.get(key).close(); // the waiter is admitted
-        ticket(waiting.get(key)).close();
+        crowd.tickets().get(key).close(); // the waiter is admitted
+        ticket(crowd.waiting().get(key)).close();
       }
     }
-    assertEquals(0, control.queued());
-    assertEquals(0, partitions.keysWaiting(), "no key's count is left behind");
-    assertEquals(0, partitions.keysHeld(), "no key's semaphore is left behind");
+    crowd.assertNoKeyLeft();
   }
 
   @Test
   void keysWhoseRequestsTimedOutLeaveNoState() {
-    int keys = 200;
-    AdmissionControl<Req> control =
-        AdmissionControl.<Req>builder()
-            .partitionBy(Req::tenant, 1)
-            .queue(1, Duration.ofMillis(1))
-            .maxQueuedTotal(keys)
-            .build();
-    Partitions partitions = Objects.requireNonNull(control.partitions());
-    List<Ticket> tickets = new ArrayList<>();
-    List<CompletableFuture<Decision>> waiting = new ArrayList<>();
-    for (int key = 0; key < keys; key++) {
-      tickets.add(ticket(control.admitAsync(new Req("k" + key, 0))));
-      waiting.add(control.admitAsync(new Req("k" + key, 1)));
-    }
-    for (CompletableFuture<Decision> f : waiting) {
+    Crowd crowd = Crowd.of(200, Duration.ofMillis(1));
+    for (CompletableFuture<Decision> f : crowd.waiting()) {
       assertEquals(Reason.QUEUE_TIMEOUT, assertInstanceOf(Rejection.class, f.join()).reason());
     }
-    tickets.forEach(Ticket::close);
-    assertEquals(0, control.queued());
-    assertEquals(0, partitions.keysWaiting());
-    assertEquals(0, partitions.keysHeld());
+    crowd.tickets().forEach(Ticket::close);
+    crowd.assertNoKeyLeft();
   }
 
   @Test
