@@ -3,7 +3,6 @@ package dev.jeton.http;
 import dev.jeton.AdaptiveLimit;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
-import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -54,7 +53,9 @@ import org.jspecify.annotations.Nullable;
  *       client address, a tenant header), with {@link Builder#limit(int)} as an optional global
  *       limit, on a {@link dev.jeton.KeyedSemaphore}. Queued, each key has a queue of its own of
  *       at most {@code maxQueue}, first come first served (LIFO and priorities are not offered
- *       with partitions).
+ *       with partitions), and all keys together at most {@link Builder#maxQueuedTotal(int)
+ *       maxQueuedTotal}, 16 times {@code maxQueue} unless set, since the keys come from the
+ *       client.
  *   <li><b>Exemptions</b>: requests matching {@link Builder#exempt(Predicate)} are always
  *       admitted, with a ticket that holds nothing, even after {@link #close()}.
  * </ul>
@@ -77,6 +78,16 @@ import org.jspecify.annotations.Nullable;
  * any one given to {@link Builder#semaphore(Semaphore)}, which may be shared with other users,
  * machine-wide or fleet-wide; each admitted request holds one permit of it. A given semaphore is
  * never closed by this class.
+ *
+ * <p>A semaphore that fails (a remote one out of reach: its {@code tryAcquire} throws, or its
+ * {@code acquireAsync} fails) rejects the request it was for with {@link Reason#UNAVAILABLE},
+ * always 503, with a {@code Retry-After} as usual; in queued mode the other queued requests go on
+ * waiting. A closed semaphore rejects with {@link Reason#CLOSED}, and one whose limit was lowered
+ * below 1 with {@link Reason#LIMIT_REACHED}, its failure unwrapped from any {@code
+ * CompletionException} or {@code ExecutionException}. The failures behind {@code UNAVAILABLE}
+ * are logged at {@code WARNING} through the {@link System.Logger} named after this class, at most
+ * once every 10 seconds, each line with the latest failure and the number of requests rejected
+ * since the previous line; {@link #stats()} counts them all.
  */
 public final class AdmissionControl<R> implements AutoCloseable {
   /*
@@ -102,6 +113,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
    *       abandoned, or it is released: see AdmissionQueue's Q5 for the queue's hand-over.
    */
 
+  /** Partitioned and queued, the requests waiting across keys are at most this many maxQueue. */
+  static final int DEFAULT_QUEUES_IN_TOTAL = 16;
+
   private final @Nullable Semaphore semaphore; // null when partitioned
   private final @Nullable AdaptiveLimit adaptive; // its semaphore is `semaphore`
   private final @Nullable Partitions partitions;
@@ -115,6 +129,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
   private final Timeouts timeouts;
   private final DrainEstimate drain = new DrainEstimate(System::nanoTime);
   private final Counters counters = new Counters();
+  private final SemaphoreFailures failures =
+      new SemaphoreFailures(
+          () -> System.getLogger(AdmissionControl.class.getName()), System::nanoTime);
   private final AtomicInteger inFlight = new AtomicInteger();
   private volatile boolean closed;
 
@@ -130,7 +147,11 @@ public final class AdmissionControl<R> implements AutoCloseable {
     if (b.partitionKey != null) {
       this.semaphore = null;
       this.queue = null;
-      this.partitions = new Partitions(this, b.limitPerKey, b.limit, b.maxQueue);
+      int total =
+          b.maxQueuedTotal != 0
+              ? b.maxQueuedTotal
+              : (int) Math.min(Integer.MAX_VALUE, (long) DEFAULT_QUEUES_IN_TOTAL * b.maxQueue);
+      this.partitions = new Partitions(this, b.limitPerKey, b.limit, b.maxQueue, total);
     } else {
       AdaptiveLimit a = b.adaptive;
       Semaphore given = a != null ? a.semaphore() : b.semaphore;
@@ -183,9 +204,13 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /**
    * Admits or rejects {@code request} without blocking: the future completes when the request is
    * admitted or rejected (at once in best-effort mode). Cancelling the future withdraws the
-   * request; a ticket granted at the same moment is given back. In queued mode, {@code cancel}
-   * returns false once the request has been taken out of the queue to be decided: its decision
-   * is then on its way, and a ticket in it must be closed as usual.
+   * request; a ticket granted at the same moment is given back. In queued mode, completing it
+   * ({@code complete}, {@code completeExceptionally}, and so {@code orTimeout} and {@code
+   * completeOnTimeout}) withdraws the request as well, and such a decision is not counted in
+   * {@link #stats()}; these and {@code cancel} return false once the request has been taken out of
+   * the queue to be decided: its decision is then on its way, and a ticket in it must be closed as
+   * usual. The queued future refuses {@code obtrudeValue}, {@code obtrudeException} and {@code
+   * completeAsync}, which would bypass that rule.
    *
    * <p>In queued mode the future may be completed by the thread that closed the ticket which
    * freed the permit, or by a timer thread: its dependent stages should not block (or should run
@@ -222,17 +247,12 @@ public final class AdmissionControl<R> implements AutoCloseable {
       return CompletableFuture.completedFuture(admitted(now));
     }
     ToIntFunction<? super R> rank = priority;
-    AdmissionQueue.Waiter waiter = q.enqueue(rank == null ? 0 : rank.applyAsInt(request));
-    var unused =
-        waiter.whenComplete(
-            (decision, cancelled) -> {
-              if (waiter.queued) {
-                counters.dequeued(System.nanoTime() - waiter.enqueuedNanos);
-              }
-              if (decision != null) {
-                count(decision);
-              }
-            });
+    Waiter waiter = q.enqueue(rank == null ? 0 : rank.applyAsInt(request));
+    if (waiter.queued) { // its decision is counted by the queue, when the queue makes it
+      var unused =
+          waiter.whenComplete(
+              (decision, failure) -> counters.dequeued(System.nanoTime() - waiter.enqueuedNanos));
+    }
     if (!waiter.isDone()) {
       long nanos = saturatedNanos(Objects.requireNonNull(maxWait));
       Future<?> timer = timeouts.schedule(() -> q.expire(waiter), nanos);
@@ -258,11 +278,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
     Optional<Permit> permit;
     try {
       permit = s.tryAcquire(1);
-    } catch (SemaphoreClosedException e) {
-      return reject(Reason.CLOSED, 0, 0);
-    } catch (IllegalArgumentException limitZero) { // a given semaphore's limit set to 0
-      permit = Optional.empty();
-      reason = Reason.LIMIT_REACHED;
+    } catch (RuntimeException failed) { // closed, its limit set to 0, out of reach
+      return reject(reasonFor(failed), 0, busy(s));
     }
     if (permit.isPresent()) {
       return admitted(permit.get());
@@ -292,12 +309,6 @@ public final class AdmissionControl<R> implements AutoCloseable {
     return Ticket.admitted(permit, this, a != null ? a.begin() : null);
   }
 
-  /** {@code ticket}, from {@link #ticket}, was never handed out: its permit goes to another. */
-  void retract(Ticket ticket) {
-    ticket.retracted();
-    inFlight.decrementAndGet();
-  }
-
   /** A rejection of a queued request, with {@code ahead} still queued, not yet counted. */
   Rejection rejection(Reason reason, int ahead) {
     return rejection(reason, ahead, inFlight.get());
@@ -306,7 +317,16 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /** A rejection with {@code ahead} queued while {@code busy} permits are held, not counted. */
   Rejection rejection(Reason reason, int ahead, int busy) {
     long seconds = drain.retryAfterSeconds(busy, ahead, maxRetryAfterSeconds);
-    return new Rejection(rejectionStatus, Duration.ofSeconds(seconds), reason);
+    int status = reason == Reason.UNAVAILABLE ? 503 : rejectionStatus; // not the client's excess
+    return new Rejection(status, Duration.ofSeconds(seconds), reason);
+  }
+
+  /**
+   * The reason to reject a request whose acquire failed with {@code failure} (thrown, or the
+   * failure of its future); an unavailable semaphore is logged. See {@link SemaphoreFailures}.
+   */
+  Reason reasonFor(Throwable failure) {
+    return failures.reasonFor(failure);
   }
 
   /** A request left a queue after waiting {@code nanos}. */
@@ -314,7 +334,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     counters.dequeued(nanos);
   }
 
-  /** Counts a queued request's decision once it is handed out. */
+  /** Counts a queued request's decision, made by the queue or the partitions. */
   void count(Decision decision) {
     if (decision instanceof Rejection r) {
       counters.rejected(r.reason());
@@ -327,6 +347,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
   void finished(Permit permit, long heldNanos, Ticket.Outcome outcome) {
     inFlight.decrementAndGet();
     drain.completed(heldNanos);
+    counters.ended(outcome);
     permit.release();
   }
 
@@ -357,7 +378,12 @@ public final class AdmissionControl<R> implements AutoCloseable {
     return q != null ? q.size() : p != null ? p.queued() : 0;
   }
 
-  /** What was admitted and rejected since this control was built. */
+  /** The partitions, if partitioned; for tests. */
+  @Nullable Partitions partitions() {
+    return partitions;
+  }
+
+  /** What was admitted and rejected, and how tickets ended, since this control was built. */
   public AdmissionStats stats() {
     return counters.snapshot();
   }
@@ -401,21 +427,23 @@ public final class AdmissionControl<R> implements AutoCloseable {
    * IllegalStateException} for a combination that cannot work.
    */
   public static final class Builder<R> {
-    private int limit; // 0: not set
-    private @Nullable Semaphore semaphore;
-    private @Nullable AdaptiveLimit adaptive;
-    private @Nullable Predicate<? super R> exempt;
-    private int rejectionStatus = 503;
-    private long maxRetryAfterSeconds = 30;
-    private int maxQueue; // 0: best effort
-    private @Nullable Duration maxWait;
-    private boolean lifo;
-    private @Nullable ToIntFunction<? super R> priority;
-    private @Nullable Duration aging;
-    private @Nullable Function<? super R, ?> partitionKey;
-    private int limitPerKey;
-    private LongSupplier ticker = System::nanoTime;
-    private @Nullable Timeouts timeouts;
+    // Read by BuilderChecks, in this package.
+    int limit; // 0: not set
+    @Nullable Semaphore semaphore;
+    @Nullable AdaptiveLimit adaptive;
+    @Nullable Predicate<? super R> exempt;
+    int rejectionStatus = 503;
+    long maxRetryAfterSeconds = 30;
+    int maxQueue; // 0: best effort
+    @Nullable Duration maxWait;
+    boolean lifo;
+    @Nullable ToIntFunction<? super R> priority;
+    @Nullable Duration aging;
+    @Nullable Function<? super R, ?> partitionKey;
+    int limitPerKey;
+    int maxQueuedTotal; // 0: the default
+    LongSupplier ticker = System::nanoTime;
+    @Nullable Timeouts timeouts;
 
     private Builder() {}
 
@@ -424,10 +452,11 @@ public final class AdmissionControl<R> implements AutoCloseable {
      * own. This or {@link #semaphore(Semaphore)} is required, except with {@link
      * #partitionBy(Function, int)}, where it is the optional global limit.
      *
-     * @throws IllegalArgumentException if {@code limit} is below 1
+     * @throws IllegalArgumentException if {@code limit} is below 1 or above 2<sup>30</sup>-1, the
+     *     largest limit of a semaphore
      */
     public Builder<R> limit(int limit) {
-      this.limit = checkAtLeastOne("limit", limit);
+      this.limit = BuilderChecks.checkLimit("limit", limit);
       return this;
     }
 
@@ -464,8 +493,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
      *     positive
      */
     public Builder<R> queue(int maxQueue, Duration maxWait) {
-      checkAtLeastOne("maxQueue", maxQueue);
-      checkPositive("maxWait", maxWait);
+      BuilderChecks.checkAtLeastOne("maxQueue", maxQueue);
+      BuilderChecks.checkPositive("maxWait", maxWait);
       this.maxQueue = maxQueue;
       this.maxWait = maxWait;
       return this;
@@ -486,7 +515,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
      */
     public Builder<R> priority(ToIntFunction<? super R> priority, Duration aging) {
       this.priority = Objects.requireNonNull(priority, "priority");
-      this.aging = checkPositive("aging", aging);
+      this.aging = BuilderChecks.checkPositive("aging", aging);
       return this;
     }
 
@@ -495,11 +524,27 @@ public final class AdmissionControl<R> implements AutoCloseable {
      * address, a tenant header); {@link #limit(int)} then becomes an optional global limit across
      * all keys. The key must not be {@code null}.
      *
-     * @throws IllegalArgumentException if {@code limitPerKey} is below 1
+     * @throws IllegalArgumentException if {@code limitPerKey} is below 1 or above 2<sup>30</sup>-1,
+     *     the largest limit of a semaphore
      */
     public Builder<R> partitionBy(Function<? super R, ?> key, int limitPerKey) {
       this.partitionKey = Objects.requireNonNull(key, "key");
-      this.limitPerKey = checkAtLeastOne("limitPerKey", limitPerKey);
+      this.limitPerKey = BuilderChecks.checkLimit("limitPerKey", limitPerKey);
+      return this;
+    }
+
+    /**
+     * Partitioned and queued ({@link #partitionBy(Function, int)} and {@link #queue(int,
+     * Duration)}): at most {@code maxQueuedTotal} requests wait across all keys, each key still at
+     * most {@code maxQueue}; a request beyond either bound is rejected with {@link
+     * Reason#QUEUE_FULL}. The keys come from the client, so without this bound the requests
+     * waiting would grow with the number of distinct keys. The default is 16 times {@code
+     * maxQueue}: sixteen keys can fill their queues at once, and no more.
+     *
+     * @throws IllegalArgumentException if {@code maxQueuedTotal} is below 1
+     */
+    public Builder<R> maxQueuedTotal(int maxQueuedTotal) {
+      this.maxQueuedTotal = BuilderChecks.checkAtLeastOne("maxQueuedTotal", maxQueuedTotal);
       return this;
     }
 
@@ -557,64 +602,12 @@ public final class AdmissionControl<R> implements AutoCloseable {
      *     keyed semaphore is in-process; {@code limit} is the global limit); {@code lifo()} or
      *     {@code priority(...)} without a queue; {@code lifo()} with {@code priority(...)} (aging
      *     favours the oldest, LIFO the newest); {@code lifo()} or {@code priority(...)} with
-     *     partitions (partitioned requests wait FIFO in their key's semaphore)
+     *     partitions (partitioned requests wait FIFO in their key's semaphore); {@code
+     *     maxQueuedTotal(n)} without both partitions and a queue
      */
     public AdmissionControl<R> build() {
-      Semaphore given = semaphore;
-      if (adaptive != null) {
-        if (partitionKey != null) {
-          throw new IllegalStateException(
-              "adaptive(...) cannot be combined with partitionBy(...): the adaptive limit moves"
-                  + " one semaphore's limit, and partitions have one per key");
-        }
-        if (limit != 0 || given != null) {
-          throw new IllegalStateException(
-              "adaptive(...) brings its own semaphore: do not set "
-                  + (limit != 0 ? "limit(int)" : "semaphore(Semaphore)")
-                  + " as well");
-        }
-      } else if (partitionKey != null) {
-        if (given != null) {
-          throw new IllegalStateException(
-              "partitionBy(...) limits with its own in-process keyed semaphore; use limit(int)"
-                  + " for a global limit, not semaphore(Semaphore)");
-        }
-      } else if ((limit == 0) == (given == null)) {
-        throw new IllegalStateException(
-            "set exactly one of limit(int) and semaphore(Semaphore) before build(), "
-                + (given == null ? "neither was set" : "both were set"));
-      }
-      String order = lifo ? "lifo()" : priority != null ? "priority(...)" : null;
-      if (order != null && maxWait == null) {
-        throw new IllegalStateException(
-            order + " orders the queue: set queue(maxQueue, maxWait) too");
-      }
-      if (lifo && priority != null) {
-        throw new IllegalStateException(
-            "lifo() and priority(...) cannot be combined: aging favours the oldest request,"
-                + " LIFO the newest");
-      }
-      if (order != null && partitionKey != null) {
-        throw new IllegalStateException(
-            order + " cannot be combined with partitionBy(...): partitioned requests wait in"
-                + " their key's semaphore, first come first served");
-      }
+      BuilderChecks.checkCombination(this);
       return new AdmissionControl<>(this);
-    }
-
-    private static int checkAtLeastOne(String name, int value) {
-      if (value < 1) {
-        throw new IllegalArgumentException(name + " must be at least 1, was " + value);
-      }
-      return value;
-    }
-
-    private static Duration checkPositive(String name, Duration value) {
-      Objects.requireNonNull(value, name);
-      if (value.isNegative() || value.isZero()) {
-        throw new IllegalArgumentException(name + " must be positive, was " + value);
-      }
-      return value;
     }
   }
 }

@@ -2,7 +2,6 @@ package dev.jeton.http;
 
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
-import dev.jeton.SemaphoreClosedException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -20,20 +19,26 @@ import org.jspecify.annotations.Nullable;
  * requests wait here, in FIFO, LIFO or priority order, and one "pump" asks the semaphore for one
  * permit at a time and gives each to the best request waiting when it is granted.
  *
- * <p>A waiter is itself the future of the request's {@link Decision}, so that one compare-and-set
- * decides it, whoever comes first: the pump with a ticket, its timeout, a newcomer that pushes it
- * out, close, or the caller cancelling it.
+ * <p>A waiter is itself the future of the request's {@link Decision}, and whoever takes it out of
+ * the queue decides it: the pump with a ticket, its timeout, a newcomer that pushes it out, close,
+ * or the caller cancelling or completing it.
  */
 final class AdmissionQueue {
   /*
    * Overview
    *
-   * Waiters live in one TreeSet, `queue`, ordered by (rank, seq) and guarded by `lock` with
-   * `pumping`, `pending`, `nextSeq` and `closed`. seq counts arrivals. FIFO: rank 0, so seq
-   * orders. LIFO: rank -seq, newest first. Priorities: rank as in PriorityScheduler, -priority,
-   * or with aging of A nanoseconds enqueueNanos - priority * A (saturating), so that a waiter
-   * that has waited A ranks like one arriving now a priority higher; aging is continuous, so two
-   * waiters' order never changes while both wait and nothing is re-sorted.
+   * Waiters live in one TreeSet, `queue`, ordered by `order` and guarded by `lock` with
+   * `pumping`, `pending`, `nextSeq` and `closed`. seq counts arrivals. FIFO: by seq. LIFO: by
+   * -seq, newest first. Priorities, with aging of A nanoseconds: by the rank enqueuedNanos -
+   * priority * A, then seq, so that a waiter that has waited A ranks like one arriving now a
+   * priority higher; aging is continuous, so two waiters' order never changes while both wait
+   * and nothing is re-sorted. The rank needs up to 95 bits (a 32-bit priority times a 63-bit
+   * aging), so it is never stored: two waiters compare by the sign of the difference of their
+   * ranks, (t1 - t2) - (p1 - p2) * A, where t1 - t2 is exact (two readings of one clock, however
+   * near its ends) and a product beyond a long decides by its sign alone, being larger than any
+   * t1 - t2. Exact, so the order is total and no two priorities ever tie. (A rank clamped to a
+   * long tied the priorities beyond 2^63 / A, those past 2.6 million under an aging of an hour,
+   * and on a clock near its lowest value, where nanoTime may well be, nearly all of them.)
    *
    * A full queue: the newcomer and the worst waiter (the last in order) compete, and the worse
    * of the two is refused with QUEUE_FULL. In FIFO order that is always the newcomer (the old
@@ -45,18 +50,25 @@ final class AdmissionQueue {
    *
    * The pump, as in PriorityScheduler: it asks the semaphore for one permit; when granted it
    * removes the best waiter at that moment and completes it with a ticket holding the permit
-   * (outside the lock); if the caller cancelled that waiter meanwhile, the next best gets the
-   * permit; if none is left, the permit goes back.
+   * (outside the lock); if none is left, the permit goes back. If the acquire fails, the best
+   * waiter at that moment, the one the permit would have gone to, is rejected with the reason
+   * the failure gives (SemaphoreFailures: CLOSED, LIMIT_REACHED, UNAVAILABLE), and the pump asks
+   * again for the others: a failure of a remote semaphore costs one request, not the queue, and
+   * a semaphore that fails at every call (closed, out of reach) rejects the waiters one by one,
+   * at once. It loops while acquires complete at once, else leaves a callback on its one pending
+   * acquire and returns; it ends when it finds the queue empty.
    *
    * Whoever decides a waiter (the pump, its timeout, a newcomer pushing it out, close, its
-   * caller's cancel) first removes it from the queue under the lock, then completes it; only
-   * the one that removed it may complete it (Waiter.cancel returns false once someone else has).
-   * So no one sees a request decided while it still takes a place, and a cancel that returns
-   * true means that the request left the queue undecided. What is not atomic: between the
-   * removal and the completion, the place is free but the decision not yet visible; a caller
-   * that completes the future by other means than cancel is not excluded either, and the pump
-   * then hands the permit to the next waiter. It loops while permits come at once, else leaves a
-   * callback on its one pending acquire and returns; it ends when it finds the queue empty.
+   * caller's cancel or complete) first removes it from the queue under the lock, then completes
+   * it; only the one that removed it may complete it: the caller's cancel, complete and
+   * completeExceptionally (and so orTimeout and completeOnTimeout) return false once someone else
+   * has, and the ways to complete a future that bypass those (obtrude*, completeAsync) are
+   * refused. So no one sees a request decided while it still takes a place, a cancel that returns
+   * true means that the request left the queue undecided, and the pump makes a ticket (which
+   * begins an adaptive limit's sample) only for a waiter that it has taken out and that nobody
+   * else can complete: a grant is never retracted. What is not atomic: between the removal and
+   * the completion, the place is free but the decision not yet visible. A decision of the
+   * control's is counted in the stats before its waiter is completed; the caller's never is.
    *
    * Invariants (each changes only under `lock`):
    *   Q1. `pumping` is true iff a pump is looping or waiting on `pending`: at most one. Every
@@ -66,68 +78,62 @@ final class AdmissionQueue {
    *       cancelled, close), the pending acquire is cancelled, so that a shared semaphore is not
    *       held up; the pump publishes `pending` and then re-checks the queue, so one of the two
    *       sees the other. A cancelled acquire that finds waiters queued meanwhile acquires again.
-   *   Q3. A waiter leaves the queue exactly once: polled by the pump, expired, pushed out by a
-   *       newcomer, drained by close or by a semaphore that refuses, or cancelled by its caller.
-   *       Whoever removes it completes it.
+   *   Q3. A waiter leaves the queue exactly once: polled by the pump (for a permit, or for a
+   *       failed acquire), expired, pushed out by a newcomer, drained by close, or cancelled or
+   *       completed by its caller. Whoever removes it completes it, and no one else can.
    *   Q4. size() <= maxQueue.
    *   Q5. A permit granted to the pump is in exactly one ticket handed to a waiter, or released.
    *       A ticket is counted in flight before its waiter is completed (so a caller that closes it
-   *       at once cannot take the count below zero) and uncounted if the waiter was cancelled.
+   *       at once cannot take the count below zero).
    *
    * Nothing calls the semaphore or completes a future while holding `lock`.
    */
 
-  /** A queued request, and the future of its decision. */
-  static final class Waiter extends CompletableFuture<Decision> {
-    final long rank;
-    final long seq;
-    final long enqueuedNanos;
-    final boolean queued; // false: refused at the door, never in the queue
-    private final @Nullable AdmissionQueue owner;
-
-    Waiter(long rank, long seq, long enqueuedNanos, @Nullable AdmissionQueue owner) {
-      this.rank = rank;
-      this.seq = seq;
-      this.enqueuedNanos = enqueuedNanos;
-      this.queued = owner != null;
-      this.owner = owner;
-    }
-
-    /**
-     * Withdraws the request if it still waits, and only then: once someone has taken it out of
-     * the queue to decide it (the pump, its timeout, a newcomer, close), its decision is on the
-     * way and this returns false, as for a decided request.
-     */
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      AdmissionQueue q = owner;
-      if (q != null && !isDone() && !q.remove(this)) {
-        return isCancelled();
-      }
-      return super.cancel(mayInterruptIfRunning);
-    }
-  }
-
-  /** By rank, then arrival. A plain class, not composed lambdas: Lincheck copies its state. */
+  /**
+   * First come first served, LIFO, or by rank then arrival; see the Overview. A plain class, not
+   * composed lambdas: Lincheck copies its state.
+   */
   private static final class Order implements Comparator<Waiter> {
+    private final boolean lifo;
+    private final long agingNanos; // 0: no priorities
+
+    Order(boolean lifo, long agingNanos) {
+      this.lifo = lifo;
+      this.agingNanos = agingNanos;
+    }
+
     @Override
     public int compare(Waiter a, Waiter b) {
-      int byRank = Long.compare(a.rank, b.rank);
+      if (lifo) {
+        return Long.compare(b.seq, a.seq);
+      }
+      int byRank = agingNanos == 0 ? 0 : compareRanks(a, b);
       return byRank != 0 ? byRank : Long.compare(a.seq, b.seq);
     }
-  }
 
-  private static final Comparator<Waiter> ORDER = new Order();
+    /** The sign of rank(a) - rank(b), exactly, with rank = enqueuedNanos - priority * aging. */
+    private int compareRanks(Waiter a, Waiter b) {
+      long waited = a.enqueuedNanos - b.enqueuedNanos;
+      long priorities = (long) a.priority - b.priority;
+      long lift;
+      try {
+        lift = Math.multiplyExact(priorities, agingNanos);
+      } catch (ArithmeticException beyondAnyLong) { // so beyond `waited` too: its sign decides
+        return priorities > 0 ? -1 : 1;
+      }
+      return Long.compare(waited, lift);
+    }
+  }
 
   private final AdmissionControl<?> control;
   private final Semaphore semaphore;
   private final int maxQueue;
   private final boolean lifo;
-  private final long agingNanos; // 0: off
+  private final Order order;
   private final LongSupplier ticker;
 
   private final ReentrantLock lock = new ReentrantLock();
-  private final TreeSet<Waiter> queue = new TreeSet<>(ORDER);
+  private final TreeSet<Waiter> queue;
   private long nextSeq;
   private volatile boolean pumping; // read without the lock as a hint by tryAcquireIfIdle
   private @Nullable CompletableFuture<Permit> pending;
@@ -144,7 +150,8 @@ final class AdmissionQueue {
     this.semaphore = semaphore;
     this.maxQueue = maxQueue;
     this.lifo = lifo;
-    this.agingNanos = agingNanos;
+    this.order = new Order(lifo, agingNanos);
+    this.queue = new TreeSet<>(order);
     this.ticker = ticker;
   }
 
@@ -192,12 +199,12 @@ final class AdmissionQueue {
     try {
       long now = ticker.getAsLong();
       long seq = nextSeq++;
-      waiter = new Waiter(rank(priority, seq, now), seq, now, closed ? null : this);
+      waiter = new Waiter(priority, seq, now, closed ? null : this);
       if (closed) {
         refused = Reason.CLOSED;
-      } else if (queue.size() >= maxQueue && ORDER.compare(waiter, queue.last()) > 0) {
+      } else if (queue.size() >= maxQueue && order.compare(waiter, queue.last()) > 0) {
         refused = Reason.QUEUE_FULL;
-        waiter = new Waiter(waiter.rank, seq, now, null);
+        waiter = new Waiter(priority, seq, now, null);
       } else {
         if (queue.size() >= maxQueue) {
           pushedOut = queue.pollLast();
@@ -211,36 +218,16 @@ final class AdmissionQueue {
       lock.unlock();
     }
     if (refused != null) {
-      waiter.complete(control.rejection(refused, size));
+      decide(waiter, control.rejection(refused, size));
       return waiter;
     }
     if (pushedOut != null) {
-      pushedOut.complete(control.rejection(Reason.QUEUE_FULL, size));
+      decide(pushedOut, control.rejection(Reason.QUEUE_FULL, size));
     }
     if (startPump) {
       pump();
     }
     return waiter;
-  }
-
-  private long rank(int priority, long seq, long now) {
-    if (lifo) {
-      return -seq;
-    }
-    if (agingNanos == 0) {
-      return -(long) priority;
-    }
-    long boost;
-    try {
-      boost = Math.multiplyExact(priority, agingNanos);
-    } catch (ArithmeticException overflow) {
-      boost = priority > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
-    }
-    try {
-      return Math.subtractExact(now, boost);
-    } catch (ArithmeticException overflow) {
-      return boost > 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
-    }
   }
 
   /** The waiter's maxWait has passed: if it still waits, it leaves and is rejected. */
@@ -258,7 +245,7 @@ final class AdmissionQueue {
       lock.unlock();
     }
     cancel(acquiring);
-    waiter.complete(control.rejection(Reason.QUEUE_TIMEOUT, size));
+    decide(waiter, control.rejection(Reason.QUEUE_TIMEOUT, size));
   }
 
   /** The number of requests waiting now. */
@@ -285,7 +272,7 @@ final class AdmissionQueue {
     }
     cancel(acquiring);
     for (Waiter w : drained) {
-      w.complete(control.rejection(Reason.CLOSED, 0));
+      decide(w, control.rejection(Reason.CLOSED, 0));
     }
   }
 
@@ -297,8 +284,8 @@ final class AdmissionQueue {
       CompletableFuture<Permit> acquiring;
       try {
         acquiring = semaphore.acquireAsync(1);
-      } catch (RuntimeException refused) { // e.g. a given semaphore's limit lowered to 0
-        acquiring = CompletableFuture.failedFuture(refused);
+      } catch (RuntimeException failed) { // closed, its limit lowered to 0, out of reach
+        acquiring = CompletableFuture.failedFuture(failed);
       }
       if (!acquiring.isDone()) {
         boolean queueEmpty;
@@ -327,7 +314,7 @@ final class AdmissionQueue {
       try {
         permit = acquiring.join();
       } catch (CompletionException | CancellationException e) {
-        failure = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        failure = e;
       }
       if (!granted(acquiring, permit, failure)) {
         return;
@@ -337,15 +324,20 @@ final class AdmissionQueue {
 
   /**
    * What the pump does with the outcome of its acquire. Returns whether it goes on: true if it
-   * handed the permit out and more wait, or if its acquire was cancelled as the queue emptied and
-   * a waiter has come since.
+   * handed the permit out, or rejected a waiter for the acquire's failure, and more wait; or if
+   * its acquire was cancelled as the queue emptied and a waiter has come since.
    */
   private boolean granted(
       CompletableFuture<Permit> acquiring, @Nullable Permit permit, @Nullable Throwable failure) {
     if (permit != null) {
       return handOut(acquiring, permit);
     }
-    List<Waiter> refused;
+    Throwable cause =
+        failure != null
+            ? SemaphoreFailures.unwrap(failure)
+            : new NullPointerException("the semaphore granted a null permit");
+    Waiter refused;
+    int size;
     lock.lock();
     try {
       if (pending == acquiring) {
@@ -355,57 +347,63 @@ final class AdmissionQueue {
         pumping = false;
         return false;
       }
-      if (failure instanceof CancellationException) {
+      if (cause instanceof CancellationException) {
         return true; // withdrawn by us as the queue emptied; a waiter has come since
       }
-      refused = drain(); // the semaphore refuses us (closed, limit 0): no one could be admitted
-      pumping = false;
+      refused = queue.pollFirst(); // the one the permit would have gone to
+      size = queue.size();
     } finally {
       lock.unlock();
     }
-    Reason why =
-        failure instanceof SemaphoreClosedException ? Reason.CLOSED : Reason.LIMIT_REACHED;
-    for (Waiter w : refused) {
-      w.complete(control.rejection(why, 0));
-    }
-    return false;
+    decide(refused, control.rejection(control.reasonFor(cause), size));
+    return goOn();
   }
 
   private boolean handOut(CompletableFuture<Permit> acquiring, Permit permit) {
-    while (true) {
-      Waiter best;
-      lock.lock();
-      try {
-        if (pending == acquiring) {
-          pending = null;
-        }
-        best = queue.pollFirst();
-        if (best == null) {
-          pumping = false;
-        }
-      } finally {
-        lock.unlock();
+    Waiter best;
+    lock.lock();
+    try {
+      if (pending == acquiring) {
+        pending = null;
       }
+      best = queue.pollFirst();
       if (best == null) {
-        permit.release();
-        return false;
+        pumping = false;
       }
-      Ticket ticket = control.ticket(permit);
-      if (best.complete(ticket)) { // fails only if completed from outside
-        lock.lock();
-        try {
-          pumping = !queue.isEmpty();
-          return pumping;
-        } finally {
-          lock.unlock();
-        }
-      }
-      control.retract(ticket); // completed from outside meanwhile: the next best gets the permit
+    } finally {
+      lock.unlock();
+    }
+    if (best == null) {
+      permit.release();
+      return false;
+    }
+    decide(best, control.ticket(permit)); // ours alone to complete: see the Overview
+    return goOn();
+  }
+
+  /**
+   * After the pump decided a waiter: whether it goes on, as waiters came meanwhile. `pumping`
+   * stayed true while the waiter was completed, so that its callbacks queue for this pump rather
+   * than start one of their own, in constant stack.
+   */
+  private boolean goOn() {
+    lock.lock();
+    try {
+      pumping = !queue.isEmpty();
+      return pumping;
+    } finally {
+      lock.unlock();
     }
   }
 
+  /** Completes a waiter taken out of the queue with the control's decision, counted first. */
+  private void decide(Waiter waiter, Decision decision) {
+    control.count(decision);
+    waiter.decide(decision);
+  }
+
   /** Takes the waiter out if it still waits (its caller cancels it); whether it did. */
-  private boolean remove(Waiter waiter) {
+  boolean remove(Waiter waiter) {
     CompletableFuture<Permit> acquiring;
     lock.lock();
     try {

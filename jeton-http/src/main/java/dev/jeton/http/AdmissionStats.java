@@ -6,8 +6,10 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Counts of what an {@link AdmissionControl} decided since it was built, taken by {@link
- * AdmissionControl#stats()}. Each count is exact, but the snapshot as a whole is not atomic.
+ * Counts of what an {@link AdmissionControl} decided since it was built, and of how its tickets
+ * ended, taken by {@link AdmissionControl#stats()}. Each count is exact, but the snapshot as a
+ * whole is not atomic. Every admitted ticket ends once, so {@code admitted} is the sum of the three
+ * ticket counts and the tickets open ({@link AdmissionControl#inFlight()}), at rest.
  *
  * @param admitted requests admitted with a ticket that holds a permit (exempt ones not counted)
  * @param exempted requests let through by the exemption predicate
@@ -15,6 +17,9 @@ import java.util.Objects;
  * @param dequeued requests that waited in the queue and left it, admitted or rejected
  * @param totalQueueWait the time those {@code dequeued} requests spent in the queue, in all
  * @param maxQueueWait the longest time one of them spent in the queue
+ * @param ticketsClosed admitted tickets ended by {@link Ticket#close()} (the work completed)
+ * @param ticketsDropped admitted tickets ended by {@link Ticket#dropped()} (failed from overload)
+ * @param ticketsAbandoned admitted tickets ended by {@link Ticket#abandon()} (no word on capacity)
  */
 public record AdmissionStats(
     long admitted,
@@ -22,7 +27,10 @@ public record AdmissionStats(
     Map<Reason, Long> rejected,
     long dequeued,
     Duration totalQueueWait,
-    Duration maxQueueWait) {
+    Duration maxQueueWait,
+    long ticketsClosed,
+    long ticketsDropped,
+    long ticketsAbandoned) {
 
   /** Copies {@code rejected}, adding 0 for reasons it lacks. */
   public AdmissionStats {

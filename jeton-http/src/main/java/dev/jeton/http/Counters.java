@@ -11,6 +11,7 @@ final class Counters {
   private final LongAdder admitted = new LongAdder();
   private final LongAdder exempted = new LongAdder();
   private final LongAdder[] rejected = new LongAdder[Reason.values().length];
+  private final LongAdder[] ended = new LongAdder[Ticket.Outcome.values().length];
   private final LongAdder dequeued = new LongAdder();
   private final LongAdder queueWaitNanos = new LongAdder();
   private final AtomicLong maxQueueWaitNanos = new AtomicLong();
@@ -18,6 +19,9 @@ final class Counters {
   Counters() {
     for (int i = 0; i < rejected.length; i++) {
       rejected[i] = new LongAdder();
+    }
+    for (int i = 0; i < ended.length; i++) {
+      ended[i] = new LongAdder();
     }
   }
 
@@ -31,6 +35,11 @@ final class Counters {
 
   void rejected(Reason reason) {
     rejected[reason.ordinal()].increment();
+  }
+
+  /** A ticket holding a permit ended, the first of its endings. */
+  void ended(Ticket.Outcome outcome) {
+    ended[outcome.ordinal()].increment();
   }
 
   /** A request left the queue after waiting {@code nanos}. */
@@ -52,6 +61,9 @@ final class Counters {
         byReason,
         dequeued.sum(),
         Duration.ofNanos(queueWaitNanos.sum()),
-        Duration.ofNanos(maxQueueWaitNanos.get()));
+        Duration.ofNanos(maxQueueWaitNanos.get()),
+        ended[Ticket.Outcome.SUCCESS.ordinal()].sum(),
+        ended[Ticket.Outcome.DROPPED.ordinal()].sum(),
+        ended[Ticket.Outcome.ABANDONED.ordinal()].sum());
   }
 }

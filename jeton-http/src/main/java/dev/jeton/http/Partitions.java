@@ -3,21 +3,20 @@ package dev.jeton.http;
 import dev.jeton.KeyedSemaphore;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
-import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntSupplier;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Partitioned mode: a {@link KeyedSemaphore} (a limit per key, and the optional global limit)
- * and, when queued, a count of the requests waiting per key.
+ * and, when queued, a count of the requests waiting per key and in all.
  */
 final class Partitions {
   /*
@@ -28,11 +27,19 @@ final class Partitions {
    * be needed). The semaphore does the timeouts, on Jeton's timer, and withdraws a cancelled or
    * timed-out request at once.
    *
-   * maxQueue bounds each key's waiters, so that one busy key cannot fill the queue for all. The
-   * count is exact: `waiting` maps a key to its waiters, changed only by ConcurrentHashMap's
-   * atomic compute, and a key with none has no entry (memory grows with the keys waiting, not
-   * with every key seen). Invariant: waiting.get(k) = the requests of k between reserve and the
-   * completion of their acquire; `queued` is the sum over keys.
+   * maxQueue bounds each key's waiters, so that one busy key cannot fill the queue for all, and
+   * maxQueuedTotal bounds their sum, since the keys come from the client (a header, an address):
+   * without it, as many keys, as many queues. Both counts are exact, changed together under
+   * `lock` (only by requests that have to wait, never on the path of one admitted at once):
+   * `waiting` maps a key to its waiters, and a key with none has no entry, so memory grows with
+   * the keys waiting now, not with every key seen; the keyed semaphore likewise drops a key's
+   * entry when it is idle.
+   *
+   * Invariants (under `lock`):
+   *   P1. waiting.get(k) = the requests of k between a successful reserve and the completion of
+   *       their acquire (granted, timed out, cancelled, refused), which unreserves them; a key
+   *       with none has no entry.
+   *   P2. queued = the sum of waiting's values <= maxQueuedTotal, and each value <= maxQueue.
    */
 
   /** The failure of a request refused because its key's queue is full; shared, no stack. */
@@ -42,22 +49,29 @@ final class Partitions {
     private static final long serialVersionUID = 1L;
 
     QueueFull() {
-      super("the key's queue is full", null, false, false);
+      super("the queue is full (the key's, or all keys')", null, false, false);
     }
   }
 
   private final AdmissionControl<?> control;
   private final KeyedSemaphore<Object> keyed;
-  private final int maxQueue; // 0: best effort
-  private final ConcurrentHashMap<Object, Integer> waiting = new ConcurrentHashMap<>();
-  private final AtomicInteger queued = new AtomicInteger();
+  private final int maxQueue; // per key; 0: best effort
+  private final int maxQueuedTotal; // across keys
+  private final ReentrantLock lock = new ReentrantLock();
+  private final HashMap<Object, Integer> waiting = new HashMap<>();
+  private int queued;
 
   /** The global limit across all keys, if any. */
   OptionalInt globalLimit() {
     return keyed.globalLimit();
   }
 
-  Partitions(AdmissionControl<?> control, int limitPerKey, int globalLimit, int maxQueue) {
+  Partitions(
+      AdmissionControl<?> control,
+      int limitPerKey,
+      int globalLimit,
+      int maxQueue,
+      int maxQueuedTotal) {
     this.control = control;
     var builder = KeyedSemaphore.builder().limitPerKey(limitPerKey);
     if (globalLimit > 0) {
@@ -65,6 +79,7 @@ final class Partitions {
     }
     this.keyed = builder.build();
     this.maxQueue = maxQueue;
+    this.maxQueuedTotal = maxQueuedTotal;
   }
 
   Semaphore forKey(Object key) {
@@ -73,7 +88,8 @@ final class Partitions {
 
   /**
    * Waits for a permit of {@code key}, at most {@code maxWait}, and decides: a ticket, or a
-   * rejection (QUEUE_FULL at once if the key has maxQueue waiting, QUEUE_TIMEOUT, CLOSED).
+   * rejection (QUEUE_FULL at once if the key has maxQueue waiting or all keys maxQueuedTotal,
+   * QUEUE_TIMEOUT, CLOSED).
    * Cancelling the future withdraws the request.
    */
   CompletableFuture<Decision> await(Object key, Semaphore semaphore, Duration maxWait) {
@@ -107,13 +123,17 @@ final class Partitions {
         settled.whenComplete(
             (permit, failure) -> {
               control.dequeued(System.nanoTime() - since);
-              if (unwrap(failure) instanceof CancellationException) {
+              if (failure != null
+                  && SemaphoreFailures.unwrap(failure) instanceof CancellationException) {
                 return; // withdrawn by the caller: no decision to make
               }
               Decision d =
                   permit != null
                       ? control.ticket(permit)
-                      : control.rejection(reasonOf(failure), ahead.getAsInt(), busy.getAsInt());
+                      : control.rejection(
+                          reasonOf(Objects.requireNonNull(failure)),
+                          ahead.getAsInt(),
+                          busy.getAsInt());
               if (result.complete(d)) {
                 control.count(d);
               } else if (d instanceof Ticket t) {
@@ -135,34 +155,27 @@ final class Partitions {
       failed.join();
       throw new IllegalStateException("not failed: " + failed);
     } catch (CompletionException e) {
-      return e.getCause() != null ? e.getCause() : e;
+      return e;
     }
   }
 
-  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
-    return failure instanceof CompletionException && failure.getCause() != null
-        ? failure.getCause()
-        : failure;
-  }
-
-  private static Reason reasonOf(@Nullable Throwable failure) {
-    Throwable f = unwrap(failure);
+  /** Why a wait for a key's permit failed: its queue was full, it timed out, or as for any. */
+  private Reason reasonOf(Throwable failure) {
+    Throwable f = SemaphoreFailures.unwrap(failure);
     if (f == Partitions.FULL) {
       return Reason.QUEUE_FULL;
     }
     if (f instanceof TimeoutException) {
       return Reason.QUEUE_TIMEOUT;
     }
-    if (f instanceof SemaphoreClosedException) {
-      return Reason.CLOSED;
-    }
-    return Reason.LIMIT_REACHED; // the semaphore refused: its limit was lowered below 1
+    return control.reasonFor(f); // closed, its limit lowered below 1
   }
 
   /**
    * Waits for a permit of {@code key}, at most {@code maxWait}: the request completes with it, or
-   * fails with {@link #FULL} (at once, when the key already has maxQueue
-   * waiting), a {@code TimeoutException}, or the semaphore's refusal. Cancelling it withdraws.
+   * fails with {@link #FULL} (at once, when the key already has maxQueue waiting or all keys
+   * maxQueuedTotal), a {@code TimeoutException}, or the semaphore's refusal. Cancelling it
+   * withdraws.
    */
   private Waiting acquire(Object key, Semaphore semaphore, Duration maxWait) {
     if (!reserve(key)) {
@@ -175,7 +188,7 @@ final class Partitions {
     } catch (RuntimeException refused) { // closed, limit 0
       acquiring = CompletableFuture.failedFuture(refused);
     }
-    // Its place is given back before anyone learns of the outcome: see AdmissionQueue.settled.
+    // Its place is given back before anyone learns of the outcome: see decide.
     return new Waiting(acquiring, acquiring.whenComplete((permit, failure) -> unreserve(key)));
   }
 
@@ -185,32 +198,60 @@ final class Partitions {
    */
   record Waiting(CompletableFuture<Permit> request, CompletableFuture<Permit> settled) {}
 
+  /** Takes a place in the queue of {@code key}, if it and the queue of all keys have one. */
   private boolean reserve(Object key) {
-    boolean[] reserved = {false};
-    waiting.compute(
-        key,
-        (k, n) -> {
-          int count = n == null ? 0 : n;
-          if (count >= maxQueue) {
-            return n;
-          }
-          reserved[0] = true;
-          return count + 1;
-        });
-    if (reserved[0]) {
-      queued.incrementAndGet();
+    lock.lock();
+    try {
+      int ofKey = waiting.getOrDefault(key, 0);
+      if (ofKey >= maxQueue || queued >= maxQueuedTotal) {
+        return false;
+      }
+      waiting.put(key, ofKey + 1);
+      queued++;
+      return true;
+    } finally {
+      lock.unlock();
     }
-    return reserved[0];
   }
 
   private void unreserve(Object key) {
-    queued.decrementAndGet();
-    waiting.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
+    lock.lock();
+    try {
+      int ofKey = waiting.getOrDefault(key, 0);
+      if (ofKey <= 1) {
+        waiting.remove(key);
+      } else {
+        waiting.put(key, ofKey - 1);
+      }
+      queued--;
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** The requests waiting now, over all keys. */
   int queued() {
-    return queued.get();
+    lock.lock();
+    try {
+      return queued;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The keys with a request waiting now. */
+  int keysWaiting() {
+    lock.lock();
+    try {
+      return waiting.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The keys the keyed semaphore holds an entry for now: some permit held or request queued. */
+  int keysHeld() {
+    return keyed.keyCount();
   }
 
   /** Fails every waiting request and refuses new ones; permits held stay valid. */

@@ -9,5 +9,11 @@ public enum Reason {
   /** Queued mode: the request waited {@code maxWait} without being admitted. */
   QUEUE_TIMEOUT,
   /** The {@link AdmissionControl} was closed. */
-  CLOSED
+  CLOSED,
+  /**
+   * The limiter's semaphore failed (a remote semaphore out of reach): answered 503 whatever the
+   * configured rejection status, since the client sent nothing wrong. The failure is logged; see
+   * {@link AdmissionControl}.
+   */
+  UNAVAILABLE
 }

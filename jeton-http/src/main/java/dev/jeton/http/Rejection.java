@@ -58,6 +58,7 @@ public record Rejection(int status, Duration retryAfter, Reason reason) implemen
           case QUEUE_FULL -> "server busy, queue full";
           case QUEUE_TIMEOUT -> "server busy, waited too long in the queue";
           case CLOSED -> "server shutting down";
+          case UNAVAILABLE -> "server unavailable";
         };
     return what + " (" + reason + "); retry after " + retryAfterSeconds() + " s\n";
   }

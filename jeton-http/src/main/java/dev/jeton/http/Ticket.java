@@ -99,16 +99,6 @@ public final class Ticket implements Decision, AutoCloseable {
     return closed;
   }
 
-  /**
-   * The ticket was never handed out and its permit goes to someone else: ends its sample, if
-   * any, as no sample, and closes it without giving the permit back.
-   */
-  void retracted() {
-    if (CLOSED.compareAndSet(this, false, true)) {
-      endSample(Outcome.ABANDONED);
-    }
-  }
-
   private void finish(Outcome outcome) {
     Permit p = permit;
     AdmissionControl<?> c = control;

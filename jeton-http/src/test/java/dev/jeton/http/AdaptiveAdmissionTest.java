@@ -6,11 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.AdaptiveLimit;
+import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
 /** The admission control under an {@link AdaptiveLimit}: tickets are its samples. */
@@ -97,6 +99,36 @@ class AdaptiveAdmissionTest {
     assertEquals(0, control.inFlight());
     assertEquals(0, adaptive.inFlight(), "every sample begun was ended");
     assertEquals(adaptive.limit(), adaptive.semaphore().available());
+  }
+
+  /**
+   * Regression: a queued request whose future its caller completed (its own timeout, as with
+   * {@code orTimeout}) stayed in the queue, and the permit granted for it became a ticket that
+   * began a sample before it was retracted: a sample that counted in the window's peak in flight,
+   * so the limit grew as if it had been reached.
+   */
+  @Test
+  void aQueuedRequestItsCallerCompletedIsNoSample() throws Exception {
+    Semaphore semaphore = Semaphore.create(2);
+    AdaptiveLimit adaptive =
+        AdaptiveLimit.builder().initialLimit(2).windowSamples(1).build(semaphore);
+    AdmissionControl<String> control =
+        AdmissionControl.<String>builder()
+            .adaptive(adaptive)
+            .queue(4, Duration.ofMinutes(10))
+            .build();
+    Permit other = semaphore.acquire(1); // another user of the semaphore: never a sample
+    Ticket first = assertInstanceOf(Ticket.class, control.admit("a"));
+    CompletableFuture<Decision> queued = control.admitAsync("b");
+    assertTrue(queued.completeExceptionally(new TimeoutException("the caller's own timeout")));
+    other.release(); // no one waits for this permit any more
+    assertEquals(1, adaptive.inFlight());
+    // The window of two samples closes: at most 1 of the limit of 2 was ever in flight.
+    first.close();
+    assertInstanceOf(Ticket.class, control.admit("c")).close();
+    assertEquals(2, adaptive.limit(), "the limit was never reached, so it must not grow");
+    assertEquals(2, semaphore.available());
+    assertEquals(0, control.inFlight());
   }
 
   @Test

@@ -67,6 +67,31 @@ class BestEffortTest {
   }
 
   @Test
+  void statsCountTicketsByHowTheyEnded() throws InterruptedException {
+    AdmissionControl<String> control = control(3);
+    Ticket closed = (Ticket) control.admit("/a");
+    Ticket dropped = (Ticket) control.admit("/b");
+    Ticket abandoned = (Ticket) control.admit("/c");
+    Ticket exempt = (Ticket) control.admit("/health");
+    closed.close();
+    dropped.dropped();
+    abandoned.abandon();
+    abandoned.close(); // a second ending counts nothing
+    exempt.dropped(); // holds nothing: counts nothing
+    Ticket open = (Ticket) control.admit("/d");
+    AdmissionStats stats = control.stats();
+    assertEquals(1, stats.ticketsClosed());
+    assertEquals(1, stats.ticketsDropped());
+    assertEquals(1, stats.ticketsAbandoned());
+    assertEquals(
+        stats.admitted(),
+        stats.ticketsClosed() + stats.ticketsDropped() + stats.ticketsAbandoned()
+            + control.inFlight());
+    open.close();
+    assertEquals(2, control.stats().ticketsClosed());
+  }
+
+  @Test
   void exemptRequestsPassWhenFullAndAfterCloseHoldingNothing() throws InterruptedException {
     AdmissionControl<String> control = control(1);
     Ticket held = assertInstanceOf(Ticket.class, control.admit("/a"));

@@ -1,5 +1,7 @@
 package dev.jeton.http;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -35,6 +37,32 @@ class BuilderTest {
     fails(IllegalArgumentException.class, "maxRetryAfter must be at least 1 s, was PT0.5S",
         () -> b.maxRetryAfter(Duration.ofMillis(500)));
     fails(NullPointerException.class, "semaphore", () -> b.semaphore(null));
+  }
+
+  /**
+   * Regression: {@code limit(Integer.MAX_VALUE)} and {@code partitionBy(f, Integer.MAX_VALUE)}
+   * passed the setter and failed only in {@code build()}, the second naming {@code limit}.
+   */
+  @Test
+  void limitsAboveTheLargestASemaphoreTakesFailInTheSetterNamingThem() {
+    var b = AdmissionControl.<String>builder();
+    fails(IllegalArgumentException.class,
+        "limit must be at most 1073741823 (the largest limit of a semaphore), was 2147483647",
+        () -> b.limit(Integer.MAX_VALUE));
+    fails(IllegalArgumentException.class,
+        "limitPerKey must be at most 1073741823 (the largest limit of a semaphore), was 1073741824",
+        () -> b.partitionBy(s -> s, 1 << 30));
+  }
+
+  @Test
+  void theLargestLimitIsTheLargestASemaphoreTakes() throws InterruptedException {
+    int largest = (1 << 30) - 1;
+    assertThrows(IllegalArgumentException.class, () -> Semaphore.create(largest + 1));
+    AdmissionControl<String> plain = AdmissionControl.<String>builder().limit(largest).build();
+    assertEquals(largest, plain.limit().getAsInt());
+    AdmissionControl<String> partitioned =
+        AdmissionControl.<String>builder().partitionBy(s -> s, largest).limit(largest).build();
+    assertInstanceOf(Ticket.class, partitioned.admit("a")).close();
   }
 
   @Test

@@ -103,6 +103,60 @@ class QueuedModeTest {
     ticket(two).close();
   }
 
+  /**
+   * Regression: ranks were {@code now - priority * aging} clamped to a long, so with an aging of
+   * an hour or more (or any aging, on a clock near its lowest value) distinct priorities clamped
+   * to one rank and were served first come first served.
+   */
+  @Test
+  void extremePrioritiesKeepTheirOrderUnderLongAgingAndAnyClock() {
+    Duration forever = Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
+    for (Duration aging : List.of(Duration.ofSeconds(1), Duration.ofHours(1), forever)) {
+      for (long clock : new long[] {0, Long.MIN_VALUE + 1_000, Long.MAX_VALUE - 1_000}) {
+        higherGoesFirst(aging, clock, Integer.MAX_VALUE - 1, Integer.MAX_VALUE);
+        higherGoesFirst(aging, clock, Integer.MIN_VALUE, Integer.MIN_VALUE + 1);
+        higherGoesFirst(aging, clock, Integer.MIN_VALUE, Integer.MAX_VALUE);
+        higherGoesFirst(aging, clock, 5, 6);
+      }
+    }
+  }
+
+  /** Queues {@code lower}, then {@code higher} at the same instant: {@code higher} goes first. */
+  private void higherGoesFirst(Duration aging, long clock, int lower, int higher) {
+    AdmissionControl<Integer> control =
+        queued(1, 2).priority(p -> p, aging).ticker(() -> clock).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> low = control.admitAsync(lower);
+    CompletableFuture<Decision> high = control.admitAsync(higher);
+    first.close();
+    assertTrue(high.isDone() && !low.isDone(),
+        () -> higher + " should go before " + lower + ", aging " + aging + ", clock " + clock);
+    ticket(high).close();
+    ticket(low).close();
+  }
+
+  @Test
+  void extremePrioritiesAgeByOneRankPerAgingUnderShortAging() {
+    long[] now = {0};
+    AdmissionControl<Integer> control =
+        queued(1, 3).priority(p -> p, Duration.ofNanos(1)).ticker(() -> now[0]).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> lowest = control.admitAsync(Integer.MIN_VALUE);
+    now[0] = 1_000_000_000L; // lowest has risen 10^9 of the 2^32 - 1 ranks to the highest
+    CompletableFuture<Decision> highest = control.admitAsync(Integer.MAX_VALUE);
+    now[0] = 1L << 32; // and now all of them, and one more
+    CompletableFuture<Decision> late = control.admitAsync(Integer.MAX_VALUE);
+    first.close();
+    Ticket h = ticket(highest);
+    assertFalse(lowest.isDone() || late.isDone());
+    h.close();
+    Ticket l = ticket(lowest);
+    assertFalse(late.isDone());
+    l.close();
+    ticket(late).close();
+    assertEquals(0, control.inFlight());
+  }
+
   @Test
   void aWaiterThatTimesOutLeavesTheQueueAtOnce() {
     AdmissionControl<Integer> control = queued(1, 2).build();
@@ -142,6 +196,45 @@ class QueuedModeTest {
     ticket(b).close();
     assertEquals(0, control.inFlight());
     assertEquals(0, control.stats().rejectedTotal());
+  }
+
+  /**
+   * Regression: completing a queued request's future (the caller's own timeout, as with {@code
+   * orTimeout} or {@code completeOnTimeout}) left the request in the queue, taking a place until
+   * the queue reached it, and the decision the caller made up was counted in the stats as the
+   * control's.
+   */
+  @Test
+  void completingAQueuedRequestsFutureWithdrawsItLikeCancelling() {
+    AdmissionControl<Integer> control = queued(1, 3).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> a = control.admitAsync(1);
+    CompletableFuture<Decision> b = control.admitAsync(2);
+    CompletableFuture<Decision> c = control.admitAsync(3);
+    assertTrue(a.complete(new Rejection(503, Duration.ZERO, Reason.QUEUE_TIMEOUT)));
+    assertTrue(b.completeExceptionally(new IllegalStateException("gave up")));
+    assertEquals(1, control.queued());
+    first.close();
+    ticket(c).close();
+    assertEquals(0, control.stats().rejectedTotal(), "the caller's decisions are not counted");
+    assertEquals(2, control.stats().admitted());
+    assertEquals(0, control.inFlight());
+  }
+
+  @Test
+  void aQueuedRequestsDecisionCannotBeDecidedTwice() {
+    AdmissionControl<Integer> control = queued(1, 2).build();
+    Ticket first = ticket(control.admitAsync(0));
+    CompletableFuture<Decision> a = control.admitAsync(1);
+    first.close();
+    Ticket ta = ticket(a);
+    assertFalse(a.complete(new Rejection(503, Duration.ZERO, Reason.QUEUE_TIMEOUT)));
+    assertFalse(a.cancel(false));
+    assertThrows(UnsupportedOperationException.class, () -> a.obtrudeValue(ta));
+    assertThrows(UnsupportedOperationException.class, () -> a.obtrudeException(new Error()));
+    assertThrows(UnsupportedOperationException.class, () -> a.completeAsync(() -> ta));
+    ta.close();
+    assertEquals(0, control.inFlight());
   }
 
   @Test

@@ -39,8 +39,11 @@ import java.util.function.ToDoubleFunction;
  *   <tr><td>{@code jeton.admission.exempted}</td><td>counter (requests)</td><td>requests let
  *       through by the exemption predicate</td></tr>
  *   <tr><td>{@code jeton.admission.rejected}</td><td>counter (requests), tag {@code reason}:
- *       {@code limit_reached}, {@code queue_full}, {@code queue_timeout}, {@code
- *       closed}</td><td>rejections by reason</td></tr>
+ *       {@code limit_reached}, {@code queue_full}, {@code queue_timeout}, {@code closed},
+ *       {@code unavailable}</td><td>rejections by reason</td></tr>
+ *   <tr><td>{@code jeton.admission.tickets}</td><td>counter (requests), tag {@code outcome}:
+ *       {@code closed}, {@code dropped}, {@code abandoned}</td><td>admitted tickets by how they
+ *       ended</td></tr>
  *   <tr><td>{@code jeton.admission.queue.wait}</td><td>function timer</td><td>count and total
  *       time of requests that waited in the queue and left it</td></tr>
  *   <tr><td>{@code jeton.admission.queue.wait.max}</td><td>time gauge</td><td>the longest of
@@ -96,6 +99,9 @@ public final class AdmissionMetrics implements MeterBinder {
           Tags.of("reason", reason.name().toLowerCase(Locale.ROOT)),
           s -> s.rejected(reason));
     }
+    tickets(registry, "closed", AdmissionStats::ticketsClosed);
+    tickets(registry, "dropped", AdmissionStats::ticketsDropped);
+    tickets(registry, "abandoned", AdmissionStats::ticketsAbandoned);
     FunctionTimer.builder(
             "jeton.admission.queue.wait",
             control,
@@ -113,6 +119,17 @@ public final class AdmissionMetrics implements MeterBinder {
         .description("The longest time a request spent in the queue")
         .tags(tags)
         .register(registry);
+  }
+
+  /** One outcome of the counter of ended tickets. */
+  private void tickets(
+      MeterRegistry registry, String outcome, ToDoubleFunction<AdmissionStats> count) {
+    counter(
+        registry,
+        "jeton.admission.tickets",
+        "Admitted tickets ended, by how",
+        Tags.of("outcome", outcome),
+        count);
   }
 
   private void gauge(

@@ -68,6 +68,19 @@ class AdmissionMetricsTest {
   }
 
   @Test
+  void ticketsAreCountedByHowTheyEnded() throws Exception {
+    AdmissionControl<String> control = AdmissionControl.<String>builder().limit(4).build();
+    new AdmissionMetrics(control, "api").bindTo(registry);
+    ((Ticket) control.admit("a")).close();
+    ((Ticket) control.admit("b")).close();
+    ((Ticket) control.admit("c")).dropped();
+    ((Ticket) control.admit("d")).abandon();
+    assertEquals(2, count("jeton.admission.tickets", "outcome", "closed"));
+    assertEquals(1, count("jeton.admission.tickets", "outcome", "dropped"));
+    assertEquals(1, count("jeton.admission.tickets", "outcome", "abandoned"));
+  }
+
+  @Test
   void theLimitGaugeShowsTheAdaptiveLimit() {
     AdaptiveLimit adaptive =
         AdaptiveLimit.builder().initialLimit(12).build(Semaphore.create(3));
@@ -89,7 +102,8 @@ class AdmissionMetricsTest {
   void everyReasonHasItsCounter() {
     AdmissionControl<String> control = AdmissionControl.<String>builder().limit(1).build();
     new AdmissionMetrics(control, "api").bindTo(registry);
-    for (String reason : new String[] {"limit_reached", "queue_full", "queue_timeout", "closed"}) {
+    for (String reason :
+        new String[] {"limit_reached", "queue_full", "queue_timeout", "closed", "unavailable"}) {
       assertEquals(0, count("jeton.admission.rejected", "reason", reason), reason);
     }
   }

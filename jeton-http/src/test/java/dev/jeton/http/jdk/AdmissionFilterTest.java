@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import dev.jeton.http.AdmissionControl;
+import dev.jeton.http.FailingSemaphore;
 import dev.jeton.http.Reason;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -238,6 +239,26 @@ class AdmissionFilterTest {
     assertEquals(1, most.get());
     awaitTrue(() -> control.inFlight() == 0, "in flight back to 0");
     assertEquals(1, control.stats().dequeued());
+  }
+
+  /**
+   * Regression: a semaphore that threw (a remote one out of reach) escaped the filter, and the
+   * JDK server dropped the connection without an answer (a servlet container answers 500).
+   */
+  @Test
+  void aSemaphoreThatFailsIsAnswered503WithRetryAfter() throws Exception {
+    FailingSemaphore semaphore = new FailingSemaphore(4);
+    AdmissionControl<HttpExchange> control =
+        AdmissionControl.<HttpExchange>builder().semaphore(semaphore).build();
+    URI uri = start(new AdmissionFilter(control), exchange -> respond(exchange, 200, "done"));
+    semaphore.failWith(new FailingSemaphore.Unreachable("connection refused"));
+    HttpResponse<String> rejected = get(uri).join();
+    assertEquals(503, rejected.statusCode(), rejected::body);
+    assertEquals("1", rejected.headers().firstValue("Retry-After").orElseThrow());
+    assertTrue(rejected.body().contains("UNAVAILABLE"), rejected::body);
+    semaphore.failWith(null);
+    assertEquals(200, get(uri).join().statusCode());
+    awaitTrue(() -> control.inFlight() == 0, "in flight back to 0");
   }
 
   @Test

@@ -1,0 +1,86 @@
+package dev.jeton.http;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A request queued in an {@link AdmissionQueue}, and the future of its decision: decided by
+ * whoever takes it out of the queue (see the queue's Overview). Its caller's {@code cancel},
+ * {@code complete} and {@code completeExceptionally} take it out if it still waits, and return
+ * false if someone else has; the ways to complete it that would bypass that are refused.
+ */
+final class Waiter extends CompletableFuture<Decision> {
+  final int priority;
+  final long seq;
+  final long enqueuedNanos;
+  final boolean queued; // false: refused at the door, never in the queue
+  private final @Nullable AdmissionQueue owner;
+
+  Waiter(int priority, long seq, long enqueuedNanos, @Nullable AdmissionQueue owner) {
+    this.priority = priority;
+    this.seq = seq;
+    this.enqueuedNanos = enqueuedNanos;
+    this.queued = owner != null;
+    this.owner = owner;
+  }
+
+  /** Completes it with the control's decision: only by whoever took it out of the queue. */
+  void decide(Decision decision) {
+    super.complete(decision);
+  }
+
+  /**
+   * Withdraws the request if it still waits, and only then: once someone has taken it out of
+   * the queue to decide it (the pump, its timeout, a newcomer, close), its decision is on the
+   * way and this returns false, as for a decided request.
+   */
+  @Override
+  public boolean cancel(boolean mayInterruptIfRunning) {
+    return withdrawn() ? super.cancel(mayInterruptIfRunning) : isCancelled();
+  }
+
+  /** As {@link #cancel}, with the caller's own decision, which the control does not count. */
+  @Override
+  public boolean complete(Decision decision) {
+    return withdrawn() && super.complete(decision);
+  }
+
+  /** As {@link #cancel}, with the caller's own failure. */
+  @Override
+  public boolean completeExceptionally(Throwable failure) {
+    return withdrawn() && super.completeExceptionally(failure);
+  }
+
+  /** Refused: it would overwrite the decision, or make one without taking it out of the queue. */
+  @Override
+  public void obtrudeValue(Decision decision) {
+    throw refused("obtrudeValue");
+  }
+
+  /** Refused, as {@link #obtrudeValue}. */
+  @Override
+  public void obtrudeException(Throwable failure) {
+    throw refused("obtrudeException");
+  }
+
+  /** Refused, as {@link #obtrudeValue}. */
+  @Override
+  public CompletableFuture<Decision> completeAsync(
+      Supplier<? extends Decision> supplier, Executor executor) {
+    throw refused("completeAsync");
+  }
+
+  private static UnsupportedOperationException refused(String method) {
+    return new UnsupportedOperationException(
+        method + " is not supported by an admission's future: cancel or complete it to"
+            + " withdraw the request");
+  }
+
+  /** Takes it out of the queue if it still waits there; false if someone else did. */
+  private boolean withdrawn() {
+    AdmissionQueue q = owner;
+    return q == null || isDone() || q.remove(this);
+  }
+}
