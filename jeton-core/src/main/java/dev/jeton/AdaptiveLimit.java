@@ -19,8 +19,8 @@ import java.util.function.LongSupplier;
  * least the limit's worth), the first to begin while the window is open; a window closes when they
  * have ended. After each window the limit is cut when the mean latency is above {@link
  * Builder#tolerance(double)} times the no-load latency (to the concurrency at which latency would
- * be back within tolerance) or when work was {@linkplain Sample#dropped() dropped}, grows by the square
- * root of the limit when latency is within tolerance and the in-flight count reached the limit, and
+ * be back within half of the tolerance) or when work was {@linkplain Sample#dropped() dropped},
+ * grows when latency is within half of the tolerance and the in-flight count reached the limit, and
  * otherwise stays. It never leaves [{@link Builder#minLimit(int)}, {@link Builder#maxLimit(int)}].
  * The controller owns the semaphore's limit: it calls {@link Semaphore#setLimit(int)} from the
  * thread that ends a window's last sample (for an in-process semaphore that never blocks; for a
@@ -56,12 +56,18 @@ public final class AdaptiveLimit {
    *      and growth is capped at the estimate from before the cuts (`cap`) until latency is back
    *      within tolerance of the lowest B ever, or well below B (R * tolerance < B): then B
    *      returns to that lowest and the cap goes.
-   *   3. R > tolerance * B: estimate *= max(0.5, tolerance * B / R). If the excess is queueing,
-   *      latency grows with in-flight work (Little's law), and tolerance * B / R of the limit is
-   *      where latency would be back within tolerance. (Cutting to B / R, all queueing gone, cut
-   *      below the capacity whenever the baseline was a little low, and goodput went with it.)
-   *   4. otherwise, if M reached the window's limit: estimate += sqrt(estimate), up to `cap`; if
-   *      it did not, the limit was not what held the work back: nothing is learnt about more.
+   *   3. R > tolerance * B: estimate *= max(0.5, T * B / R), where T = sqrt(tolerance), half
+   *      the tolerance in ratio (1.118 for 1.25). If the excess is queueing, latency grows with
+   *      in-flight work (Little's law), and T * B / R of the limit is where latency would be back
+   *      at T * B: the bottom of the band (T * B, tolerance * B] in which the limit holds. (A cut
+   *      to B / R, all queueing gone, fell below the capacity whenever B was a little low, and
+   *      goodput went with it.)
+   *   4. R <= T * B, and M reached the window's limit: estimate += sqrt(estimate), up to `cap`;
+   *      only += 1 if the last window that decided cut (the cut found the band: probe above it
+   *      gently rather than overshoot by sqrt and cut again). If M did not reach the limit, the
+   *      limit was not what held the work back: nothing is learnt about more.
+   *   5. Within the band (T * B < R <= tolerance * B) the limit holds: a little queueing, which
+   *      keeps the server busy, and no more than the tolerance accepts.
    *
    * Why (docs/decisions.md, decision 45): a baseline that follows latency up (Gradient2's
    * long-term average, an expiring minimum) lets the limit creep under steady overload, and
@@ -151,6 +157,7 @@ public final class AdaptiveLimit {
   private double runLatency; // and its mean latency
   private double lowest; // the lowest window mean latency ever, ns (0 until measured)
   private double beforeCuts; // the estimate before the current run of cuts began
+  private boolean cutLast; // the last window that decided cut the limit
   private double cap = Double.POSITIVE_INFINITY; // no growth above it, after a latency shift
 
   AdaptiveLimit(Semaphore target, Builder b, LongSupplier clock) {
@@ -344,6 +351,7 @@ public final class AdaptiveLimit {
     if (drops > 0) {
       runLoad = 0; // the windows after it cannot be compared with the ones before
       next = estimate * backoff;
+      cutLast = true;
     } else if (successes > 0) {
       updateBaseline(latency, error, load);
       double b = baseline;
@@ -352,11 +360,16 @@ public final class AdaptiveLimit {
           runLoad = load; // a run of cuts begins: the reference for step 2
           runLatency = latency;
         }
-        next = estimate * Math.max(0.5, tolerance * b / latency);
+        next = estimate * Math.max(0.5, Math.sqrt(tolerance) * b / latency);
+        cutLast = true;
       } else {
         runLoad = 0;
-        if (reached) {
-          next = Math.max(estimate, Math.min(cap, estimate + Math.sqrt(estimate)));
+        if (latency <= Math.sqrt(tolerance) * b) {
+          if (reached) {
+            double step = cutLast ? 1 : Math.sqrt(estimate);
+            next = Math.max(estimate, Math.min(cap, estimate + step));
+          }
+          cutLast = false;
         }
       }
     }
@@ -435,7 +448,7 @@ public final class AdaptiveLimit {
     private int initialLimit = 10;
     private int minLimit = 1;
     private int maxLimit = 1000;
-    private int windowSamples = 20;
+    private int windowSamples = 50;
     private double tolerance = 1.25;
     private double backoff = 0.9;
 
@@ -478,7 +491,8 @@ public final class AdaptiveLimit {
     }
 
     /**
-     * The fewest samples in a window, default 20; a window holds at least the limit's worth of
+     * The fewest samples in a window, default 50 (fewer react sooner, but the lowest of noisier
+     * means makes a lower no-load estimate); a window holds at least the limit's worth of
      * samples too, and at most {@value AdaptiveLimit#MAX_WINDOW}.
      */
     public Builder windowSamples(int samples) {

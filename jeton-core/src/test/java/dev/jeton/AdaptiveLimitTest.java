@@ -144,16 +144,20 @@ class AdaptiveLimitTest {
   @Test
   void noisyLatency_theLimitStaysNearTheCapacity() {
     for (long seed = 1; seed <= 5; seed++) {
-      int[] range = noisyClosedLoop(16, seed, 3_000);
-      // At or above the capacity (no goodput lost), and never far above it: the tolerance lets
-      // latency rise 25% above the no-load one before a cut, and each rise adds sqrt(limit).
-      assertWithin(range, 16, 36, "seed " + seed);
+      int[] seen = noisyClosedLoop(16, seed, 3_000);
+      // At the capacity or above it nearly always (goodput), one step below it at worst, and
+      // never far above it (latency): the tolerance lets latency rise 25% above the no-load one
+      // before a cut.
+      String what = "seed " + seed + ", " + seen[2] + " of " + seen[3] + " windows below 16";
+      assertWithin(seen, 15, 36, what);
+      assertTrue(seen[2] <= seen[3] / 50, what);
     }
   }
 
   /**
    * Runs {@code windows} windows of a closed loop against a server of {@code capacity} whose work
-   * takes 20 to 50 ms; returns the lowest and highest limit after the first 100 windows.
+   * takes 20 to 50 ms. After the first 100 windows, returns the lowest and the highest limit, the
+   * number of windows after which the limit was below the capacity, and the number of windows.
    */
   private static int[] noisyClosedLoop(int capacity, long seed, int windows) {
     long[] now = {0};
@@ -167,6 +171,7 @@ class AdaptiveLimitTest {
     PriorityQueue<Pending> running = new PriorityQueue<>(Comparator.comparingLong(Pending::end));
     int low = Integer.MAX_VALUE;
     int high = 0;
+    int below = 0;
     long seen = control.windows();
     while (control.windows() < windows) {
       while (running.size() < control.limit()) {
@@ -183,10 +188,11 @@ class AdaptiveLimitTest {
         if (seen > 100) {
           low = Math.min(low, control.limit());
           high = Math.max(high, control.limit());
+          below += control.limit() < capacity ? 1 : 0;
         }
       }
     }
-    return new int[] {low, high};
+    return new int[] {low, high, below, windows - 100};
   }
 
   @Test
