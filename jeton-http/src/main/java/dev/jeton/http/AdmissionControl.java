@@ -348,7 +348,11 @@ public final class AdmissionControl<R> implements AutoCloseable {
     inFlight.decrementAndGet();
     drain.completed(heldNanos);
     counters.ended(outcome);
-    permit.release();
+    try {
+      permit.release();
+    } catch (RuntimeException e) {
+      failures.releaseFailed(e); // the ticket's closer is a response finishing: not its problem
+    }
   }
 
   // ------------------------------------------------------------------ inspection and closing

@@ -23,9 +23,12 @@ final class SemaphoreFailures {
    * clients away, but at most once every REPORT_NANOS: a semaphore out of reach fails for every
    * request, and a log line per request would bury the log. A report carries the latest failure,
    * with its stack trace, and how many failures there were since the previous report; the stats
-   * count them all (rejected(UNAVAILABLE)). Two atomics and no lock: `unreported` counts, and the
-   * thread whose CAS moves `nextReport` on writes the report, so two threads never report the
-   * same period.
+   * count them all (rejected(UNAVAILABLE)). A permit that fails to go back when its ticket
+   * closes (a remote release that never arrives: the server lets the lease expire) is reported
+   * the same way, in reports of its own, and never thrown at the thread closing the ticket.
+   *
+   * Each kind of report takes two atomics and no lock: `unreported` counts, and the thread whose
+   * CAS moves `nextReport` on writes the report, so two threads never report the same period.
    */
 
   /** At most one report in this many nanoseconds: 10 s. */
@@ -33,8 +36,8 @@ final class SemaphoreFailures {
 
   private final Supplier<System.Logger> logger; // looked up when there is something to log
   private final LongSupplier ticker;
-  private final AtomicLong unreported = new AtomicLong();
-  private final AtomicLong nextReport;
+  private final Reports rejections;
+  private final Reports releases;
 
   /**
    * Reports through the logger that {@code logger} finds, on the first report: a control that never
@@ -43,7 +46,8 @@ final class SemaphoreFailures {
   SemaphoreFailures(Supplier<System.Logger> logger, LongSupplier ticker) {
     this.logger = logger;
     this.ticker = ticker;
-    this.nextReport = new AtomicLong(ticker.getAsLong());
+    this.rejections = new Reports(" rejected UNAVAILABLE since the last report");
+    this.releases = new Reports(" whose permit failed to go back since the last report");
   }
 
   /** The reason to reject the request whose acquire failed with {@code failure}. */
@@ -55,8 +59,17 @@ final class SemaphoreFailures {
     if (cause instanceof IllegalArgumentException) {
       return Reason.LIMIT_REACHED; // its limit was lowered below 1: no request fits
     }
-    report(cause);
+    rejections.report(cause);
     return Reason.UNAVAILABLE;
+  }
+
+  /**
+   * Logs, at most every 10 s, that a ticket's permit failed to go back with {@code failure}: a
+   * remote release that did not arrive (the server lets the lease expire), or a semaphore's bug.
+   * The ticket is closed all the same; the failure never reaches the thread that closed it.
+   */
+  void releaseFailed(Throwable failure) {
+    releases.report(unwrap(failure));
   }
 
   /** The cause of {@code failure}, out of any CompletionException or ExecutionException. */
@@ -69,20 +82,34 @@ final class SemaphoreFailures {
     return f;
   }
 
-  private void report(Throwable cause) {
-    unreported.incrementAndGet();
-    long now = ticker.getAsLong();
-    long due = nextReport.get();
-    if (now - due < 0 || !nextReport.compareAndSet(due, now + REPORT_NANOS)) {
-      return; // reported lately, or being reported by another thread: counted for the next
+  /** One kind of failure's reports: a count since the last one, and when the next is due. */
+  private final class Reports {
+    private final String since;
+    private final AtomicLong unreported = new AtomicLong();
+    private final AtomicLong nextReport = new AtomicLong(ticker.getAsLong());
+
+    Reports(String since) {
+      this.since = since;
     }
-    long failures = unreported.getAndSet(0);
-    logger.get().log(
-        Level.WARNING,
-        "the admission semaphore failed: "
-            + failures
-            + (failures == 1 ? " request" : " requests")
-            + " rejected UNAVAILABLE since the last report; the latest failure:",
-        cause);
+
+    void report(Throwable cause) {
+      unreported.incrementAndGet();
+      long now = ticker.getAsLong();
+      long due = nextReport.get();
+      if (now - due < 0 || !nextReport.compareAndSet(due, now + REPORT_NANOS)) {
+        return; // reported lately, or being reported by another thread: counted for the next
+      }
+      long failures = unreported.getAndSet(0);
+      logger
+          .get()
+          .log(
+              Level.WARNING,
+              "the admission semaphore failed: "
+                  + failures
+                  + (failures == 1 ? " request" : " requests")
+                  + since
+                  + "; the latest failure:",
+              cause);
+    }
   }
 }

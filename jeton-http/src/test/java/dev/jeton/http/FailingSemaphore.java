@@ -34,6 +34,7 @@ public final class FailingSemaphore implements Semaphore {
       new ConcurrentLinkedQueue<>();
   private volatile @Nullable RuntimeException failure;
   private volatile boolean stages;
+  private volatile @Nullable RuntimeException releaseFailure;
 
   /** Over a real semaphore of {@code limit}. */
   public FailingSemaphore(int limit) {
@@ -52,6 +53,14 @@ public final class FailingSemaphore implements Semaphore {
     return next;
   }
 
+  /**
+   * From now on, releasing a permit granted by {@code tryAcquire} throws {@code failure} and gives
+   * nothing back (a remote release that never arrives: the server lets the lease expire).
+   */
+  public void failReleasesWith(RuntimeException failure) {
+    this.releaseFailure = failure;
+  }
+
   /** Futures from now on are stages of the real ones. */
   public FailingSemaphore asStages() {
     stages = true;
@@ -68,7 +77,21 @@ public final class FailingSemaphore implements Semaphore {
   @Override
   public Optional<Permit> tryAcquire(int permits) {
     check();
-    return real.tryAcquire(permits);
+    RuntimeException f = releaseFailure;
+    if (f == null) {
+      return real.tryAcquire(permits);
+    }
+    return real.tryAcquire(permits).map(granted -> new Permit() {
+      @Override
+      public int permits() {
+        return granted.permits();
+      }
+
+      @Override
+      public void release() {
+        throw f;
+      }
+    });
   }
 
   @Override

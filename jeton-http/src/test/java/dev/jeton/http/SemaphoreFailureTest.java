@@ -50,6 +50,19 @@ class SemaphoreFailureTest {
     assertEquals(0, control.inFlight());
   }
 
+  /** Regression: a release that threw reached whoever closed the ticket (a filter, a pump). */
+  @Test
+  void aPermitThatFailsToGoBackNeverThrowsAtTheTicketsCloser() throws InterruptedException {
+    AdmissionControl<Integer> control = builder().build();
+    semaphore.failReleasesWith(new FailingSemaphore.Unreachable("connection reset"));
+    Ticket ticket = assertInstanceOf(Ticket.class, control.admit(1));
+    ticket.close(); // must not throw
+    assertEquals(0, control.inFlight(), "the ticket is closed all the same");
+    assertEquals(1, control.stats().ticketsClosed());
+    ticket.close();
+    assertEquals(0, control.inFlight());
+  }
+
   @Test
   void aWrappedClosedIsClosedInBestEffortMode() throws InterruptedException {
     AdmissionControl<Integer> control = builder().build();

@@ -87,4 +87,17 @@ class SemaphoreFailuresTest {
     String message = log.lines.get(1).message();
     assertTrue(message.contains("100 requests rejected"), message);
   }
+
+  @Test
+  void releaseFailuresAreLoggedApartFromRejections() {
+    failures.reasonFor(new FailingSemaphore.Unreachable("connection refused"));
+    RuntimeException lost = new FailingSemaphore.Unreachable("connection reset");
+    failures.releaseFailed(new CompletionException(lost));
+    assertEquals(2, log.lines.size(), "each kind has its own period");
+    assertSame(lost, log.lines.get(1).thrown());
+    String message = log.lines.get(1).message();
+    assertTrue(message.contains("1 request whose permit failed to go back"), message);
+    failures.releaseFailed(lost);
+    assertEquals(2, log.lines.size(), "within the period: counted, not logged");
+  }
 }
