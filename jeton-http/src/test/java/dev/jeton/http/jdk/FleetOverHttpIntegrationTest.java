@@ -25,11 +25,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -50,25 +48,14 @@ class FleetOverHttpIntegrationTest {
   private static final int HELD_REQUESTS = 40;
   private static final int CHURN_REQUESTS = 200;
 
-  private static RedisServer redis;
-
+  @AutoClose private final RedisServer redis = RedisServer.start(); // closed after @AfterEach
   private final Gauge atWork = new Gauge(); // both servers' handlers together
-  private final List<ServerFixture> servers = List.of(new ServerFixture(atWork),
-      new ServerFixture(atWork));
+  private final List<ServerFixture> servers =
+      List.of(new ServerFixture(atWork), new ServerFixture(atWork));
   private final List<RedisSemaphore> semaphores = new ArrayList<>();
   private final List<AdmissionControl<HttpExchange>> controls = new ArrayList<>();
   private final List<URI> uris = new ArrayList<>();
   private final CountDownLatch release = new CountDownLatch(1);
-
-  @BeforeAll
-  static void startRedis() {
-    redis = RedisServer.start();
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    redis.close();
-  }
 
   @AfterEach
   void stop() {
@@ -77,16 +64,15 @@ class FleetOverHttpIntegrationTest {
   }
 
   /**
-   * Starts both instances, in {@code mode}, on the semaphore named after the test; their work is
-   * held until {@link #release}, then short.
+   * Starts both instances, in {@code mode}, each with its own handle on one Redis semaphore; their
+   * work is held until {@link #release}, then short.
    */
-  private void startFleet(TestInfo test, UnaryOperator<AdmissionControl.Builder<HttpExchange>> mode)
+  private void startFleet(UnaryOperator<AdmissionControl.Builder<HttpExchange>> mode)
       throws Exception {
-    String name = "fleet-" + test.getTestMethod().orElseThrow().getName();
     HttpHandler work = working();
     for (ServerFixture server : servers) {
-      RedisSemaphore semaphore = RedisSemaphore.builder(name).uri(redis.uri()).limit(FLEET_LIMIT)
-          .open();
+      RedisSemaphore semaphore =
+          RedisSemaphore.builder("fleet").uri(redis.uri()).limit(FLEET_LIMIT).open();
       semaphores.add(semaphore);
       AdmissionControl<HttpExchange> control =
           mode.apply(AdmissionControl.<HttpExchange>builder().semaphore(semaphore)).build();
@@ -138,8 +124,8 @@ class FleetOverHttpIntegrationTest {
   }
 
   @Test
-  void bestEffort_theFleetLimitHoldsAcrossTwoServers(TestInfo test) throws Exception {
-    startFleet(test, mode -> mode);
+  void bestEffort_theFleetLimitHoldsAcrossTwoServers() throws Exception {
+    startFleet(mode -> mode);
     List<CompletableFuture<HttpResponse<String>>> held = spread(HELD_REQUESTS);
     awaitTrue(
         () -> sum(c -> c.inFlight()) == FLEET_LIMIT
@@ -156,10 +142,10 @@ class FleetOverHttpIntegrationTest {
    * the end the fleet limit is taken, and every request is at work, queued or rejected.
    */
   @Test
-  void queued_theFleetLimitHoldsAcrossTwoServers_theQueuedServedAfterTheRelease(TestInfo test)
+  void queued_theFleetLimitHoldsAcrossTwoServers_theQueuedServedAfterTheRelease()
       throws Exception {
     int maxQueue = 8;
-    startFleet(test, mode -> mode.queue(maxQueue, Duration.ofMinutes(2)));
+    startFleet(mode -> mode.queue(maxQueue, Duration.ofMinutes(2)));
     List<CompletableFuture<HttpResponse<String>>> held = spread(HELD_REQUESTS);
     awaitTrue(
         () -> sum(c -> c.inFlight()) == FLEET_LIMIT
