@@ -138,7 +138,8 @@ class AdmissionFilterTest {
     FailingSemaphore semaphore = new FailingSemaphore(4);
     AdmissionControl<HttpExchange> control =
         AdmissionControl.<HttpExchange>builder().semaphore(semaphore).build();
-    URI uri = fixture.start(new AdmissionFilter(control), exchange -> respond(exchange, 200, "done"));
+    URI uri =
+        fixture.start(new AdmissionFilter(control), exchange -> respond(exchange, 200, "done"));
     semaphore.failWith(new FailingSemaphore.Unreachable("connection refused"));
     HttpResponse<String> rejected = fixture.get(uri).join();
     assertEquals(503, rejected.statusCode(), rejected::body);

@@ -2,15 +2,13 @@ package dev.jeton.http.jdk;
 
 import static dev.jeton.http.jdk.ServerFixture.assertOnlyOkOrRejected;
 import static dev.jeton.http.jdk.ServerFixture.assertRejected;
-import static dev.jeton.http.jdk.ServerFixture.awaitLatch;
 import static dev.jeton.http.jdk.ServerFixture.awaitTrue;
+import static dev.jeton.http.jdk.ServerFixture.heldUntil;
 import static dev.jeton.http.jdk.ServerFixture.joinAll;
-import static dev.jeton.http.jdk.ServerFixture.working;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpHandler;
 import dev.jeton.http.AdmissionControl;
 import dev.jeton.http.jdk.ServerFixture.Gauge;
 import dev.jeton.redis.RedisSemaphore;
@@ -69,7 +67,6 @@ class FleetOverHttpIntegrationTest {
    */
   private void startFleet(UnaryOperator<AdmissionControl.Builder<HttpExchange>> mode)
       throws Exception {
-    HttpHandler work = working();
     for (ServerFixture server : servers) {
       RedisSemaphore semaphore =
           RedisSemaphore.builder("fleet").uri(redis.uri()).limit(FLEET_LIMIT).open();
@@ -77,10 +74,7 @@ class FleetOverHttpIntegrationTest {
       AdmissionControl<HttpExchange> control =
           mode.apply(AdmissionControl.<HttpExchange>builder().semaphore(semaphore)).build();
       controls.add(control);
-      uris.add(server.start(new AdmissionFilter(control), exchange -> {
-        awaitLatch(release);
-        work.handle(exchange);
-      }));
+      uris.add(server.start(new AdmissionFilter(control), heldUntil(release)));
     }
   }
 

@@ -146,11 +146,12 @@ final class ServerFixture implements AutoCloseable {
     };
   }
 
-  /** Work that holds its request until {@code release} is counted down. */
+  /** Work that holds its request until {@code release} is counted down, then does as working. */
   static HttpHandler heldUntil(CountDownLatch release) {
+    HttpHandler work = working();
     return exchange -> {
       awaitLatch(release);
-      respond(exchange, 200, "done");
+      work.handle(exchange);
     };
   }
 
@@ -178,7 +179,9 @@ final class ServerFixture implements AutoCloseable {
   static void assertRejected(HttpResponse<String> r, int status, String... reasons) {
     assertEquals(status, r.statusCode(), r::body);
     String header =
-        r.headers().firstValue("Retry-After").orElseThrow(() -> new AssertionError("no Retry-After"));
+        r.headers()
+            .firstValue("Retry-After")
+            .orElseThrow(() -> new AssertionError("no Retry-After"));
     long retryAfter = Long.parseLong(header);
     assertTrue(retryAfter >= 1 && retryAfter <= MAX_RETRY_AFTER_SECONDS, "Retry-After " + header);
     assertTrue(r.headers().firstValue("Content-Type").orElseThrow().startsWith("text/plain"));
