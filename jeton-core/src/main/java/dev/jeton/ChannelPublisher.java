@@ -26,6 +26,7 @@ final class ChannelPublisher<T> implements Flow.Publisher<T> {
     Objects.requireNonNull(subscriber, "subscriber"); // Reactive Streams rule 1.9
     Subscription<T> s = new Subscription<>(channel, subscriber);
     subscriber.onSubscribe(s);
+    s.drain(); // signals an end that needs no request
   }
 
   /**
@@ -38,7 +39,8 @@ final class ChannelPublisher<T> implements Flow.Publisher<T> {
    * one is started only while `requested` is above 0; its completion calls drain. A cancel sets
    * `cancelled` and drains: the loop cancels the receive in flight, which withdraws it, or, if
    * its value was taken already (the cancel is refused), waits for it and gives it to the
-   * channel's undelivered hook. Once `done`, the subscriber reference is dropped (rule 3.13).
+   * channel's undelivered hook. Without demand, a receive still starts if the channel has ended
+   * (it cannot take a value then), so that the end is signalled without a request. Once `done`, the subscriber reference is dropped (rule 3.13).
    *
    * Field access: `requested`, `cancelled`, `badRequest` are written by any thread; `done`,
    * `subscriber` and `inFlight` only inside drain (`inFlight` is volatile for `cancel` to read,
@@ -134,8 +136,8 @@ final class ChannelPublisher<T> implements Flow.Publisher<T> {
           s.onNext(v.get());
           continue;
         }
-        if (requested.get() == 0) {
-          return;
+        if (requested.get() == 0 && !channel.hasEnded()) {
+          return; // an end needs no demand (rules 1.4, 1.5): the receive then ends at once
         }
         CompletableFuture<Optional<T>> next = channel.receiveOrClosedAsync();
         inFlight = next;

@@ -587,6 +587,21 @@ final class FifoChannel<T> extends WaitQueue implements Channel<T> {
     }
   }
 
+  /**
+   * Whether the channel has ended: cancelled, or closed with nothing buffered and no sender
+   * waiting, so that a receive now ends at once and never takes a value. Once true, stays true.
+   */
+  boolean hasEnded() {
+    lock.lock();
+    try {
+      WaitNode h = head();
+      return state == CANCELLED
+          || (state == CLOSED && buffer.isEmpty() && (h == null || h.weight != SEND));
+    } finally {
+      lock.unlock();
+    }
+  }
+
   @Override
   public int capacity() {
     return capacity;

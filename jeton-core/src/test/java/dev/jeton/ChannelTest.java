@@ -408,6 +408,46 @@ class ChannelTest {
     assertEquals(2, ch.receive());
   }
 
+  @Test
+  void publisher_deliversOnlyWhatIsRequested_andCancelWithdrawsTheReceive() throws Exception {
+    Channel<Integer> ch = Channel.unlimited();
+    for (int i = 0; i < 5; i++) {
+      ch.send(i);
+    }
+    List<Integer> got = new CopyOnWriteArrayList<>();
+    CompletableFuture<java.util.concurrent.Flow.Subscription> subscribed = new CompletableFuture<>();
+    ch.asPublisher()
+        .subscribe(
+            new java.util.concurrent.Flow.Subscriber<Integer>() {
+              @Override
+              public void onSubscribe(java.util.concurrent.Flow.Subscription s) {
+                subscribed.complete(s);
+              }
+
+              @Override
+              public void onNext(Integer item) {
+                got.add(item);
+              }
+
+              @Override
+              public void onError(Throwable t) {}
+
+              @Override
+              public void onComplete() {}
+            });
+    java.util.concurrent.Flow.Subscription s = done(subscribed);
+    s.request(2);
+    assertEquals(List.of(0, 1), got);
+    assertEquals(3, ch.size());
+    s.request(4);
+    assertEquals(List.of(0, 1, 2, 3, 4), got);
+    assertEquals(1, waiting(ch)); // the fourth request's receive
+    s.cancel();
+    assertEquals(0, waiting(ch));
+    ch.send(5);
+    assertEquals(5, ch.receive());
+  }
+
   // ---------------------------------------------------------------- bad input
 
   @Test
