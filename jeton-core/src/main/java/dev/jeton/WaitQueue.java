@@ -47,6 +47,10 @@ abstract class WaitQueue {
    * trampoline is per thread, not per queue: a delivery that releases another primitive queues
    * that one's nodes here, and each node is completed by its own queue. A grant whose future was
    * completed from outside first is given back (giveBack); that rule is WithdrawingFuture's.
+   * A primitive whose grant cannot be given back (a channel's value, once handed over) claims
+   * the node first (WaitNode.claimForOutcome, under the lock): a completion from outside is then
+   * refused, and a blocked thread interrupted after the grant keeps it
+   * (keepsGrantWhenInterrupted).
    *
    * Timers. A timed asynchronous request gets its timer after it is queued, so it may be granted
    * or withdrawn before the timer is stored; WithdrawingFuture settles that race. One daemon
