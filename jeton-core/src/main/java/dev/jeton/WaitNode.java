@@ -33,10 +33,22 @@ final class WaitNode {
   static final int SETTLING = 7;
 
   private static final VarHandle PREWOKEN;
+  private static final VarHandle CLAIM;
+
+  /** {@link #claim}: nobody has claimed the node. */
+  private static final int OPEN = 0;
+
+  /** {@link #claim}: the primitive has decided an outcome it cannot take back. */
+  private static final int TAKEN = 1;
+
+  /** {@link #claim}: its future was completed from outside (cancelled, timed out). */
+  private static final int GIVEN_UP = 2;
 
   static {
     try {
-      PREWOKEN = MethodHandles.lookup().findVarHandle(WaitNode.class, "prewoken", boolean.class);
+      MethodHandles.Lookup lookup = MethodHandles.lookup();
+      PREWOKEN = lookup.findVarHandle(WaitNode.class, "prewoken", boolean.class);
+      CLAIM = lookup.findVarHandle(WaitNode.class, "claim", int.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -74,6 +86,15 @@ final class WaitNode {
    * waiters" in WaitQueue). Claimed by CAS without the lock: {@link #claimPrewake}.
    */
   private volatile boolean prewoken;
+
+  /**
+   * Who decides an asynchronous node's outcome, when the primitive's outcome cannot be given back
+   * (a channel's value, once handed over, cannot be): OPEN, then TAKEN by the primitive under the
+   * lock ({@link #claimForOutcome}) or GIVEN_UP by a completion of its future from outside
+   * ({@link #claimForWithdrawal}), whichever CAS comes first. Primitives that can give a grant
+   * back (a semaphore's permits) never claim, and their futures are never refused.
+   */
+  private volatile int claim;
 
   private WaitNode(int weight, Object requester) {
     this.weight = weight;
@@ -115,6 +136,21 @@ final class WaitNode {
     return !prewoken && PREWOKEN.compareAndSet(this, false, true);
   }
 
+  /**
+   * Claims the node for the primitive's outcome: true, and a completion of its future from
+   * outside is refused from now on; false if its future was completed from outside first, and its
+   * withdrawal is on the way. Lock held.
+   */
+  boolean claimForOutcome() {
+    return CLAIM.compareAndSet(this, OPEN, TAKEN);
+  }
+
+  /** Whether a completion of the future from outside may go ahead: false once claimed. */
+  boolean claimForWithdrawal() {
+    int c = claim;
+    return c == GIVEN_UP || (c == OPEN && CLAIM.compareAndSet(this, OPEN, GIVEN_UP));
+  }
+
   /** The future of an asynchronous request; completing it from outside withdraws the request. */
   static final class NodeFuture<T extends @Nullable Object> extends WithdrawingFuture<T> {
     final WaitQueue queue;
@@ -124,6 +160,12 @@ final class WaitNode {
 
     NodeFuture(WaitQueue queue) {
       this.queue = queue;
+    }
+
+    @Override
+    protected boolean mayCompleteFromOutside() {
+      WaitNode n = node;
+      return n == null || n.claimForWithdrawal();
     }
 
     @Override

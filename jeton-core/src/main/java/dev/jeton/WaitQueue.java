@@ -47,6 +47,10 @@ abstract class WaitQueue {
    * trampoline is per thread, not per queue: a delivery that releases another primitive queues
    * that one's nodes here, and each node is completed by its own queue. A grant whose future was
    * completed from outside first is given back (giveBack); that rule is WithdrawingFuture's.
+   * A primitive whose grant cannot be given back (a channel's value, once handed over) claims
+   * the node first (WaitNode.claimForOutcome, under the lock): a completion from outside is then
+   * refused, and a blocked thread interrupted after the grant keeps it
+   * (keepsGrantWhenInterrupted).
    *
    * Timers. A timed asynchronous request gets its timer after it is queued, so it may be granted
    * or withdrawn before the timer is stored; WithdrawingFuture settles that race. One daemon
@@ -128,6 +132,21 @@ abstract class WaitQueue {
 
   /** The exception for a node that left with a failure status. */
   abstract RuntimeException failure(WaitNode node);
+
+  /**
+   * Whether a blocked request whose thread is interrupted after it was granted keeps the grant
+   * (it returns, with the interrupt status set again) rather than giving it back and throwing:
+   * for a grant that cannot be given back (a channel's value handed over). False by default.
+   */
+  boolean keepsGrantWhenInterrupted() {
+    return false;
+  }
+
+  /**
+   * Called after {@code node} was withdrawn (cancel, timeout, interrupt) and the queue
+   * re-examined, without the lock, on the withdrawing thread. Does nothing by default.
+   */
+  void withdrawn(WaitNode node) {}
 
   /** The exception for a request that waited {@code timeout} in vain. */
   abstract TimeoutException timeoutException(WaitNode node, Duration timeout);
@@ -265,6 +284,7 @@ abstract class WaitQueue {
       lock.unlock();
     }
     deliver(delivered);
+    withdrawn(w);
     return true;
   }
 
@@ -379,6 +399,10 @@ abstract class WaitQueue {
         if (!withdraw(w, WaitNode.CANCELLED)) {
           awaitFinal(w);
           if (w.status == WaitNode.GRANTED) {
+            if (keepsGrantWhenInterrupted()) {
+              Thread.currentThread().interrupt();
+              return;
+            }
             giveBack(w, null); // granted as we were interrupted
           }
         }

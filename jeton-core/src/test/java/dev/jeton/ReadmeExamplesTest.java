@@ -451,4 +451,67 @@ class ReadmeExamplesTest {
     assertEquals(4, barrier.parties());
     assertEquals(0, barrier.arrived(), "the next generation starts clean");
   }
+
+  /** A unit of work, for the Channel example. */
+  private static final class Job {
+    static final java.util.concurrent.atomic.AtomicInteger RUN = new java.util.concurrent.atomic.AtomicInteger();
+
+    void run() {
+      RUN.incrementAndGet();
+    }
+  }
+
+  /** A value that holds a resource, for the Channel example. */
+  private static final class Frame {
+    boolean released;
+
+    void release() {
+      released = true;
+    }
+  }
+
+  @Test
+  void channel() throws Exception {
+    java.util.List<Job> batch = java.util.List.of(new Job(), new Job(), new Job());
+    Channel<Job> jobs = Channel.buffered(64);        // a send waits while 64 are buffered
+
+    // producer
+    for (Job job : batch) {
+      jobs.send(job);                                // blocks while full
+    }
+    jobs.close();                                    // no more sends; receivers drain what is left
+
+    // consumer: the loop ends at close, once drained
+    for (Job job : jobs) {
+      job.run();
+    }
+    assertEquals(3, Job.RUN.get());
+
+    Frame old = new Frame();
+    Frame frame = new Frame();
+    Channel<Frame> latest = Channel.<Frame>builder()
+        .capacity(1)
+        .overflow(Channel.Overflow.DROP_OLDEST)      // "conflated": a slow reader sees the newest
+        .onUndelivered(Frame::release)               // every value no receiver will get comes here
+        .build();
+    latest.send(old);
+    latest.trySend(frame);                           // never waits with a drop policy
+    assertTrue(old.released);
+    assertEquals(Optional.of(frame), latest.tryReceive());
+
+    Channel<String> handoff = Channel.rendezvous();  // a send waits for a receiver
+    CompletableFuture<Void> sent = handoff.sendAsync("hello");
+    Optional<String> got = handoff.tryReceive();     // Optional[hello]; sent completes
+    CompletableFuture<String> next = handoff.receiveAsync(Duration.ofSeconds(1));
+    handoff.close();                                 // next fails: ChannelClosedException
+    Optional<String> end = handoff.receiveOrClosed();   // Optional.empty(): closed, as a value
+
+    assertEquals(Optional.of("hello"), got);
+    assertTrue(sent.isDone() && !sent.isCompletedExceptionally());
+    java.util.concurrent.ExecutionException closed =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            java.util.concurrent.ExecutionException.class, next::get);
+    assertTrue(closed.getCause() instanceof ChannelClosedException, closed.toString());
+    assertEquals(Optional.empty(), end);
+  }
 }

@@ -70,6 +70,15 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
    */
   protected abstract void withdraw(boolean timedOut);
 
+  /**
+   * Whether a completion from outside may go ahead: false once the owner has claimed the request
+   * for an outcome it cannot take back (a channel's value handed over), so that the owner's
+   * completion wins. Called before each completion from outside; true by default.
+   */
+  protected boolean mayCompleteFromOutside() {
+    return true;
+  }
+
   /** Completes the future from inside; false if a completion from outside won first. */
   public final boolean settle(T value) {
     return super.complete(value);
@@ -82,17 +91,18 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
 
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
-    return won(super.cancel(mayInterruptIfRunning), false);
+    return mayCompleteFromOutside() && won(super.cancel(mayInterruptIfRunning), false);
   }
 
   @Override
   public boolean complete(T value) {
-    return won(super.complete(value), false);
+    return mayCompleteFromOutside() && won(super.complete(value), false);
   }
 
   @Override
   public boolean completeExceptionally(Throwable failure) {
-    return won(super.completeExceptionally(failure), failure instanceof TimeoutException);
+    return mayCompleteFromOutside()
+        && won(super.completeExceptionally(failure), failure instanceof TimeoutException);
   }
 
   private boolean won(boolean completed, boolean timedOut) {
