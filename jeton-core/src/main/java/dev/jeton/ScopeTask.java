@@ -145,6 +145,11 @@ final class ScopeTask<T extends @Nullable Object> {
     scope.taskEnded(this, failure);
   }
 
+  /** How many waits and child scopes the task tracks now: for tests of the deregistration. */
+  synchronized int trackedCount() {
+    return tracked.size();
+  }
+
   synchronized boolean isCancelled() {
     return cancelled;
   }

@@ -41,8 +41,11 @@ final class TaskScope implements Scope {
    * when nothing runs. So the hooks run once, after every task, and nothing runs after ENDED.
    *
    * Invariants:
-   *   S1. `pending` counts the tasks forked and not yet ended (ScopeTask.end) plus the child
-   *       scopes opened and not yet ended; `tasks` and `children` hold exactly those.
+   *   S1. `pending` counts the tasks forked and not yet ended (ScopeTask.end), the child
+   *       scopes opened and not yet ended (`tasks` and `children` hold exactly those), and 1
+   *       while the cancel pass runs (from cancelLocked to the end of finishCancel): a task that
+   *       ends on its own meanwhile must not end the scope before the pass has withdrawn the
+   *       waits it left queued.
    *   S2. pending > 0 implies state is OPEN or CANCELLED: the scope never ends before its work.
    *   S3. A task is cancelled if it is in `tasks` when the scope leaves OPEN (the snapshot that
    *       cancelLocked returns), or if it is forked after: it is never started.
@@ -296,6 +299,7 @@ final class TaskScope implements Scope {
     reason = why;
     failedByTask = byTask;
     changed.signalAll();
+    pending++; // the cancel pass itself, until finishCancel has cancelled everything (S1)
     List<Object> toCancel = new ArrayList<>(tasks);
     toCancel.addAll(children);
     if (deadlineTimer != null) {
@@ -315,6 +319,12 @@ final class TaskScope implements Scope {
         } else {
           ((Future<?>) thing).cancel(false);
         }
+      }
+      lock.lock();
+      try {
+        pending--; // the cancel pass has reached everything: the scope may end now
+      } finally {
+        lock.unlock();
       }
     }
     endIfDone();
