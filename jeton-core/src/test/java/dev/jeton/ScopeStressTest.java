@@ -7,9 +7,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.SplittableRandom;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -76,6 +78,49 @@ class ScopeStressTest {
       TestThreads.awaitTrue(
           () -> semaphore.available() == 2 && semaphore.queueLength() == 0,
           "the semaphore free and unqueued after round " + round + ": " + semaphore);
+    }
+    TestThreads.assertNoViolations(violations);
+  }
+
+  /**
+   * Forks racing with the cancel (the JDK's StructuredTaskScope once missed threads that were
+   * starting, JDK-8311867, and its join hung): each task either never runs or is interrupted,
+   * and join never waits for one that was missed.
+   */
+  @Test
+  void forksRacingWithCancel_eitherNeverRunOrAreInterrupted() throws Exception {
+    for (int round = 0; round < 300; round++) {
+      Scope scope = Scope.builder().executor(executor).open();
+      Thread forker =
+          new Thread(
+              () -> {
+                for (int i = 0; i < 20; i++) {
+                  scope.fork(
+                      () -> {
+                        liveTasks.incrementAndGet();
+                        try {
+                          new CountDownLatch(1).await(); // until interrupted
+                          return null;
+                        } finally {
+                          liveTasks.decrementAndGet();
+                        }
+                      });
+                }
+              });
+      forker.start();
+      LockSupport.parkNanos(round * 1_000L);
+      scope.cancel();
+      forker.join();
+      try {
+        scope.join();
+        violations.add("round " + round + ": join did not say the scope was cancelled");
+      } catch (CancellationException expected) {
+        // every task was reached
+      }
+      if (liveTasks.get() != 0) {
+        violations.add("round " + round + ": " + liveTasks.get() + " tasks outlived the scope");
+      }
+      scope.close();
     }
     TestThreads.assertNoViolations(violations);
   }
