@@ -28,6 +28,21 @@ public class ScopeLincheckTest {
     TestThreads.checkSettles(Races.class);
   }
 
+  /** The stage of a task that runs until the test completes it. */
+  static CompletableFuture<Integer> pendingStage(Queue<CompletableFuture<Integer>> stages) {
+    CompletableFuture<Integer> stage = new CompletableFuture<>();
+    stages.add(stage);
+    return stage;
+  }
+
+  /** Ends the oldest task still running, if any. */
+  static void completeOldest(Queue<CompletableFuture<Integer>> stages) {
+    CompletableFuture<Integer> stage = stages.poll();
+    if (stage != null) {
+      stage.complete(1);
+    }
+  }
+
   /**
    * Asynchronous tasks whose stages the test completes, so that running tasks are state. What a
    * completion returns is not observed: a cancel changes the state at once but reaches the tasks
@@ -46,19 +61,14 @@ public class ScopeLincheckTest {
           scope.forkAsync(
               () -> {
                 ran[0] = true;
-                CompletableFuture<Integer> stage = new CompletableFuture<>();
-                stages.add(stage);
-                return stage;
+                return pendingStage(stages);
               });
       return ran[0];
     }
 
     @Operation
     public void completeOldest() {
-      CompletableFuture<Integer> stage = stages.poll();
-      if (stage != null) {
-        stage.complete(1);
-      }
+      ScopeLincheckTest.completeOldest(stages);
     }
 
     @Operation
@@ -128,12 +138,7 @@ public class ScopeLincheckTest {
     @Operation
     public void forkPending() {
       forks.add(
-          scope.forkAsync(
-              () -> {
-                CompletableFuture<Integer> stage = new CompletableFuture<>();
-                stages.add(stage);
-                return stage;
-              }));
+          scope.forkAsync(() -> pendingStage(stages)));
     }
 
     @Operation
@@ -148,10 +153,7 @@ public class ScopeLincheckTest {
 
     @Operation
     public void completeOne() {
-      CompletableFuture<Integer> stage = stages.poll();
-      if (stage != null) {
-        stage.complete(1);
-      }
+      ScopeLincheckTest.completeOldest(stages);
     }
 
     @Operation
