@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What every Jeton wait does inside a cancelled scope: a request queued by a task of the scope,
- * blocking or asynchronous, on a semaphore, mutex, read-write lock or barrier, is withdrawn.
+ * blocking or asynchronous, on a semaphore, mutex, read-write lock, barrier or keyed semaphore, is
+ * withdrawn.
  */
 class ScopeWaitsTest {
   private final ExecutorService executor = ScopeTest.executorOfThisJdk();
@@ -44,6 +45,8 @@ class ScopeWaitsTest {
     ReadWriteLock rw = ReadWriteLock.create();
     Guard unusedWrite = rw.tryWrite().orElseThrow();
     Barrier barrier = Barrier.create(2);
+    Semaphore key = KeyedSemaphore.<String>create(1).forKey("tenant");
+    Permit unusedKeyPermit = key.tryAcquire(1).orElseThrow();
     return List.of(
         busy(
             "semaphore",
@@ -52,7 +55,8 @@ class ScopeWaitsTest {
             semaphore::queueLength),
         busy("mutex", mutex::lockAsync, mutex::lock, mutex::queueLength),
         busy("read-write lock", rw::readAsync, rw::read, rw::queueLength),
-        busy("barrier", barrier::awaitAsync, barrier::await, barrier::arrived));
+        busy("barrier", barrier::awaitAsync, barrier::await, barrier::arrived),
+        busy("keyed semaphore", () -> key.acquireAsync(1), () -> key.acquire(1), key::queueLength));
   }
 
   @Test
