@@ -6,13 +6,17 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One task of a {@link TaskScope}: what runs it, the future {@code fork} returned, and what a
- * cancel of the task must reach besides it (the Jeton waits it queued, the scopes opened in it).
+ * One task of a {@link TaskScope}: what runs it (and the default executor), the future {@code
+ * fork} returned, and what a cancel of the task must reach besides it (the Jeton waits it queued,
+ * the scopes opened in it).
  */
 final class ScopeTask<T extends @Nullable Object> {
   /*
@@ -69,7 +73,8 @@ final class ScopeTask<T extends @Nullable Object> {
     }
   }
 
-  static <T extends @Nullable Object> ScopeTask<T> blocking(TaskScope scope, BlockingTask<T, ?> body) {
+  static <T extends @Nullable Object> ScopeTask<T> blocking(
+      TaskScope scope, BlockingTask<T, ?> body) {
     return new ScopeTask<>(scope, body);
   }
 
@@ -210,6 +215,31 @@ final class ScopeTask<T extends @Nullable Object> {
       s.toCompletableFuture().cancel(true);
     } catch (UnsupportedOperationException notAFuture) {
       // A stage that cannot be cancelled: the scope waits for it to complete (see Scope).
+    }
+  }
+
+  /** A virtual thread per task on JDK 21+, else a platform daemon thread per task. */
+  static Executor defaultExecutor() {
+    try {
+      // Thread.ofVirtual().name("jeton-scope-", 0).factory(), through reflection: the library
+      // compiles for JDK 17.
+      Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+      Class<?> ofVirtual = Class.forName("java.lang.Thread$Builder$OfVirtual");
+      builder =
+          ofVirtual
+              .getMethod("name", String.class, long.class)
+              .invoke(builder, "jeton-scope-", 0L);
+      ThreadFactory factory =
+          (ThreadFactory)
+              Class.forName("java.lang.Thread$Builder").getMethod("factory").invoke(builder);
+      return task -> factory.newThread(task).start();
+    } catch (ReflectiveOperationException | RuntimeException beforeJdk21) {
+      AtomicLong count = new AtomicLong();
+      return task -> {
+        Thread thread = new Thread(task, "jeton-scope-" + count.getAndIncrement());
+        thread.setDaemon(true);
+        thread.start();
+      };
     }
   }
 

@@ -13,9 +13,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -70,7 +68,7 @@ final class TaskScope implements Scope {
   private static final int ENDED = 3;
 
   /** A virtual thread per task on JDK 21+, else a platform daemon thread per task. */
-  private static final Executor DEFAULT_EXECUTOR = defaultExecutor();
+  private static final Executor DEFAULT_EXECUTOR = ScopeTask.defaultExecutor();
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
@@ -275,7 +273,9 @@ final class TaskScope implements Scope {
   }
 
   void cancelByParent() {
-    cancelFor(new CancellationException("the parent scope (or the task that opened this one) was cancelled"));
+    cancelFor(
+        new CancellationException(
+            "the parent scope (or the task that opened this one) was cancelled"));
   }
 
   private boolean cancelFor(Throwable why) {
@@ -484,26 +484,6 @@ final class TaskScope implements Scope {
           + (supervisor ? ", supervisor" : "") + "]";
     } finally {
       lock.unlock();
-    }
-  }
-
-  private static Executor defaultExecutor() {
-    try {
-      // Thread.ofVirtual().name("jeton-scope-", 0).factory(), through reflection: the library
-      // compiles for JDK 17.
-      Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
-      Class<?> ofVirtual = Class.forName("java.lang.Thread$Builder$OfVirtual");
-      builder = ofVirtual.getMethod("name", String.class, long.class).invoke(builder, "jeton-scope-", 0L);
-      ThreadFactory factory =
-          (ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory").invoke(builder);
-      return task -> factory.newThread(task).start();
-    } catch (ReflectiveOperationException | RuntimeException beforeJdk21) {
-      AtomicLong count = new AtomicLong();
-      return task -> {
-        Thread thread = new Thread(task, "jeton-scope-" + count.getAndIncrement());
-        thread.setDaemon(true);
-        thread.start();
-      };
     }
   }
 }

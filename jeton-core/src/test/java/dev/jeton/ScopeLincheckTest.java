@@ -14,8 +14,8 @@ import org.jetbrains.lincheck.datastructures.Validate;
 /**
  * The scope's state machine, model-checked: forks (blocking, asynchronous, failing), completions,
  * cancels of the scope and of one fork, and teardown registrations racing; its cancellation
- * linearizable against a sequential model, and always settling: once closed, no task is left running and every hook
- * accepted has run exactly once, each thread's hooks in reverse order.
+ * linearizable against a sequential model, and always settling: once closed, no task is left
+ * running and every hook accepted has run exactly once, each thread's hooks in reverse order.
  */
 public class ScopeLincheckTest {
   @LincheckRun

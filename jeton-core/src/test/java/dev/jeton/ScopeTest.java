@@ -65,7 +65,8 @@ class ScopeTest {
   }
 
   /** A blocking task that waits until interrupted, counting down {@code started} first. */
-  private static BlockingTask<String, InterruptedException> untilInterrupted(CountDownLatch started) {
+  private static BlockingTask<String, InterruptedException> untilInterrupted(
+      CountDownLatch started) {
     return () -> {
       started.countDown();
       new CountDownLatch(1).await();
@@ -343,8 +344,10 @@ class ScopeTest {
   @Test
   void joinOrClose_fromATaskOfTheScope_isRefused() throws Exception {
     try (Scope scope = open()) {
-      CompletableFuture<Object> join = scope.fork(() -> assertThrows(IllegalStateException.class, scope::join));
-      CompletableFuture<Object> close = scope.fork(() -> assertThrows(IllegalStateException.class, scope::close));
+      CompletableFuture<Object> join =
+          scope.fork(() -> assertThrows(IllegalStateException.class, scope::join));
+      CompletableFuture<Object> close =
+          scope.fork(() -> assertThrows(IllegalStateException.class, scope::close));
       scope.join();
       assertEquals(
           "a task of the scope cannot join it: it would wait for itself",
