@@ -59,3 +59,9 @@ fun <E> trySendOk(to: SendChannel<E>, value: E): Boolean = to.trySend(value).isS
 
 /** tryReceive: the value, or null if none was ready. */
 fun <E : Any> tryReceiveOrNull(from: ReceiveChannel<E>): E? = from.tryReceive().getOrNull()
+
+/** One send, waiting in runBlocking on this thread as the loops do; the value is not boxed here. */
+fun <E> sendOne(to: SendChannel<E>, value: E) = runBlocking { to.send(value) }
+
+/** One receive, waiting in runBlocking on this thread as the loops do. */
+fun <E> receiveOne(from: ReceiveChannel<E>): E = runBlocking { from.receive() }
