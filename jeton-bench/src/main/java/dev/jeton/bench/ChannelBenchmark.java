@@ -11,7 +11,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import kotlin.coroutines.CoroutineContext;
 import kotlin.coroutines.EmptyCoroutineContext;
 import kotlinx.coroutines.channels.BufferOverflow;
@@ -258,14 +257,6 @@ public class ChannelBenchmark {
     runAll(pool, tasks);
   }
 
-  static Pipe[] chainOf(Supplier<Pipe> make) {
-    Pipe[] pipes = new Pipe[CHAIN];
-    for (int k = 0; k < CHAIN; k++) {
-      pipes[k] = make.get();
-    }
-    return pipes;
-  }
-
   // ------------------------------------------------------------------ the benchmarks
 
   /** Platform threads started once per trial; each invocation gives them one batch. */
@@ -284,18 +275,70 @@ public class ChannelBenchmark {
     }
   }
 
+  /**
+   * The pipes of a trial of each shape, and its parameters but the contenders: each benchmark
+   * class names its own in a subclass ({@code impl}), which makes the pipes.
+   */
   @State(Scope.Benchmark)
-  public static class PingPong {
-    @Param({"jeton", "sync", "kotlinx", "kotlinx-2threads"})
-    public String impl = "jeton";
-
+  public abstract static class PingPongTrial {
     Pipe there;
     Pipe back;
 
+    abstract Pipe create(int capacity);
+
     @Setup(Level.Trial)
     public void setUp() {
-      there = Pipe.create(impl, 0);
-      back = Pipe.create(impl, 0);
+      there = create(0);
+      back = create(0);
+    }
+  }
+
+  /** See {@link PingPongTrial}. */
+  @State(Scope.Benchmark)
+  public abstract static class TransferTrial {
+    @Param({"16", "100"})
+    public int capacity = 16;
+
+    @Param({"1", "4"})
+    public int pairs = 1;
+
+    Pipe pipe;
+
+    abstract Pipe create(int capacity);
+
+    @Setup(Level.Trial)
+    public void setUp() {
+      pipe = create(capacity);
+    }
+  }
+
+  /** See {@link PingPongTrial}. */
+  @State(Scope.Benchmark)
+  public abstract static class ChainTrial {
+    @Param({"0", "16"})
+    public int capacity = 0;
+
+    Pipe[] pipes;
+
+    abstract Pipe create(int capacity);
+
+    @Setup(Level.Trial)
+    public void setUp() {
+      pipes = new Pipe[CHAIN];
+      for (int k = 0; k < CHAIN; k++) {
+        pipes[k] = create(capacity);
+      }
+    }
+  }
+
+  @State(Scope.Benchmark)
+  public static class PingPong extends PingPongTrial {
+    @Param({"jeton", "sync", "kotlinx", "kotlinx-2threads"})
+    public String impl = "jeton";
+
+    @Override
+    Pipe create(int capacity) {
+      return Pipe.create(impl, capacity);
     }
   }
 
@@ -306,21 +349,13 @@ public class ChannelBenchmark {
   }
 
   @State(Scope.Benchmark)
-  public static class Transfer {
+  public static class Transfer extends TransferTrial {
     @Param({"jeton", "abq", "lbq", "kotlinx", "kotlinx-2threads"})
     public String impl = "jeton";
 
-    @Param({"16", "100"})
-    public int capacity = 16;
-
-    @Param({"1", "4"})
-    public int pairs = 1;
-
-    Pipe pipe;
-
-    @Setup(Level.Trial)
-    public void setUp() {
-      pipe = Pipe.create(impl, capacity);
+    @Override
+    Pipe create(int capacity) {
+      return Pipe.create(impl, capacity);
     }
   }
 
@@ -331,18 +366,13 @@ public class ChannelBenchmark {
   }
 
   @State(Scope.Benchmark)
-  public static class Chain {
+  public static class Chain extends ChainTrial {
     @Param({"jeton", "juc", "kotlinx", "kotlinx-2threads"})
     public String impl = "jeton";
 
-    @Param({"0", "16"})
-    public int capacity = 0;
-
-    Pipe[] pipes;
-
-    @Setup(Level.Trial)
-    public void setUp() {
-      pipes = chainOf(() -> Pipe.create(impl, capacity));
+    @Override
+    Pipe create(int capacity) {
+      return Pipe.create(impl, capacity);
     }
   }
 

@@ -86,17 +86,13 @@ public class JoxChannelBenchmark {
   }
 
   @State(Scope.Benchmark)
-  public static class PingPong {
+  public static class PingPong extends ChannelBenchmark.PingPongTrial {
     @Param({"jox", "jox-virtual", "jeton-virtual"})
     public String impl = "jox";
 
-    Pipe there;
-    Pipe back;
-
-    @Setup(Level.Trial)
-    public void setUp() {
-      there = create(impl, 0);
-      back = create(impl, 0);
+    @Override
+    Pipe create(int capacity) {
+      return JoxChannelBenchmark.create(impl, capacity);
     }
   }
 
@@ -107,21 +103,13 @@ public class JoxChannelBenchmark {
   }
 
   @State(Scope.Benchmark)
-  public static class Transfer {
+  public static class Transfer extends ChannelBenchmark.TransferTrial {
     @Param({"jox", "jox-virtual", "jeton-virtual"})
     public String impl = "jox";
 
-    @Param({"16", "100"})
-    public int capacity = 16;
-
-    @Param({"1", "4"})
-    public int pairs = 1;
-
-    Pipe pipe;
-
-    @Setup(Level.Trial)
-    public void setUp() {
-      pipe = create(impl, capacity);
+    @Override
+    Pipe create(int capacity) {
+      return JoxChannelBenchmark.create(impl, capacity);
     }
   }
 
@@ -132,18 +120,13 @@ public class JoxChannelBenchmark {
   }
 
   @State(Scope.Benchmark)
-  public static class Chain {
+  public static class Chain extends ChannelBenchmark.ChainTrial {
     @Param({"jox", "jox-virtual", "jeton-virtual"})
     public String impl = "jox";
 
-    @Param({"0", "16"})
-    public int capacity = 0;
-
-    Pipe[] pipes;
-
-    @Setup(Level.Trial)
-    public void setUp() {
-      pipes = ChannelBenchmark.chainOf(() -> create(impl, capacity));
+    @Override
+    Pipe create(int capacity) {
+      return JoxChannelBenchmark.create(impl, capacity);
     }
   }
 
