@@ -5,12 +5,9 @@ import dev.jeton.bench.LockWaiterMemory.AsyncCase;
 import dev.jeton.bench.LockWaiterMemory.BlockingCase;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.BrokenBarrierException;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.Phaser;
-import org.openjdk.jol.vm.VM;
 
 /**
  * Bytes of heap a barrier retains per waiting party: {@link LockWaiterMemory}'s method (that is,
@@ -36,17 +33,7 @@ public final class BarrierWaiterMemory {
   private BarrierWaiterMemory() {}
 
   public static void main(String[] args) throws Exception {
-    if (!Boolean.getBoolean("jdk.attach.allowAttachSelf")) {
-      System.err.println(
-          "Run with -Djdk.attach.allowAttachSelf=true: JOL needs its agent to size hidden classes.\n"
-              + "  java -Djdk.attach.allowAttachSelf=true -cp jeton-bench/target/benchmarks.jar "
-              + BarrierWaiterMemory.class.getName());
-      System.exit(2);
-    }
-    System.out.println(VM.current().details());
-    long plainFuture = VM.current().sizeOf(new CompletableFuture<Object>());
-    System.out.printf(
-        Locale.ROOT, "Shallow size of a plain CompletableFuture: %d bytes%n%n", plainFuture);
+    long plainFuture = QueuedWaiterMemory.start(BarrierWaiterMemory.class);
 
     List<String[]> rows = new ArrayList<>();
     List<String> breakdowns = new ArrayList<>();
@@ -54,21 +41,7 @@ public final class BarrierWaiterMemory {
     for (BlockingCase c : blockingCases()) {
       rows.add(LockWaiterMemory.blocking(c, breakdowns));
     }
-    String[] header = {
-      "barrier", "waiter", "count", "baseline B", "queued B", "B/waiter", "B/waiter beyond a future"
-    };
-    QueuedWaiterMemory.print(header, rows);
-    System.out.println();
-    System.out.println(
-        "async: retained (barrier + returned futures) growth per waiter, JOL GraphLayout;"
-            + " 'beyond a future' subtracts "
-            + plainFuture
-            + " B (a plain CompletableFuture) per waiter.");
-    System.out.println(
-        "blocking: retained growth of the barrier per blocked thread, Thread objects excluded.");
-    System.out.println();
-    System.out.println("Growth per waiter by class (objects per waiter x bytes each):");
-    breakdowns.forEach(System.out::println);
+    LockWaiterMemory.printWaiters("barrier", plainFuture, rows, breakdowns);
   }
 
   private static AsyncCase jetonAsync() {

@@ -11,6 +11,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.TimeUnit;
+import kotlin.coroutines.CoroutineContext;
+import kotlin.coroutines.EmptyCoroutineContext;
+import kotlinx.coroutines.channels.BufferOverflow;
+import kotlinx.coroutines.channels.ChannelKt;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -30,15 +34,30 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * Values handed between threads through Jeton's {@code Channel} (blocking {@code send} and
  * {@code receive}) beside {@code ArrayBlockingQueue}, {@code LinkedBlockingQueue} and {@code
- * SynchronousQueue} ({@code put} and {@code take}). Goal: Jeton ahead of ArrayBlockingQueue and
- * SynchronousQueue in every row.
+ * SynchronousQueue} ({@code put} and {@code take}) and kotlinx.coroutines' {@code Channel}. Goal:
+ * Jeton ahead of ArrayBlockingQueue and SynchronousQueue in every row. jox's channels need Java 21:
+ * they are in {@code JoxChannelBenchmark} (src/main/java21), built on JDK 21 and newer, with the
+ * same shapes; run both in one command to have them side by side.
  *
  * <ul>
  *   <li>{@code pingPong}: two threads, two rendezvous channels (or SynchronousQueues): one sends
  *       a value, the other receives it and sends it back; the time is per round trip.
  *   <li>{@code transfer}: {@code pairs} producers and as many consumers through one buffered
  *       channel (or queue) of {@code capacity}; the time is per value.
+ *   <li>{@code chain}: {@value #CHAIN} channels in a row, one thread sending into the first, one
+ *       thread for each next channel receiving from the one before and sending on, one thread
+ *       receiving from the last ({@value #CHAIN} + 1 threads, jox's "chained" shape); the time is
+ *       per hop (one send and its receive). {@code juc} is a SynchronousQueue at capacity 0 and
+ *       an ArrayBlockingQueue otherwise.
  * </ul>
+ *
+ * <p>Every contender runs on platform threads, blocked in its send or receive when it must wait.
+ * kotlinx's send and receive are suspend functions: {@code kotlinx} runs each thread's whole loop
+ * as one coroutine in {@code runBlocking} on that thread (see KotlinxChannels.kt), which parks the
+ * thread while the coroutine is suspended, as a blocking send or receive does; {@code
+ * kotlinx-2threads} runs the loops as coroutines on a dispatcher of two threads (the threads
+ * started here only wait for them), the coroutine-native shape, to be read beside virtual threads
+ * rather than beside the platform-thread rows.
  *
  * <p>One invocation moves a fixed batch of values on threads started once per trial, so no thread
  * is ever left blocked when JMH ends an iteration. Run:
@@ -55,9 +74,50 @@ import org.openjdk.jmh.annotations.Warmup;
 @Threads(1)
 public class ChannelBenchmark {
   static final int BATCH = 20_000;
+  static final int CHAIN = 8;
 
-  /** put and take: one shape over a channel and the queues. */
-  static final class Pipe {
+  /**
+   * One channel or queue under test, and the loops the shapes run on it; {@code to} and {@code
+   * back} are pipes of the same kind.
+   */
+  interface Pipe {
+    /** Sends 0 until {@code n}. */
+    void sendAll(int n) throws InterruptedException;
+
+    /** Receives {@code n} values. */
+    void receiveAll(int n) throws InterruptedException;
+
+    /** Receives {@code n} values and sends each into {@code to}. */
+    void relay(Pipe to, int n) throws InterruptedException;
+
+    /** {@code n} round trips: sends into this pipe, then receives the answer from {@code back}. */
+    void ping(Pipe back, int n) throws InterruptedException;
+
+    static Pipe create(String impl, int capacity) {
+      switch (impl) {
+        case "jeton":
+          Channel<Integer> ch = capacity == 0 ? Channel.rendezvous() : Channel.buffered(capacity);
+          return new BlockingPipe(ch::send, ch::receive);
+        case "abq":
+          return BlockingPipe.of(new ArrayBlockingQueue<>(capacity));
+        case "lbq":
+          return BlockingPipe.of(new LinkedBlockingQueue<>(capacity));
+        case "sync":
+          return BlockingPipe.of(new SynchronousQueue<>());
+        case "juc":
+          return create(capacity == 0 ? "sync" : "abq", capacity);
+        case "kotlinx":
+          return new KotlinxPipe(capacity, EmptyCoroutineContext.INSTANCE);
+        case "kotlinx-2threads":
+          return new KotlinxPipe(capacity, TwoThreads.DISPATCHER);
+        default:
+          throw new IllegalArgumentException("unknown impl " + impl);
+      }
+    }
+  }
+
+  /** A pipe with a blocking put and take: every contender but kotlinx's. */
+  static final class BlockingPipe implements Pipe {
     interface Put {
       void put(Integer v) throws InterruptedException;
     }
@@ -69,41 +129,137 @@ public class ChannelBenchmark {
     private final Put put;
     private final Take take;
 
-    private Pipe(Put put, Take take) {
+    BlockingPipe(Put put, Take take) {
       this.put = put;
       this.take = take;
     }
 
-    void put(Integer v) throws InterruptedException {
-      put.put(v);
+    static BlockingPipe of(BlockingQueue<Integer> q) {
+      return new BlockingPipe(q::put, q::take);
     }
 
-    Integer take() throws InterruptedException {
-      return take.take();
-    }
-
-    static Pipe create(String impl, int capacity) {
-      switch (impl) {
-        case "jeton":
-          Channel<Integer> ch = capacity == 0 ? Channel.rendezvous() : Channel.buffered(capacity);
-          return new Pipe(ch::send, ch::receive);
-        case "abq":
-          return of(new ArrayBlockingQueue<>(capacity));
-        case "lbq":
-          return of(new LinkedBlockingQueue<>(capacity));
-        case "sync":
-          return of(new SynchronousQueue<>());
-        default:
-          throw new IllegalArgumentException("unknown impl " + impl);
+    @Override
+    public void sendAll(int n) throws InterruptedException {
+      for (int i = 0; i < n; i++) {
+        put.put(i);
       }
     }
 
-    private static Pipe of(BlockingQueue<Integer> q) {
-      return new Pipe(q::put, q::take);
+    @Override
+    public void receiveAll(int n) throws InterruptedException {
+      for (int i = 0; i < n; i++) {
+        take.take();
+      }
+    }
+
+    @Override
+    public void relay(Pipe to, int n) throws InterruptedException {
+      Put next = ((BlockingPipe) to).put;
+      for (int i = 0; i < n; i++) {
+        next.put(take.take());
+      }
+    }
+
+    @Override
+    public void ping(Pipe back, int n) throws InterruptedException {
+      Take answer = ((BlockingPipe) back).take;
+      for (int i = 0; i < n; i++) {
+        put.put(i);
+        answer.take();
+      }
     }
   }
 
-  /** Threads started once per trial; each invocation gives them one batch. */
+  /** A kotlinx channel, each loop one coroutine (KotlinxChannels.kt) in {@code context}. */
+  static final class KotlinxPipe implements Pipe {
+    private final kotlinx.coroutines.channels.Channel<Integer> channel;
+    private final CoroutineContext context;
+
+    KotlinxPipe(int capacity, CoroutineContext context) {
+      this.channel = ChannelKt.Channel(capacity, BufferOverflow.SUSPEND, null);
+      this.context = context;
+    }
+
+    @Override
+    public void sendAll(int n) {
+      KotlinxChannels.sendAll(channel, n, context);
+    }
+
+    @Override
+    public void receiveAll(int n) {
+      KotlinxChannels.receiveAll(channel, n, context);
+    }
+
+    @Override
+    public void relay(Pipe to, int n) {
+      KotlinxChannels.relay(channel, ((KotlinxPipe) to).channel, n, context);
+    }
+
+    @Override
+    public void ping(Pipe back, int n) {
+      KotlinxChannels.ping(channel, ((KotlinxPipe) back).channel, n, context);
+    }
+  }
+
+  /** One dispatcher of two daemon threads per JVM, made on first use. */
+  private static final class TwoThreads {
+    static final CoroutineContext DISPATCHER = KotlinxChannels.twoThreads();
+  }
+
+  // ------------------------------------------------------------------ the shapes
+
+  /** A task that may be interrupted. */
+  interface Task {
+    void run() throws InterruptedException;
+  }
+
+  /** Runs {@code tasks} on {@code pool}, one thread each, and waits for them all. */
+  static void runAll(ExecutorService pool, List<Task> tasks) throws Exception {
+    List<Future<?>> futures = new ArrayList<>();
+    for (Task t : tasks) {
+      futures.add(
+          pool.submit(
+              () -> {
+                t.run();
+                return null;
+              }));
+    }
+    for (Future<?> f : futures) {
+      f.get(5, TimeUnit.MINUTES); // a hang guard only
+    }
+  }
+
+  static void pingPong(Pipe there, Pipe back, ExecutorService pool) throws Exception {
+    runAll(pool, List.of(() -> there.ping(back, BATCH), () -> there.relay(back, BATCH)));
+  }
+
+  static void transfer(Pipe pipe, int pairs, ExecutorService pool) throws Exception {
+    List<Task> tasks = new ArrayList<>();
+    int each = BATCH / pairs;
+    for (int p = 0; p < pairs; p++) {
+      tasks.add(() -> pipe.sendAll(each));
+      tasks.add(() -> pipe.receiveAll(each));
+    }
+    runAll(pool, tasks);
+  }
+
+  /** {@link #BATCH} hops: {@code BATCH / pipes.length} values through every pipe. */
+  static void chain(Pipe[] pipes, ExecutorService pool) throws Exception {
+    int values = BATCH / pipes.length;
+    List<Task> tasks = new ArrayList<>();
+    tasks.add(() -> pipes[0].sendAll(values));
+    for (int k = 1; k < pipes.length; k++) {
+      Pipe from = pipes[k - 1];
+      Pipe to = pipes[k];
+      tasks.add(() -> from.relay(to, values));
+    }
+    tasks.add(() -> pipes[pipes.length - 1].receiveAll(values));
+    runAll(pool, tasks);
+  }
+
+  // ------------------------------------------------------------------ the benchmarks
+
+  /** Platform threads started once per trial; each invocation gives them one batch. */
   @State(Scope.Benchmark)
   public static class Workers {
     ExecutorService pool;
@@ -117,64 +273,29 @@ public class ChannelBenchmark {
     public void stop() {
       pool.shutdownNow();
     }
-
-    void runAll(List<Callable> tasks) throws Exception {
-      List<Future<?>> futures = new ArrayList<>();
-      for (Callable t : tasks) {
-        futures.add(pool.submit(() -> {
-          t.call();
-          return null;
-        }));
-      }
-      for (Future<?> f : futures) {
-        f.get(5, TimeUnit.MINUTES); // a hang guard only
-      }
-    }
   }
 
-  /** A task that may be interrupted. */
-  interface Callable {
-    void call() throws InterruptedException;
-  }
-
+  /**
+   * The pipes of a trial of each shape, and its parameters but the contenders: each benchmark
+   * class names its own in a subclass ({@code impl}), which makes the pipes.
+   */
   @State(Scope.Benchmark)
-  public static class PingPong {
-    @Param({"jeton", "sync"})
-    public String impl = "jeton";
-
+  public abstract static class PingPongTrial {
     Pipe there;
     Pipe back;
 
+    abstract Pipe create(int capacity);
+
     @Setup(Level.Trial)
     public void setUp() {
-      there = Pipe.create(impl, 0);
-      back = Pipe.create(impl, 0);
+      there = create(0);
+      back = create(0);
     }
   }
 
-  @Benchmark
-  @OperationsPerInvocation(BATCH)
-  public void pingPong(PingPong s, Workers w) throws Exception {
-    w.runAll(
-        List.of(
-            () -> {
-              for (int i = 0; i < BATCH; i++) {
-                s.there.put(i);
-                s.back.take();
-              }
-            },
-            () -> {
-              for (int i = 0; i < BATCH; i++) {
-                s.back.put(s.there.take());
-              }
-            }));
-  }
-
+  /** See {@link PingPongTrial}. */
   @State(Scope.Benchmark)
-  public static class Transfer {
-    @Param({"jeton", "abq", "lbq"})
-    public String impl = "jeton";
-
+  public abstract static class TransferTrial {
     @Param({"16", "100"})
     public int capacity = 16;
 
@@ -183,31 +304,81 @@ public class ChannelBenchmark {
 
     Pipe pipe;
 
+    abstract Pipe create(int capacity);
+
     @Setup(Level.Trial)
     public void setUp() {
-      pipe = Pipe.create(impl, capacity);
+      pipe = create(capacity);
+    }
+  }
+
+  /** See {@link PingPongTrial}. */
+  @State(Scope.Benchmark)
+  public abstract static class ChainTrial {
+    @Param({"0", "16"})
+    public int capacity = 0;
+
+    Pipe[] pipes;
+
+    abstract Pipe create(int capacity);
+
+    @Setup(Level.Trial)
+    public void setUp() {
+      pipes = new Pipe[CHAIN];
+      for (int k = 0; k < CHAIN; k++) {
+        pipes[k] = create(capacity);
+      }
+    }
+  }
+
+  @State(Scope.Benchmark)
+  public static class PingPong extends PingPongTrial {
+    @Param({"jeton", "sync", "kotlinx", "kotlinx-2threads"})
+    public String impl = "jeton";
+
+    @Override
+    Pipe create(int capacity) {
+      return Pipe.create(impl, capacity);
+    }
+  }
+
+  @Benchmark
+  @OperationsPerInvocation(BATCH)
+  public void pingPong(PingPong s, Workers w) throws Exception {
+    pingPong(s.there, s.back, w.pool);
+  }
+
+  @State(Scope.Benchmark)
+  public static class Transfer extends TransferTrial {
+    @Param({"jeton", "abq", "lbq", "kotlinx", "kotlinx-2threads"})
+    public String impl = "jeton";
+
+    @Override
+    Pipe create(int capacity) {
+      return Pipe.create(impl, capacity);
     }
   }
 
   @Benchmark
   @OperationsPerInvocation(BATCH)
   public void transfer(Transfer s, Workers w) throws Exception {
-    List<Callable> tasks = new ArrayList<>();
-    int each = BATCH / s.pairs;
-    for (int p = 0; p < s.pairs; p++) {
-      tasks.add(
-          () -> {
-            for (int i = 0; i < each; i++) {
-              s.pipe.put(i);
-            }
-          });
-      tasks.add(
-          () -> {
-            for (int i = 0; i < each; i++) {
-              s.pipe.take();
-            }
-          });
+    transfer(s.pipe, s.pairs, w.pool);
+  }
+
+  @State(Scope.Benchmark)
+  public static class Chain extends ChainTrial {
+    @Param({"jeton", "juc", "kotlinx", "kotlinx-2threads"})
+    public String impl = "jeton";
+
+    @Override
+    Pipe create(int capacity) {
+      return Pipe.create(impl, capacity);
     }
-    w.runAll(tasks);
+  }
+
+  @Benchmark
+  @OperationsPerInvocation(BATCH)
+  public void chain(Chain s, Workers w) throws Exception {
+    chain(s.pipes, w.pool);
   }
 }

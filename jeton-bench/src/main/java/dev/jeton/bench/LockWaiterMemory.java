@@ -19,7 +19,6 @@ import kotlin.coroutines.intrinsics.IntrinsicsKt;
 import kotlinx.coroutines.sync.MutexKt;
 import org.jspecify.annotations.Nullable;
 import org.openjdk.jol.info.GraphLayout;
-import org.openjdk.jol.vm.VM;
 
 /**
  * Bytes of heap a lock retains per queued waiter: {@link QueuedWaiterMemory}'s method applied to
@@ -54,17 +53,7 @@ public final class LockWaiterMemory {
   private LockWaiterMemory() {}
 
   public static void main(String[] args) throws Exception {
-    if (!Boolean.getBoolean("jdk.attach.allowAttachSelf")) {
-      System.err.println(
-          "Run with -Djdk.attach.allowAttachSelf=true: JOL needs its agent to size hidden classes.\n"
-              + "  java -Djdk.attach.allowAttachSelf=true -cp jeton-bench/target/benchmarks.jar "
-              + LockWaiterMemory.class.getName());
-      System.exit(2);
-    }
-    System.out.println(VM.current().details());
-    long plainFuture = VM.current().sizeOf(new CompletableFuture<Object>());
-    System.out.printf(
-        Locale.ROOT, "Shallow size of a plain CompletableFuture: %d bytes%n%n", plainFuture);
+    long plainFuture = QueuedWaiterMemory.start(LockWaiterMemory.class);
 
     List<String[]> rows = new ArrayList<>();
     List<String> breakdowns = new ArrayList<>();
@@ -74,18 +63,31 @@ public final class LockWaiterMemory {
     for (BlockingCase c : blockingCases()) {
       rows.add(blocking(c, breakdowns));
     }
+    printWaiters("lock", plainFuture, rows, breakdowns);
+  }
+
+  /**
+   * Prints the rows of {@link #async} and {@link #blocking} for waiters on a {@code kind} (lock,
+   * barrier, channel), what they mean, and the growth per waiter by class.
+   */
+  static void printWaiters(
+      String kind, long plainFuture, List<String[]> rows, List<String> breakdowns) {
     String[] header = {
-      "lock", "waiter", "count", "baseline B", "queued B", "B/waiter", "B/waiter beyond a future"
+      kind, "waiter", "count", "baseline B", "queued B", "B/waiter", "B/waiter beyond a future"
     };
     QueuedWaiterMemory.print(header, rows);
     System.out.println();
     System.out.println(
-        "async: retained (lock + returned futures) growth per waiter, JOL GraphLayout;"
+        "async: retained ("
+            + kind
+            + " + returned futures) growth per waiter, JOL GraphLayout;"
             + " 'beyond a future' subtracts "
             + plainFuture
             + " B (a plain CompletableFuture) per waiter.");
     System.out.println(
-        "blocking: retained growth of the lock per blocked thread, Thread objects excluded.");
+        "blocking: retained growth of the "
+            + kind
+            + " per blocked thread, Thread objects excluded.");
     System.out.println();
     System.out.println("Growth per waiter by class (objects per waiter x bytes each):");
     breakdowns.forEach(System.out::println);

@@ -66,18 +66,7 @@ public final class QueuedWaiterMemory {
   private QueuedWaiterMemory() {}
 
   public static void main(String[] args) throws Exception {
-    if (!Boolean.getBoolean("jdk.attach.allowAttachSelf")) {
-      System.err.println(
-          "Run with -Djdk.attach.allowAttachSelf=true: JOL needs its agent to size hidden classes.\n"
-              + "  java -Djdk.attach.allowAttachSelf=true -cp jeton-bench/target/benchmarks.jar "
-              + QueuedWaiterMemory.class.getName());
-      System.exit(2);
-    }
-    VirtualMachine vm = VM.current();
-    System.out.println(vm.details());
-    long plainFuture = vm.sizeOf(new CompletableFuture<Object>());
-    System.out.printf(
-        Locale.ROOT, "Shallow size of a plain CompletableFuture: %d bytes%n%n", plainFuture);
+    long plainFuture = start(QueuedWaiterMemory.class);
 
     List<String[]> rows = new ArrayList<>();
     List<String> breakdowns = new ArrayList<>();
@@ -248,14 +237,37 @@ public final class QueuedWaiterMemory {
     };
   }
 
+  /**
+   * What every memory program does first: exits with the command to run if JOL cannot attach its
+   * agent (needed to size hidden classes), prints the VM's details, and returns the shallow size
+   * of a plain {@link CompletableFuture}.
+   */
+  static long start(Class<?> program) {
+    if (!Boolean.getBoolean("jdk.attach.allowAttachSelf")) {
+      System.err.println(
+          "Run with -Djdk.attach.allowAttachSelf=true: JOL needs its agent to size hidden classes.\n"
+              + "  java -Djdk.attach.allowAttachSelf=true -cp jeton-bench/target/benchmarks.jar "
+              + program.getName());
+      System.exit(2);
+    }
+    VirtualMachine vm = VM.current();
+    System.out.println(vm.details());
+    long plainFuture = vm.sizeOf(new CompletableFuture<Object>());
+    System.out.printf(
+        Locale.ROOT, "Shallow size of a plain CompletableFuture: %d bytes%n%n", plainFuture);
+    return plainFuture;
+  }
+
   /** What a blocked thread does: acquire one permit, then give it straight back. */
   interface BlockingAcquire {
     void run() throws InterruptedException;
   }
 
+  /** Whether every thread is parked (timed parks too: kotlinx's runBlocking parks that way). */
   static boolean allParked(Thread[] threads) {
     for (Thread t : threads) {
-      if (t.getState() != Thread.State.WAITING) {
+      Thread.State state = t.getState();
+      if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
         return false;
       }
     }

@@ -9,7 +9,9 @@
  * Jeton's {@code Mutex} and {@code ReadWriteLock} with the JDK's locks and kotlinx's {@code Mutex},
  * through {@link dev.jeton.bench.Locker} and {@link dev.jeton.bench.RwLocker}. {@link
  * dev.jeton.bench.BarrierBenchmark} compares Jeton's {@code Barrier} with {@code CyclicBarrier} and
- * {@code Phaser}, through {@link dev.jeton.bench.Meeter}.
+ * {@code Phaser}, through {@link dev.jeton.bench.Meeter}. {@link dev.jeton.bench.ChannelBenchmark}
+ * compares Jeton's {@code Channel} with the JDK's blocking queues and kotlinx's {@code Channel}
+ * (and, built on JDK 21 and newer, with jox's: src/main/java21).
  *
  * <p>Every benchmark forks with a fixed, pre-touched heap ({@code -Xms1g -Xmx1g
  * -XX:+AlwaysPreTouch}): on the development VM, heap pages touched for the first time were very
@@ -17,8 +19,8 @@
  * iterations. Passing {@code -jvmArgsAppend} on the command line replaces these flags: repeat them.
  *
  * <p>{@link dev.jeton.bench.QueuedWaiterMemory}, {@link dev.jeton.bench.LockWaiterMemory}, {@link
- * dev.jeton.bench.BarrierWaiterMemory} and {@link dev.jeton.bench.RedisRoundTrips} are plain
- * programs, not benchmarks.
+ * dev.jeton.bench.BarrierWaiterMemory}, {@link dev.jeton.bench.ChannelMemory} and {@link
+ * dev.jeton.bench.RedisRoundTrips} are plain programs, not benchmarks.
  */
 @NullMarked
 package dev.jeton.bench;
