@@ -2,11 +2,14 @@ package dev.jeton;
 
 import static dev.jeton.TestThreads.done;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -17,6 +20,72 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class SelectEngineTest {
   @RegisterExtension final TestThreads threads = new TestThreads();
+
+  // ---------------------------------------------------------------- after the locks
+
+  @Test
+  void aThrowingHook_onALosingClausesChannel_doesNotStrandTheWinningHandover() throws Exception {
+    IllegalStateException boom = new IllegalStateException("the hook threw");
+    // Created first, so its lock is taken first, and what it decided runs first.
+    Channel<String> losing =
+        Channel.<String>builder()
+            .onUndelivered(
+                v -> {
+                  throw boom;
+                })
+            .build();
+    Channel<String> winning = Channel.rendezvous();
+    CompletableFuture<String> receiver = winning.receiveAsync();
+    CompletableFuture<Void> givenUp = losing.sendAsync("given up");
+    AtomicReference<String> selected = new AtomicReference<>();
+    // A cancel's callbacks run before its withdrawal: this select finds the sender given up but
+    // still queued and unlinks it; then its send clause hands "x" to the receiver waiting on the
+    // other channel.
+    givenUp.whenComplete(
+        (v, e) -> {
+          try {
+            selected.set(
+                Select.selectBiased(
+                    losing.onReceive(x -> "received"), winning.onSend("x", () -> "sent")));
+          } catch (InterruptedException unexpected) {
+            throw new AssertionError(unexpected);
+          }
+        });
+    assertSame(
+        boom,
+        assertThrows(IllegalStateException.class, () -> givenUp.cancel(false)),
+        "the given-up value is reported by the cancel that gave it up, not by the select");
+    assertEquals("sent", selected.get());
+    assertEquals("x", receiver.getNow(null), "the receiver served is told");
+  }
+
+  @Test
+  void aThrowingHook_neverStrandsASelectThatPassedAGivenUpSender() throws Exception {
+    IllegalStateException boom = new IllegalStateException("the hook threw");
+    List<String> reported = new ArrayList<>();
+    Channel<String> ch =
+        Channel.<String>builder()
+            .onUndelivered(
+                v -> {
+                  reported.add(v);
+                  throw boom;
+                })
+            .build();
+    Channel<String> other = Channel.rendezvous();
+    CompletableFuture<Void> givenUp = ch.sendAsync("given up");
+    AtomicReference<CompletableFuture<String>> selected = new AtomicReference<>();
+    // The select, made in the cancel's callbacks (before its withdrawal), finds the sender given
+    // up but still queued, passes it, and queues on both channels.
+    givenUp.whenComplete(
+        (v, e) -> selected.set(Select.selectAsync(ch.onReceive(x -> x), other.onReceive(x -> x))));
+    assertSame(
+        boom,
+        assertThrows(IllegalStateException.class, () -> givenUp.cancel(false)),
+        "the given-up value is reported by the cancel that gave it up");
+    assertEquals(List.of("given up"), reported);
+    assertTrue(other.trySend("y"));
+    assertEquals("y", selected.get().getNow(null), "the select still waits, and is served");
+  }
 
   // ---------------------------------------------------------------- the trampoline
 
