@@ -1,14 +1,19 @@
 package dev.jeton;
 
+import static dev.jeton.TestThreads.awaitTrue;
 import static dev.jeton.TestThreads.done;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.ref.WeakReference;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -113,5 +118,111 @@ class SelectEngineTest {
     }
     assertEquals(0, ((FifoChannel<?>) ch).queueLength());
     assertEquals(0, ((FifoChannel<?>) other).queueLength(), "every losing clause withdrawn");
+  }
+
+  // ---------------------------------------------------------------- completions
+
+  @Test
+  void anAsyncSelect_completesOnTheCompletionExecutorOfTheChannelThatServedIt() throws Exception {
+    ExecutorService onA = Executors.newSingleThreadExecutor(r -> new Thread(r, "a-completions"));
+    ExecutorService onB = Executors.newSingleThreadExecutor(r -> new Thread(r, "b-completions"));
+    try {
+      Channel<String> a = Channel.<String>builder().completionExecutor(onA).build();
+      Channel<String> b = Channel.<String>builder().completionExecutor(onB).build();
+      CompletableFuture<String> served =
+          Select.selectAsync(a.onReceive(v -> threadName()), b.onReceive(v -> threadName()));
+      b.send("x");
+      assertEquals("b-completions", done(served));
+      CompletableFuture<String> closed =
+          Select.selectAsync(
+              a.onReceiveOrClosed(v -> threadName()), b.onReceiveOrClosed(v -> threadName()));
+      a.close();
+      assertEquals("a-completions", done(closed), "the channel that closed served it");
+      awaitTrue(() -> waiting(b) == 0, "the losing clauses to leave b");
+    } finally {
+      onA.shutdownNow();
+      onB.shutdownNow();
+    }
+  }
+
+  // ---------------------------------------------------------------- memory
+
+  @Test
+  void finishedSelects_areNotKeptByTheChannelsTheyWaitedOn() throws Exception {
+    Channel<String> a = Channel.rendezvous();
+    Channel<String> b = Channel.rendezvous(); // waited on by every select below, alive to the end
+    List<WeakReference<Object>> finished = new ArrayList<>();
+    finished.add(asyncServedBy(a, b));
+    finished.add(asyncCancelled(a, b));
+    finished.add(asyncTimedOut(a, b));
+    finished.add(asyncServedBeforeItsTimeout(a, b));
+    finished.add(blockingTimedOut(a, b));
+    awaitTrue(
+        () -> {
+          System.gc();
+          return finished.stream().allMatch(r -> r.get() == null);
+        },
+        "the finished selects to be collected");
+    assertEquals(0, waiting(a) + waiting(b));
+  }
+
+  /** A select served by {@code a}: a reference to its future. */
+  private static WeakReference<Object> asyncServedBy(Channel<String> a, Channel<String> b)
+      throws Exception {
+    CompletableFuture<String> f = Select.selectAsync(a.onReceive(v -> v), b.onReceive(v -> v));
+    a.send("x");
+    assertEquals("x", done(f));
+    return new WeakReference<>(f);
+  }
+
+  private static WeakReference<Object> asyncCancelled(Channel<String> a, Channel<String> b) {
+    CompletableFuture<String> f = Select.selectAsync(a.onReceive(v -> v), b.onReceive(v -> v));
+    assertTrue(f.cancel(false));
+    return new WeakReference<>(f);
+  }
+
+  private static WeakReference<Object> asyncTimedOut(Channel<String> a, Channel<String> b)
+      throws Exception {
+    CompletableFuture<String> f =
+        Select.selectAsync(
+            a.onReceive(v -> v),
+            b.onReceive(v -> v),
+            Select.onTimeout(Duration.ofMillis(1), () -> "timeout"));
+    assertEquals("timeout", done(f));
+    return new WeakReference<>(f);
+  }
+
+  /** Its timer, started for an hour, must not keep it. */
+  private static WeakReference<Object> asyncServedBeforeItsTimeout(
+      Channel<String> a, Channel<String> b) throws Exception {
+    CompletableFuture<String> f =
+        Select.selectAsync(
+            a.onReceive(v -> v),
+            b.onReceive(v -> v),
+            Select.onTimeout(Duration.ofHours(1), () -> "timeout"));
+    a.send("y");
+    assertEquals("y", done(f));
+    return new WeakReference<>(f);
+  }
+
+  /** A reference to what its clauses hold, which the select holds while it waits. */
+  private static WeakReference<Object> blockingTimedOut(Channel<String> a, Channel<String> b)
+      throws Exception {
+    Object held = new Object();
+    Object got =
+        Select.select(
+            a.onReceive(v -> held),
+            b.onReceive(v -> held),
+            Select.onTimeout(Duration.ofMillis(1), () -> "timeout"));
+    assertEquals("timeout", got);
+    return new WeakReference<>(held);
+  }
+
+  private static String threadName() {
+    return Thread.currentThread().getName();
+  }
+
+  private static int waiting(Channel<?> channel) {
+    return ((FifoChannel<?>) channel).queueLength();
   }
 }
