@@ -251,31 +251,6 @@ class ChannelTest {
     assertEquals(0, ch.size());
   }
 
-  @Test
-  void aThrowingHook_neverStrandsAReceiveThatPassedAGivenUpSender() throws Exception {
-    IllegalStateException boom = new IllegalStateException("the hook threw");
-    Channel<String> ch =
-        Channel.<String>builder()
-            .onUndelivered(
-                v -> {
-                  undelivered.add(v);
-                  throw boom;
-                })
-            .build();
-    CompletableFuture<Void> givenUp = ch.sendAsync("given up");
-    List<CompletableFuture<String>> receives = new CopyOnWriteArrayList<>();
-    // The receive, made in the cancel's callbacks (before its withdrawal), finds the sender given
-    // up but still queued, passes it, and queues.
-    givenUp.whenComplete((v, e) -> receives.add(ch.receiveAsync()));
-    assertSame(
-        boom,
-        assertThrows(IllegalStateException.class, () -> givenUp.cancel(false)),
-        "the given-up value is reported by the cancel that gave it up");
-    assertEquals(List.of("given up"), undelivered);
-    assertTrue(ch.trySend("y"));
-    assertEquals("y", receives.get(0).getNow(null), "the receive still waits, and is served");
-  }
-
   // ---------------------------------------------------------------- closing
 
   @Test

@@ -19,33 +19,74 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * How a select plugs into the channels' wait-queue engine: what runs once the channels' locks are
- * released (deliveries and the undelivered hook), the delivery trampoline, and what a finished
- * select leaves behind.
+ * How a select plugs into the channels' wait-queue engine: who runs the undelivered hook for a
+ * sender it passes, the delivery trampoline, the completion executor, and what a finished select
+ * leaves behind.
  */
 class SelectEngineTest {
   @RegisterExtension final TestThreads threads = new TestThreads();
 
-  // ---------------------------------------------------------------- after the locks
+  // ---------------------------------------------------------------- the undelivered hook
+
+  // A cancel's callbacks run before its withdrawal: a receive or select made in them finds the
+  // sender given up but still queued, and unlinks it. Its value is the cancel's to report, not
+  // theirs: a hook that throws must not make them throw with a node queued for nobody, nor keep
+  // a delivery they made from its receiver.
+
+  private final List<String> reported = new ArrayList<>();
+  private final IllegalStateException boom = new IllegalStateException("the hook threw");
+
+  /** A rendezvous channel whose hook records the value, then throws {@link #boom}. */
+  private Channel<String> throwingHook() {
+    return Channel.<String>builder()
+        .onUndelivered(
+            v -> {
+              reported.add(v);
+              throw boom;
+            })
+        .build();
+  }
+
+  /** Cancels {@code givenUp}, whose value its withdrawal reports: the hook throws from cancel. */
+  private void cancelReportingOnce(CompletableFuture<Void> givenUp, String value) {
+    assertSame(
+        boom,
+        assertThrows(IllegalStateException.class, () -> givenUp.cancel(false)),
+        "the given-up value is reported by the cancel that gave it up");
+    assertEquals(List.of(value), reported);
+  }
+
+  @Test
+  void aThrowingHook_neverStrandsAReceiveThatPassedAGivenUpSender() throws Exception {
+    Channel<String> ch = throwingHook();
+    CompletableFuture<Void> givenUp = ch.sendAsync("given up");
+    AtomicReference<CompletableFuture<String>> received = new AtomicReference<>();
+    givenUp.whenComplete((v, e) -> received.set(ch.receiveAsync()));
+    cancelReportingOnce(givenUp, "given up");
+    assertTrue(ch.trySend("y"));
+    assertEquals("y", received.get().getNow(null), "the receive still waits, and is served");
+  }
+
+  @Test
+  void aThrowingHook_neverStrandsASelectThatPassedAGivenUpSender() throws Exception {
+    Channel<String> ch = throwingHook();
+    Channel<String> other = Channel.rendezvous();
+    CompletableFuture<Void> givenUp = ch.sendAsync("given up");
+    AtomicReference<CompletableFuture<String>> selected = new AtomicReference<>();
+    givenUp.whenComplete(
+        (v, e) -> selected.set(Select.selectAsync(ch.onReceive(x -> x), other.onReceive(x -> x))));
+    cancelReportingOnce(givenUp, "given up");
+    assertTrue(other.trySend("y"));
+    assertEquals("y", selected.get().getNow(null), "the select still waits, and is served");
+  }
 
   @Test
   void aThrowingHook_onALosingClausesChannel_doesNotStrandTheWinningHandover() throws Exception {
-    IllegalStateException boom = new IllegalStateException("the hook threw");
-    // Created first, so its lock is taken first, and what it decided runs first.
-    Channel<String> losing =
-        Channel.<String>builder()
-            .onUndelivered(
-                v -> {
-                  throw boom;
-                })
-            .build();
+    Channel<String> losing = throwingHook(); // created first: its lock is taken first
     Channel<String> winning = Channel.rendezvous();
     CompletableFuture<String> receiver = winning.receiveAsync();
     CompletableFuture<Void> givenUp = losing.sendAsync("given up");
     AtomicReference<String> selected = new AtomicReference<>();
-    // A cancel's callbacks run before its withdrawal: this select finds the sender given up but
-    // still queued and unlinks it; then its send clause hands "x" to the receiver waiting on the
-    // other channel.
     givenUp.whenComplete(
         (v, e) -> {
           try {
@@ -56,40 +97,9 @@ class SelectEngineTest {
             throw new AssertionError(unexpected);
           }
         });
-    assertSame(
-        boom,
-        assertThrows(IllegalStateException.class, () -> givenUp.cancel(false)),
-        "the given-up value is reported by the cancel that gave it up, not by the select");
+    cancelReportingOnce(givenUp, "given up");
     assertEquals("sent", selected.get());
-    assertEquals("x", receiver.getNow(null), "the receiver served is told");
-  }
-
-  @Test
-  void aThrowingHook_neverStrandsASelectThatPassedAGivenUpSender() throws Exception {
-    IllegalStateException boom = new IllegalStateException("the hook threw");
-    List<String> reported = new ArrayList<>();
-    Channel<String> ch =
-        Channel.<String>builder()
-            .onUndelivered(
-                v -> {
-                  reported.add(v);
-                  throw boom;
-                })
-            .build();
-    Channel<String> other = Channel.rendezvous();
-    CompletableFuture<Void> givenUp = ch.sendAsync("given up");
-    AtomicReference<CompletableFuture<String>> selected = new AtomicReference<>();
-    // The select, made in the cancel's callbacks (before its withdrawal), finds the sender given
-    // up but still queued, passes it, and queues on both channels.
-    givenUp.whenComplete(
-        (v, e) -> selected.set(Select.selectAsync(ch.onReceive(x -> x), other.onReceive(x -> x))));
-    assertSame(
-        boom,
-        assertThrows(IllegalStateException.class, () -> givenUp.cancel(false)),
-        "the given-up value is reported by the cancel that gave it up");
-    assertEquals(List.of("given up"), reported);
-    assertTrue(other.trySend("y"));
-    assertEquals("y", selected.get().getNow(null), "the select still waits, and is served");
+    assertEquals("x", receiver.getNow(null), "the receiver served on the other channel is told");
   }
 
   // ---------------------------------------------------------------- the trampoline

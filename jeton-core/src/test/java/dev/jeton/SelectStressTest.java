@@ -372,7 +372,7 @@ class SelectStressTest {
                   if (producer) {
                     try {
                       for (int i = 0; i < OPERATIONS && !run.open(false).isEmpty(); i++) {
-                        produceOnce();
+                        once();
                         cancelSomePending();
                       }
                     } finally {
@@ -380,7 +380,7 @@ class SelectStressTest {
                     }
                   } else {
                     while (!run.allEnded()) {
-                      consumeOnce();
+                      once();
                     }
                   }
                 } catch (Throwable e) {
@@ -432,64 +432,80 @@ class SelectStressTest {
       return value(id, channel, seq++);
     }
 
-    void produceOnce() throws Exception {
-      List<Integer> open = run.open(false);
+    /**
+     * One request, sending ({@code producer}) or receiving, on the channels open to it; gives up
+     * quietly where it may: a plain send's value then went to the hook, a select's stays ours.
+     */
+    void once() throws Exception {
+      List<Integer> open = run.open(!producer);
       if (open.isEmpty()) {
         return;
       }
       int c = open.get(random.nextInt(open.size()));
-      Channel<Long> ch = run.channels.get(c);
       try {
-        switch (random.nextInt(9)) {
-          case 0:
-            {
-              long v = next(c);
-              run.given.add(v);
-              blocking(() -> {
-                ch.send(v);
-                return null;
-              });
-              break;
-            }
-          case 1:
-            {
-              long v = next(c);
-              run.given.add(v);
-              blocking(() -> {
-                ch.send(v, Duration.ofNanos(random.nextInt(100_000)));
-                return null;
-              });
-              break;
-            }
-          case 2:
-            {
-              long v = next(c);
-              run.given.add(v);
-              CompletableFuture<Void> f = ch.sendAsync(v);
-              run.futures.add(f);
-              keepOrCancel(f);
-              break;
-            }
-          case 3:
-            {
-              long v = next(c);
-              if (ch.trySend(v)) {
-                run.given.add(v);
-              }
-              break;
-            }
-          case 4:
-          case 5:
-            selectSends(open, false);
-            break;
-          case 6:
-            selectSends(open, true);
-            break;
-          default:
-            sendOrReceive(open);
+        if (producer) {
+          produce(open, c);
+        } else {
+          consume(open, c);
         }
       } catch (InterruptedException | TimeoutException | ChannelClosedException e) {
-        // a plain send's value went to the hook; a select's stays ours
+        // gave up, or the channel ended
+      } catch (CompletionException e) {
+        if (!(e.getCause() instanceof ChannelClosedException)) {
+          throw e;
+        }
+      }
+    }
+
+    void produce(List<Integer> open, int c) throws Exception {
+      Channel<Long> ch = run.channels.get(c);
+      switch (random.nextInt(9)) {
+        case 0:
+          {
+            long v = next(c);
+            run.given.add(v);
+            blocking(() -> {
+              ch.send(v);
+              return null;
+            });
+            break;
+          }
+        case 1:
+          {
+            long v = next(c);
+            run.given.add(v);
+            blocking(() -> {
+              ch.send(v, Duration.ofNanos(random.nextInt(100_000)));
+              return null;
+            });
+            break;
+          }
+        case 2:
+          {
+            long v = next(c);
+            run.given.add(v);
+            CompletableFuture<Void> f = ch.sendAsync(v);
+            run.futures.add(f);
+            keepOrCancel(f);
+            break;
+          }
+        case 3:
+          {
+            long v = next(c);
+            if (ch.trySend(v)) {
+              run.given.add(v);
+            }
+            break;
+          }
+        case 4:
+        case 5:
+          selectSends(open, false);
+          break;
+        case 6:
+          selectSends(open, true);
+          break;
+        default:
+          sendOrReceive(open);
       }
     }
 
@@ -534,49 +550,36 @@ class SelectStressTest {
       run.book(won, null, got, thread.getName());
     }
 
-    void consumeOnce() throws Exception {
-      List<Integer> open = run.open(true);
-      if (open.isEmpty()) {
-        return;
-      }
-      int c = open.get(random.nextInt(open.size()));
+    void consume(List<Integer> open, int c) throws Exception {
       Channel<Long> ch = run.channels.get(c);
-      try {
-        switch (random.nextInt(8)) {
-          case 0:
-            {
-              Optional<Long> v = blocking(ch::receiveOrClosed);
-              v.ifPresent(x -> run.receivedOn(c, x, got));
-              break;
-            }
-          case 1:
-            {
-              long v = blocking(() -> ch.receive(Duration.ofNanos(random.nextInt(100_000))));
-              run.receivedOn(c, v, got);
-              break;
-            }
-          case 2:
-            {
-              CompletableFuture<Long> f = ch.receiveAsync();
-              run.futures.add(f);
-              if (random.nextInt(4) == 0 && f.cancel(false)) {
-                break;
-              }
-              run.receivedOn(c, f.join(), got);
-              break;
-            }
-          case 3:
-            ch.tryReceive().ifPresent(x -> run.receivedOn(c, x, got));
+      switch (random.nextInt(8)) {
+        case 0:
+          {
+            Optional<Long> v = blocking(ch::receiveOrClosed);
+            v.ifPresent(x -> run.receivedOn(c, x, got));
             break;
-          default:
-            selectReceives(open, random.nextInt(3) == 0);
-        }
-      } catch (InterruptedException | TimeoutException | ChannelClosedException e) {
-        // gave up, or the channel ended
-      } catch (CompletionException e) {
-        if (!(e.getCause() instanceof ChannelClosedException)) {
-          throw e;
-        }
+          }
+        case 1:
+          {
+            long v = blocking(() -> ch.receive(Duration.ofNanos(random.nextInt(100_000))));
+            run.receivedOn(c, v, got);
+            break;
+          }
+        case 2:
+          {
+            CompletableFuture<Long> f = ch.receiveAsync();
+            run.futures.add(f);
+            if (random.nextInt(4) == 0 && f.cancel(false)) {
+              break;
+            }
+            run.receivedOn(c, f.join(), got);
+            break;
+          }
+        case 3:
+          ch.tryReceive().ifPresent(x -> run.receivedOn(c, x, got));
+          break;
+        default:
+          selectReceives(open, random.nextInt(3) == 0);
       }
     }
 
