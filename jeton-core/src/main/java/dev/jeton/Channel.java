@@ -45,12 +45,14 @@ import org.jspecify.annotations.Nullable;
  * <h2>Undelivered values</h2>
  *
  * <p>A value given to a send belongs to the channel from the moment the send is called (unless
- * the call refuses it outright: a {@code null}, or {@link #trySend} returning false): it reaches
- * exactly one receiver, or else the {@link Builder#onUndelivered onUndelivered} hook, exactly
- * once. The hook sees values dropped by overflow, buffered at {@link #cancel()}, and given to a
- * send that failed (the channel was closed or cancelled, the send timed out, was cancelled or
- * interrupted), so values that hold resources can be released. It runs without any internal lock
- * held, on the thread that dropped the value; what it throws is not caught.
+ * the call refuses it outright: a {@code null}, {@link #trySend} returning false, or a {@link
+ * #onSend select's send clause} that did not win, or won on a closed or cancelled channel): it
+ * reaches exactly one receiver, or else the {@link Builder#onUndelivered onUndelivered} hook,
+ * exactly once. The hook sees values dropped by overflow, buffered at {@link #cancel()}, and
+ * given to a send that failed (the channel was closed or cancelled, the send timed out, was
+ * cancelled or interrupted), so values that hold resources can be released. It runs without any
+ * internal lock held, on the thread that dropped the value (for a send that gave up, the thread
+ * that gave it up); what it throws is not caught.
  *
  * <h2>Giving up</h2>
  *
@@ -273,7 +275,9 @@ public interface Channel<T> extends Iterable<T> {
    * A {@link Select} clause that sends {@code value} to this channel; {@code then} makes the
    * select's result once it is sent (accepted by the channel, as {@link #send} is). If the clause
    * does not win, the value was not sent and stays the caller's. If the channel is closed, the
-   * clause wins and the select throws {@link ChannelClosedException}.
+   * clause wins and the select throws {@link ChannelClosedException}; the value stays the
+   * caller's then too (also when the channel is cancelled while the select waits), and the
+   * undelivered hook does not see it.
    *
    * @throws NullPointerException if {@code value} is null
    */

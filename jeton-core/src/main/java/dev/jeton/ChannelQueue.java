@@ -44,7 +44,9 @@ abstract class ChannelQueue extends WaitQueue {
    * refused (cancel returns false), and a blocked thread interrupted after the match keeps it
    * (keepsGrantWhenInterrupted). A node whose future won the claim (cancelled, timed out) is
    * unlinked by the matcher as CANCELLED, and its withdrawal then finds it gone; if it was a
-   * sender, the matcher reports its value undelivered, since the withdrawal will not.
+   * sender, that withdrawal reports its value undelivered (leftBeforeWithdrawal), on the thread
+   * that gave it up. Never the matcher: a receive or a select that has queued its own node must
+   * not then throw what the hook throws, leaving that node behind for nobody.
    *
    * Selects. A select queues one node per clause, each pointing to one Selection, whose state
    * claimForOutcome claims: the first channel to match one of its nodes wins, and matchers find
@@ -66,8 +68,9 @@ abstract class ChannelQueue extends WaitQueue {
    *       and the senders, and then "closed".
    *   C5. Every value given to a send (not refused outright, and not a select's that lost)
    *       ends exactly once: in a receiver's hands or in the undelivered hook. A queued
-   *       sender's value is reported by whoever takes its node out without a match: cancel, its
-   *       own withdrawal (withdrawn), or a matcher that finds it given up.
+   *       sender's value is reported by whoever takes its node out without a match: cancel, or
+   *       its own withdrawal (withdrawn, or leftBeforeWithdrawal when a matcher found it given
+   *       up and unlinked it first).
    *
    * Field access: every field below is guarded by the lock, except `closed`, written under it
    * and read without it by isClosed, and the final ones.
@@ -187,7 +190,7 @@ abstract class ChannelQueue extends WaitQueue {
 
   /** Hands {@code value} to a receiver or the buffer, or drops it by policy; false if full. */
   private boolean offerLocked(Object value, After after) {
-    WaitNode r = claimHead(false, after);
+    WaitNode r = claimHead(false);
     if (r != null) {
       r.outcome = value;
       after.toDeliver(unlinkRun(r.next, WaitNode.GRANTED));
@@ -212,18 +215,15 @@ abstract class ChannelQueue extends WaitQueue {
 
   /**
    * The head of the queue, claimed, if it is a sender ({@code senders}) or a receiver (not);
-   * heads given up on the way are unlinked, a plain sender's value reported undelivered. Lock
-   * held.
+   * heads given up on the way are unlinked (a plain sender's value is then reported by its
+   * withdrawal: leftBeforeWithdrawal). Lock held.
    */
-  private @Nullable WaitNode claimHead(boolean senders, After after) {
+  private @Nullable WaitNode claimHead(boolean senders) {
     for (WaitNode h; (h = head()) != null && (h.weight == SEND) == senders; ) {
       if (h.claimForOutcome()) {
         return h;
       }
       var unused = unlinkRun(h.next, WaitNode.CANCELLED); // its withdrawal will find it gone
-      if (senders && h.selection() == null) {
-        after.undelivered(Objects.requireNonNull(h.outcome));
-      }
     }
     return null;
   }
@@ -272,7 +272,7 @@ abstract class ChannelQueue extends WaitQueue {
   /** The next value, or NOTHING (none ready, open), or ENDED (closed and drained, or cancelled). */
   final Object pollLocked(After after) {
     Object v = buffer.poll();
-    WaitNode s = claimHead(true, after);
+    WaitNode s = claimHead(true);
     if (s != null) {
       Object offered = Objects.requireNonNull(s.outcome);
       after.toDeliver(unlinkRun(s.next, WaitNode.GRANTED));
@@ -394,6 +394,15 @@ abstract class ChannelQueue extends WaitQueue {
   void withdrawn(WaitNode node) {
     if (node.weight == SEND && node.selection() == null) {
       undelivered(Objects.requireNonNull(node.outcome)); // C5
+    }
+  }
+
+  @Override
+  void leftBeforeWithdrawal(WaitNode node) {
+    // Unlinked as CANCELLED only by a matcher that found it given up (claimHead), which left
+    // its value to us (C5); close and cancel end nodes otherwise, and cancel reports them.
+    if (node.status == WaitNode.CANCELLED && node.weight == SEND && node.selection() == null) {
+      undelivered(Objects.requireNonNull(node.outcome));
     }
   }
 

@@ -26,7 +26,9 @@ final class Selection<R> {
    *    If none can and there is a default clause, it wins.
    * 2. Queue. Still under all the locks, one node per channel clause is queued on its channel,
    *    pointing to this Selection. Then every lock is released and what the channels decided
-   *    (deliveries, undelivered values) is done.
+   *    (deliveries, undelivered values) is done: only the winning clause's channel decides
+   *    anything, since a clause that cannot happen leaves its channel as it was (but for the
+   *    given-up nodes it unlinks, whose values their own withdrawals report).
    * 3. Wait. A channel that matches one of the nodes first claims it: claimForOutcome on a
    *    select's node is claim() here, a CAS of `state` from OPEN to the clause's index. The first
    *    claim wins; the other nodes cannot be claimed any more, and a channel that meets one

@@ -188,8 +188,8 @@ final class WaitNode {
     @Override
     protected void withdraw(boolean timedOut) {
       WaitNode n = node;
-      if (n != null) {
-        queue.withdraw(n, timedOut ? TIMED_OUT : CANCELLED);
+      if (n != null && !queue.withdraw(n, timedOut ? TIMED_OUT : CANCELLED)) {
+        queue.leftBeforeWithdrawal(n);
       }
     }
   }

@@ -148,6 +148,14 @@ abstract class WaitQueue {
    */
   void withdrawn(WaitNode node) {}
 
+  /**
+   * Called when a completion of {@code node}'s future from outside (cancel, timeout) went to
+   * withdraw it and found it already out of the queue: the subclass took it out meanwhile (a
+   * channel unlinks a node whose future was completed from outside when it meets it). Without
+   * the lock, on the withdrawing thread. Does nothing by default.
+   */
+  void leftBeforeWithdrawal(WaitNode node) {}
+
   /** The exception for a request that waited {@code timeout} in vain. */
   abstract TimeoutException timeoutException(WaitNode node, Duration timeout);
 
