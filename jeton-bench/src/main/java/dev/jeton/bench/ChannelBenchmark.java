@@ -94,25 +94,19 @@ public class ChannelBenchmark {
     void ping(Pipe back, int n) throws InterruptedException;
 
     static Pipe create(String impl, int capacity) {
-      switch (impl) {
-        case "jeton":
+      return switch (impl) {
+        case "jeton" -> {
           Channel<Integer> ch = capacity == 0 ? Channel.rendezvous() : Channel.buffered(capacity);
-          return new BlockingPipe(ch::send, ch::receive);
-        case "abq":
-          return BlockingPipe.of(new ArrayBlockingQueue<>(capacity));
-        case "lbq":
-          return BlockingPipe.of(new LinkedBlockingQueue<>(capacity));
-        case "sync":
-          return BlockingPipe.of(new SynchronousQueue<>());
-        case "juc":
-          return create(capacity == 0 ? "sync" : "abq", capacity);
-        case "kotlinx":
-          return new KotlinxPipe(capacity, EmptyCoroutineContext.INSTANCE);
-        case "kotlinx-2threads":
-          return new KotlinxPipe(capacity, TwoThreads.DISPATCHER);
-        default:
-          throw new IllegalArgumentException("unknown impl " + impl);
-      }
+          yield new BlockingPipe(ch::send, ch::receive);
+        }
+        case "abq" -> BlockingPipe.of(new ArrayBlockingQueue<>(capacity));
+        case "lbq" -> BlockingPipe.of(new LinkedBlockingQueue<>(capacity));
+        case "sync" -> BlockingPipe.of(new SynchronousQueue<>());
+        case "juc" -> create(capacity == 0 ? "sync" : "abq", capacity);
+        case "kotlinx" -> new KotlinxPipe(capacity, EmptyCoroutineContext.INSTANCE);
+        case "kotlinx-2threads" -> new KotlinxPipe(capacity, TwoThreads.DISPATCHER);
+        default -> throw new IllegalArgumentException("unknown impl " + impl);
+      };
     }
   }
 
