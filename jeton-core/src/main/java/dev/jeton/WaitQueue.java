@@ -63,6 +63,12 @@ abstract class WaitQueue {
    * context switch. The spin budget is spent once per request (a node reaches the head once),
    * never refilled by a wake-up, and every step first looks at the interrupt and the deadline.
    *
+   * Scopes. An asynchronous request that queues on a thread running a task of a Scope is
+   * tracked by that task (ScopeTask.trackWait, in futureOf) until its future completes, so that
+   * cancelling the scope cancels the future, which withdraws the request by the one rule above.
+   * A blocking request needs nothing: the scope interrupts its thread. The check is one
+   * thread-local read, made only by requests that queue, never on a grant without waiting.
+   *
    * Field access follows the rule in package-info.java. `queueLength` and `tail` are plain,
    * guarded by the lock. `head` is written under the lock but read without it (a blocked waiter
    * asking whether to spin, prewakeHead), so it is volatile: a stale answer there costs one park
@@ -467,6 +473,11 @@ abstract class WaitQueue {
       // The request may be granted or withdrawn before its timer is stored: setTimer and
       // stopTimer settle that race, so the timer never outlives the request.
       future.setTimer(timers.start(() -> future.completeExceptionally(onTimeout.get()), nanos));
+    }
+    if (enqueued) {
+      // A request queued by a task of a Scope is withdrawn when the scope is cancelled. Outside
+      // any scope this costs one thread-local read, and only on the path of a request that waits.
+      ScopeTask.trackWait(future);
     }
     return future;
   }

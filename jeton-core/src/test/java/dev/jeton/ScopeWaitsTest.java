@@ -1,0 +1,183 @@
+package dev.jeton;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.function.IntSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What every Jeton wait does inside a cancelled scope: a request queued by a task of the scope,
+ * blocking or asynchronous, on a semaphore, mutex, read-write lock, barrier or keyed semaphore, is
+ * withdrawn.
+ */
+class ScopeWaitsTest {
+  private final ExecutorService executor = ScopeTest.executorOfThisJdk();
+
+  @AfterEach
+  void stopExecutor() {
+    executor.shutdownNow();
+  }
+
+  /** A primitive made busy, so that each of its waits queues. */
+  private interface Busy {
+    CompletableFuture<?> waitAsync();
+
+    void waitBlocking() throws Exception;
+
+    int queued();
+  }
+
+  private static List<Busy> everyPrimitive() {
+    Semaphore semaphore = Semaphore.create(1);
+    Permit unusedPermit = semaphore.tryAcquire(1).orElseThrow();
+    Mutex mutex = Mutex.create();
+    Guard unusedLock = mutex.tryLock().orElseThrow();
+    ReadWriteLock rw = ReadWriteLock.create();
+    Guard unusedWrite = rw.tryWrite().orElseThrow();
+    Barrier barrier = Barrier.create(2);
+    Semaphore key = KeyedSemaphore.<String>create(1).forKey("tenant");
+    Permit unusedKeyPermit = key.tryAcquire(1).orElseThrow();
+    return List.of(
+        busy(
+            "semaphore",
+            () -> semaphore.acquireAsync(1),
+            () -> semaphore.acquire(1),
+            semaphore::queueLength),
+        busy("mutex", mutex::lockAsync, mutex::lock, mutex::queueLength),
+        busy("read-write lock", rw::readAsync, rw::read, rw::queueLength),
+        busy("barrier", barrier::awaitAsync, barrier::await, barrier::arrived),
+        busy("keyed semaphore", () -> key.acquireAsync(1), () -> key.acquire(1), key::queueLength));
+  }
+
+  @Test
+  void asyncWaitsOfAnAsyncTask_areWithdrawn_whenTheScopeIsCancelled() throws Exception {
+    for (Busy busy : everyPrimitive()) {
+      try (Scope scope = Scope.builder().executor(executor).open()) {
+        // The task's stage is a dependent of the wait: cancelling the stage alone would not
+        // withdraw the wait; the scope cancels the wait itself.
+        CompletableFuture<Object> task = scope.forkAsync(() -> busy.waitAsync().thenApply(x -> x));
+        assertEquals(1, busy.queued(), busy + " queued");
+        scope.cancel();
+        assertEquals(0, busy.queued(), busy + " withdrawn");
+        assertInstanceOf(CancellationException.class, ScopeTest.failure(task));
+      }
+    }
+  }
+
+  @Test
+  void asyncWaitsOfABlockingTask_areWithdrawn_whenTheScopeIsCancelled() throws Exception {
+    for (Busy busy : everyPrimitive()) {
+      CountDownLatch queued = new CountDownLatch(1);
+      try (Scope scope = Scope.builder().executor(executor).open()) {
+        scope.fork(
+            () -> {
+              CompletableFuture<?> wait = busy.waitAsync();
+              queued.countDown();
+              return wait.get(); // an interrupt ends get(), but would leave the wait queued
+            });
+        TestThreads.awaitLatch(queued);
+        scope.cancel();
+        assertThrows(CancellationException.class, scope::join);
+        assertEquals(0, busy.queued(), busy + " withdrawn");
+      }
+    }
+  }
+
+  @Test
+  void blockingWaitsOfATask_areWithdrawn_byTheInterrupt() throws Exception {
+    for (Busy busy : everyPrimitive()) {
+      try (Scope scope = Scope.builder().executor(executor).open()) {
+        CompletableFuture<Object> task =
+            scope.fork(
+                () -> {
+                  busy.waitBlocking();
+                  return null;
+                });
+        TestThreads.awaitTrue(() -> busy.queued() == 1, busy + " queued");
+        scope.cancel();
+        assertThrows(CancellationException.class, scope::join);
+        assertEquals(0, busy.queued(), busy + " withdrawn");
+        assertInstanceOf(CancellationException.class, ScopeTest.failure(task));
+      }
+    }
+  }
+
+  @Test
+  void waitsQueuedOutsideTheScope_areLeftAlone() throws Exception {
+    for (Busy busy : everyPrimitive()) {
+      CompletableFuture<?> ownersWait;
+      try (Scope scope = Scope.builder().executor(executor).open()) {
+        ownersWait = busy.waitAsync(); // the opener is not a task of the scope
+        scope.cancel();
+      }
+      assertFalse(ownersWait.isDone(), busy + ": the owner's wait stays queued");
+      assertEquals(1, busy.queued());
+      ownersWait.cancel(false);
+    }
+  }
+
+  @Test
+  void aWaitThatEnds_isNoLongerTrackedByItsTask() throws Exception {
+    Semaphore semaphore = Semaphore.create(1);
+    Permit held = semaphore.tryAcquire(1).orElseThrow();
+    try (Scope scope = Scope.builder().executor(executor).open()) {
+      CompletableFuture<Integer> tracked =
+          scope.forkAsync(
+              () -> {
+                ScopeTask<?> task = ScopeTask.current();
+                CompletableFuture<Permit> granted = semaphore.acquireAsync(1);
+                CompletableFuture<Permit> withdrawn = semaphore.acquireAsync(1);
+                int whileQueued = task.trackedCount();
+                withdrawn.cancel(false);
+                held.release();
+                granted.join().release();
+                return CompletableFuture.completedFuture(whileQueued * 10 + task.trackedCount());
+              });
+      scope.join();
+      assertEquals(20, tracked.join(), "two tracked while queued, none once they left");
+    }
+  }
+
+  private static Busy busy(
+      String name, AsyncWait async, BlockingWait blocking, IntSupplier queued) {
+    return new Busy() {
+      @Override
+      public CompletableFuture<?> waitAsync() {
+        return async.start();
+      }
+
+      @Override
+      public void waitBlocking() throws Exception {
+        blocking.await();
+      }
+
+      @Override
+      public int queued() {
+        return queued.getAsInt();
+      }
+
+      @Override
+      public String toString() {
+        return name;
+      }
+    };
+  }
+
+  private interface AsyncWait {
+    CompletableFuture<?> start();
+  }
+
+  private interface BlockingWait {
+    Object await() throws Exception;
+  }
+}
