@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What every Jeton wait does inside a cancelled scope: a request queued by a task of the scope,
- * blocking or asynchronous, on a semaphore, mutex, read-write lock, barrier or keyed semaphore, is
- * withdrawn.
+ * blocking or asynchronous, on a semaphore, mutex, read-write lock, barrier, keyed semaphore or
+ * channel, is withdrawn.
  */
 class ScopeWaitsTest {
   private final ExecutorService executor = ScopeTest.executorOfThisJdk();
@@ -179,5 +179,30 @@ class ScopeWaitsTest {
 
   private interface BlockingWait {
     Object await() throws Exception;
+  }
+
+  /**
+   * A channel's waits are the engine's too: a send withdrawn by the scope's cancel gives its value
+   * to onUndelivered (never delivered later), and a withdrawn receive takes nothing.
+   */
+  @Test
+  void channelWaitsOfAnAsyncTask_areWithdrawn_whenTheScopeIsCancelled() throws Exception {
+    List<String> undelivered = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Channel<String> full =
+        Channel.<String>builder().capacity(1).onUndelivered(undelivered::add).build();
+    assertTrue(full.trySend("a"));
+    Channel<String> empty = Channel.rendezvous();
+    try (Scope scope = Scope.builder().executor(executor).open()) {
+      CompletableFuture<Void> send = scope.forkAsync(() -> full.sendAsync("b"));
+      CompletableFuture<String> receive = scope.forkAsync(empty::receiveAsync);
+      assertFalse(send.isDone() || receive.isDone(), "both wait");
+      scope.cancel();
+      assertInstanceOf(CancellationException.class, ScopeTest.failure(send));
+      assertInstanceOf(CancellationException.class, ScopeTest.failure(receive));
+    }
+    assertEquals(List.of("b"), undelivered, "the withdrawn send's value, reported once");
+    assertEquals("a", full.tryReceive().orElseThrow());
+    assertTrue(full.tryReceive().isEmpty(), "b is never delivered");
+    assertFalse(empty.trySend("x"), "no receiver waits any more");
   }
 }
