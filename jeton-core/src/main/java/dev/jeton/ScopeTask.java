@@ -38,7 +38,11 @@ final class ScopeTask<T extends @Nullable Object> {
    * The task ends once, by `ended`'s CAS: when its call has really left (BlockingCall.settled),
    * when its stage completes, or when it never started (the executor refused it, the supplier
    * threw). Ending completes the user's future first, then tells the scope, so that every fork
-   * future is done when join() returns.
+   * future is done when join() returns. A task the scope refuses (forked after its cancel) is
+   * ended at birth by refuse(), which does not tell the scope: the scope never counted it, and
+   * nothing may end it into the scope later. (Its future's cancel still reaches cancel(), since
+   * CompletableFuture.cancel returns true on a future done with a CancellationException; the
+   * `ended` CAS then makes that end a no-op.)
    */
 
   private static final ThreadLocal<ScopeTask<?>> CURRENT = new ThreadLocal<>();
@@ -135,6 +139,15 @@ final class ScopeTask<T extends @Nullable Object> {
     } else {
       CURRENT.set(outer);
     }
+  }
+
+  /**
+   * Ends a task the scope refused: never counted, never to run (fork does not hand its call to
+   * the executor); its future fails with {@code why}.
+   */
+  void refuse(Throwable why) {
+    ended.set(true); // before the future is done, so that nothing reached from it ends the task
+    future.settleExceptionally(why);
   }
 
   /** Ends the task once: completes its future, then tells its scope. */

@@ -43,7 +43,9 @@ final class TaskScope implements Scope {
    *       scopes opened and not yet ended (`tasks` and `children` hold exactly those), and 1
    *       while the cancel pass runs (from cancelLocked to the end of finishCancel): a task that
    *       ends on its own meanwhile must not end the scope before the pass has withdrawn the
-   *       waits it left queued.
+   *       waits it left queued. Only what leaves `tasks` or `children` is uncounted: a task
+   *       the scope refused (ScopeTask.refuse) was never counted, and must not uncount a
+   *       running one if it were ever reported as ended.
    *   S2. pending > 0 implies state is OPEN or CANCELLED: the scope never ends before its work.
    *   S3. A task is cancelled if it is in `tasks` when the scope leaves OPEN (the snapshot that
    *       cancelLocked returns), or if it is forked after: it is never started.
@@ -191,8 +193,7 @@ final class TaskScope implements Scope {
     } finally {
       lock.unlock();
     }
-    t.future.settleExceptionally(
-        new CancellationException("the scope is cancelled: the forked task was not run"));
+    t.refuse(new CancellationException("the scope is cancelled: the forked task was not run"));
     return false;
   }
 
@@ -237,8 +238,9 @@ final class TaskScope implements Scope {
     List<Object> toCancel = null;
     lock.lock();
     try {
-      tasks.remove(t);
-      pending--;
+      if (tasks.remove(t)) {
+        pending--;
+      } // else a task the scope never counted: ending it must not uncount another (S1)
       if (failure != null && state == OPEN && !t.isCancelled()) {
         failures.add(failure);
         if (!supervisor) {

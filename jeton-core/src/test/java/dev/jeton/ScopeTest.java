@@ -215,6 +215,52 @@ class ScopeTest {
     scope.close();
   }
 
+  /**
+   * The race behind ScopeStressTest's failure (a hook ran while a task of its scope ran, and the
+   * task outlived its root): a refused fork's future is done with a {@link CancellationException},
+   * so {@code CompletableFuture.cancel} on it returns true, and the fork future then cancelled the
+   * refused task, which ended it into the scope: the scope counted a task it had never taken as
+   * ended, one less than were running, and ended with one still running.
+   */
+  @Test
+  void cancellingARefusedFork_doesNotEndTheScopeBeforeItsRunningTask() throws Exception {
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean ended = new AtomicBoolean();
+    AtomicBoolean hookRan = new AtomicBoolean();
+    AtomicBoolean endedBeforeHook = new AtomicBoolean();
+    Scope scope = open();
+    scope.teardown(
+        () -> {
+          endedBeforeHook.set(ended.get());
+          hookRan.set(true);
+        });
+    scope.fork(
+        () -> {
+          started.countDown();
+          while (true) {
+            try {
+              release.await();
+              break;
+            } catch (InterruptedException ignored) {
+              // this task ignores cancellation until released
+            }
+          }
+          ended.set(true);
+          return null;
+        });
+    TestThreads.awaitLatch(started);
+    scope.cancel(); // the task keeps running: the scope is cancelled, not ended
+    CompletableFuture<String> refused = scope.fork(() -> "never run");
+    assertInstanceOf(CancellationException.class, failure(refused));
+    refused.cancel(true);
+    assertFalse(hookRan.get(), "the scope ended while its task ran");
+    release.countDown();
+    scope.close();
+    assertTrue(hookRan.get());
+    assertTrue(endedBeforeHook.get(), "the hook ran after the task ended");
+  }
+
   @Test
   void forkOrTeardownAfterClose_throws() {
     Scope scope = open();
