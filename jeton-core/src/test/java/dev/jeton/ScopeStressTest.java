@@ -53,7 +53,7 @@ class ScopeStressTest {
       if (r.nextInt(4) == 0) {
         builder.deadline(Duration.ofMillis(r.nextInt(1, 5)));
       }
-      Node root = new Node(null);
+      Node root = new Node(round);
       List<CompletableFuture<Object>> forks = new CopyOnWriteArrayList<>();
       try (Scope scope = builder.open()) {
         root.register(scope);
@@ -131,11 +131,18 @@ class ScopeStressTest {
     final List<Node> children = new CopyOnWriteArrayList<>();
     final List<Integer> hooksRun = new CopyOnWriteArrayList<>();
     volatile int hooks;
+    /** Names the scope in a violation: its round and its depth. */
+    final String where;
 
+    /** The root of round {@code round}. */
+    Node(int round) {
+      this.where = "round " + round + ", root";
+    }
+
+    /** A child scope opened by a task of {@code parent}. */
     Node(Node parent) {
-      if (parent != null) {
-        parent.children.add(this);
-      }
+      this.where = parent.where + "'s child";
+      parent.children.add(this);
     }
 
     /**
@@ -153,12 +160,13 @@ class ScopeStressTest {
     private void registerThree(Scope scope) {
       scope.teardown(
           () -> {
-            if (live.get() != 0) {
-              violations.add("a hook ran with " + live.get() + " tasks of its scope alive");
+            int alive = live.get();
+            if (alive != 0) {
+              violations.add(where + ": a hook ran with " + alive + " tasks of its scope alive");
             }
             for (Node child : children) {
               if (child.hooksRun.size() != child.hooks) {
-                violations.add("a parent's hook ran before its child had ended");
+                violations.add(where + ": a parent's hook ran before its child had ended");
               }
             }
             hooksRun.add(0);
