@@ -8,6 +8,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -251,6 +253,31 @@ public interface Channel<T> extends Iterable<T> {
   Flow.Publisher<T> asPublisher();
 
   // ---------------------------------------------------------------- closing
+
+  /**
+   * A {@link Select} clause that receives a value from this channel; {@code then} makes the
+   * select's result from it. If the clause wins once the channel has ended, the select throws
+   * {@link ChannelClosedException}.
+   */
+  <R> SelectClause<R> onReceive(Function<? super T, ? extends R> then);
+
+  /**
+   * A {@link Select} clause that receives a value from this channel, or learns that it is closed
+   * and drained: {@code then} gets the value, or an empty {@code Optional}. After {@link
+   * #close(Throwable)} or {@link #cancel()}, the select throws {@link ChannelClosedException}
+   * instead.
+   */
+  <R> SelectClause<R> onReceiveOrClosed(Function<? super Optional<T>, ? extends R> then);
+
+  /**
+   * A {@link Select} clause that sends {@code value} to this channel; {@code then} makes the
+   * select's result once it is sent (accepted by the channel, as {@link #send} is). If the clause
+   * does not win, the value was not sent and stays the caller's. If the channel is closed, the
+   * clause wins and the select throws {@link ChannelClosedException}.
+   *
+   * @throws NullPointerException if {@code value} is null
+   */
+  <R> SelectClause<R> onSend(T value, Supplier<? extends R> then);
 
   /**
    * Refuses new sends; receivers drain what is buffered and the waiting sends, then learn that

@@ -2,10 +2,7 @@ package dev.jeton;
 
 import dev.jeton.internal.Arguments;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -13,87 +10,18 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The in-process {@link Channel}, on the {@link WaitQueue} engine: a send or receive that waits
- * is a queued node.
- *
- * <p>The contract is on {@link Channel}; this comment explains how it is kept.
+ * The in-process {@link Channel}: its API (blocking, timed, asynchronous and try forms, views,
+ * select clauses) over the state machine of {@link ChannelQueue}, where a send or receive that
+ * waits is a queued node. The contract is on {@link Channel}; ChannelQueue explains how it is
+ * kept.
  */
-final class FifoChannel<T> extends WaitQueue implements Channel<T> {
-  /*
-   * Overview
-   *
-   * One lock (the queue's) guards the buffer, the state, and the one queue of waiters, which is
-   * a dual queue (as in SynchronousQueue): it holds senders or receivers, never both. A node's
-   * weight says which: SEND, RECEIVE (fails when closed), RECEIVE_OR_CLOSED (gets "closed" as
-   * an empty Optional). A sender's node carries its value in `outcome` from before it is queued;
-   * a receiver's node gets the value (or null for "closed") in `outcome` just before its status
-   * becomes GRANTED, which publishes it.
-   *
-   * send: under the lock, if the state is not OPEN it fails; if receivers wait, the first one
-   * that can be claimed (below) gets the value; else if the buffer has room the value is
-   * appended; else the overflow policy drops the oldest or the newest, or (WAIT) the sender's
-   * node is queued. receive: the buffer's head, then the first claimable sender's value moves
-   * into the buffer (it was full); with nothing buffered, the first claimable sender's value is
-   * taken directly (rendezvous); else, if closed, "closed"; else the receiver's node is queued.
-   * What must happen outside the lock (deliveries, the undelivered hook) is collected in an
-   * After and run once the lock is released.
-   *
-   * Claiming. A value handed over cannot be given back, so a node is matched only after
-   * WaitNode.claimForOutcome succeeds; from then on, a completion of its future from outside is
-   * refused (cancel returns false), and a blocked thread interrupted after the match keeps it
-   * (keepsGrantWhenInterrupted). A node whose future won the claim (cancelled, timed out) is
-   * unlinked by the matcher as CANCELLED, and its withdrawal then finds it gone; if it was a
-   * sender, the matcher reports its value undelivered, since the withdrawal will not.
-   *
-   * How select will plug in: a select registers one node per channel, each pointing to one
-   * shared selection whose state is claimed by CAS; claimForOutcome on such a node claims the
-   * selection, so the first channel to match it wins and the others see the claim fail and
-   * unlink their node as above (or the select withdraws its losing nodes once it has won). A
-   * select's sender node carries its value as any sender's does; nothing else changes here.
-   *
-   * Invariants (lock held, or at any moment the lock is free):
-   *   C1. The queue holds only senders or only receivers.
-   *   C2. Receivers wait only if the buffer is empty; senders wait only if the buffer is full
-   *       (size == capacity; capacity 0 for a rendezvous) and the overflow policy is WAIT.
-   *   C3. After cancel, the buffer and the queue are empty, and stay so.
-   *   C4. After close, no value enters the buffer except from a waiting sender's node, and no
-   *       node is queued except a sender's (queued before) or none: receivers find the buffer
-   *       and the senders, and then "closed".
-   *   C5. Every value given to a send (not refused outright) ends exactly once: in a receiver's
-   *       hands or in the undelivered hook. A queued sender's value is reported by whoever takes
-   *       its node out without a match: cancel, its own withdrawal (withdrawn), or a matcher that
-   *       finds it given up.
-   *
-   * Field access: every field below is guarded by the lock, except `closed`, written under it
-   * and read without it by isClosed.
-   */
-
-  private static final int SEND = 1;
-  private static final int RECEIVE = 2;
-  private static final int RECEIVE_OR_CLOSED = 3;
-
-  private static final int OPEN = 0;
-  private static final int CLOSED = 1;
-  private static final int CANCELLED = 2;
-
-  /** What pollLocked returns when nothing is ready and the channel is open. */
-  private static final Object NOTHING = new Object();
-
-  /** What pollLocked returns when the channel is closed and drained, or cancelled. */
-  private static final Object ENDED = new Object();
-
-  private final int capacity;
-  private final Overflow overflow;
-  private final @Nullable Consumer<? super T> onUndelivered;
-  private final ArrayDeque<Object> buffer = new ArrayDeque<>();
-  private int state = OPEN;
-  private @Nullable Throwable closeCause;
-  private volatile boolean closed;
-
+final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
   FifoChannel(
       int capacity,
       Overflow overflow,
@@ -109,34 +37,7 @@ final class FifoChannel<T> extends WaitQueue implements Channel<T> {
       @Nullable Consumer<? super T> onUndelivered,
       @Nullable Executor completionExecutor,
       Timers timers) {
-    super(completionExecutor, null, timers, null);
-    this.capacity = capacity;
-    this.overflow = overflow;
-    this.onUndelivered = onUndelivered;
-  }
-
-  /** What an operation decided under the lock and does once it is released. */
-  private final class After {
-    @Nullable WaitNode deliveries;
-    @Nullable List<Object> undelivered;
-
-    void toDeliver(@Nullable WaitNode chain) {
-      deliveries = concat(deliveries, chain);
-    }
-
-    void undelivered(Object value) {
-      if (undelivered == null) {
-        undelivered = new ArrayList<>();
-      }
-      undelivered.add(value);
-    }
-
-    void run() {
-      FifoChannel.this.deliver(deliveries);
-      if (undelivered != null) {
-        undelivered.forEach(FifoChannel.this::undelivered);
-      }
-    }
+    super(capacity, overflow, onUndelivered, completionExecutor, timers);
   }
 
   // ---------------------------------------------------------------- sending
@@ -193,80 +94,6 @@ final class FifoChannel<T> extends WaitQueue implements Channel<T> {
     WaitNode w = WaitNode.blocking(SEND);
     var unused = offer(w, value, false);
     return w.status == WaitNode.GRANTED;
-  }
-
-  /**
-   * Offers {@code value} for node {@code w}: true if {@code w} was queued (only if {@code wait});
-   * else {@code w}'s status is GRANTED (accepted) or FAILED_CLOSED, and a failed value went to
-   * the undelivered hook if {@code wait} (a trySend's stays the caller's).
-   */
-  private boolean offer(WaitNode w, Object value, boolean wait) {
-    w.outcome = value;
-    After after = new After();
-    boolean queued = false;
-    lock.lock();
-    try {
-      if (state != OPEN) {
-        w.outcome = closedForSend();
-        w.status = WaitNode.FAILED_CLOSED;
-        if (wait) {
-          after.undelivered(value);
-        }
-      } else if (offerLocked(value, after)) {
-        w.status = WaitNode.GRANTED;
-      } else if (wait) {
-        append(w);
-        queued = true;
-      } else {
-        w.status = WaitNode.FAILED_CLOSED; // full: only trySend gets here, and looks at GRANTED
-      }
-    } finally {
-      lock.unlock();
-    }
-    after.run();
-    return queued;
-  }
-
-  /** Hands {@code value} to a receiver or the buffer, or drops it by policy; false if full. */
-  private boolean offerLocked(Object value, After after) {
-    WaitNode r = claimHead(false, after);
-    if (r != null) {
-      r.outcome = value;
-      after.toDeliver(unlinkRun(r.next, WaitNode.GRANTED));
-      return true;
-    }
-    if (buffer.size() < capacity) {
-      buffer.add(value);
-      return true;
-    }
-    switch (overflow) {
-      case DROP_OLDEST:
-        after.undelivered(Objects.requireNonNull(buffer.poll()));
-        buffer.add(value);
-        return true;
-      case DROP_NEWEST:
-        after.undelivered(value);
-        return true;
-      default:
-        return false;
-    }
-  }
-
-  /**
-   * The head of the queue, claimed, if it is a sender ({@code senders}) or a receiver (not);
-   * heads given up on the way are unlinked, a sender's value reported undelivered. Lock held.
-   */
-  private @Nullable WaitNode claimHead(boolean senders, After after) {
-    for (WaitNode h; (h = head()) != null && (h.weight == SEND) == senders; ) {
-      if (h.claimForOutcome()) {
-        return h;
-      }
-      var unused = unlinkRun(h.next, WaitNode.CANCELLED); // its withdrawal will find it gone
-      if (senders) {
-        after.undelivered(Objects.requireNonNull(h.outcome));
-      }
-    }
-    return null;
   }
 
   // ---------------------------------------------------------------- receiving
@@ -348,61 +175,6 @@ final class FifoChannel<T> extends WaitQueue implements Channel<T> {
     return v == NOTHING || v == ENDED ? Optional.empty() : Optional.of((T) v);
   }
 
-  /**
-   * Receives for node {@code w}: true if it was queued; else its status is GRANTED with the value
-   * (or null for "closed") as outcome, or FAILED_CLOSED with the exception.
-   */
-  private boolean poll(WaitNode w) {
-    After after = new After();
-    boolean queued = false;
-    lock.lock();
-    try {
-      Object v = pollLocked(after);
-      if (v == NOTHING) {
-        append(w);
-        queued = true;
-      } else if (v == ENDED) {
-        endLocked(w);
-      } else {
-        w.outcome = v;
-        w.status = WaitNode.GRANTED;
-      }
-    } finally {
-      lock.unlock();
-    }
-    after.run();
-    return queued;
-  }
-
-  /** The next value, or NOTHING (none ready, open), or ENDED (closed and drained, or cancelled). */
-  private Object pollLocked(After after) {
-    Object v = buffer.poll();
-    WaitNode s = claimHead(true, after);
-    if (s != null) {
-      Object offered = Objects.requireNonNull(s.outcome);
-      after.toDeliver(unlinkRun(s.next, WaitNode.GRANTED));
-      if (v == null) {
-        return offered; // rendezvous, or a buffer that was empty: straight from the sender
-      }
-      buffer.add(offered); // it was full (C2)
-    }
-    if (v != null) {
-      return v;
-    }
-    return state == OPEN ? NOTHING : ENDED;
-  }
-
-  /** Gives a receiver that finds the channel ended its outcome: "closed" or the failure. Lock held. */
-  private void endLocked(WaitNode w) {
-    if (state == CLOSED && closeCause == null && w.weight == RECEIVE_OR_CLOSED) {
-      w.outcome = null;
-      w.status = WaitNode.GRANTED;
-    } else {
-      w.outcome = closedForReceive();
-      w.status = WaitNode.FAILED_CLOSED;
-    }
-  }
-
   // ---------------------------------------------------------------- iterating
 
   @Override
@@ -425,214 +197,27 @@ final class FifoChannel<T> extends WaitQueue implements Channel<T> {
     return new ChannelPublisher<>(this);
   }
 
-  // ---------------------------------------------------------------- closing
+  // ---------------------------------------------------------------- select clauses
 
   @Override
-  public boolean close() {
-    return closeWith(null);
-  }
-
-  @Override
-  public boolean close(Throwable cause) {
-    return closeWith(Objects.requireNonNull(cause, "cause"));
-  }
-
-  private boolean closeWith(@Nullable Throwable cause) {
-    WaitNode chain;
-    lock.lock();
-    try {
-      if (state != OPEN) {
-        return false;
-      }
-      state = CLOSED;
-      closeCause = cause;
-      closed = true;
-      // Waiting senders stay (C4). Waiting receivers mean an empty buffer and no senders (C1,
-      // C2): they all end now.
-      WaitNode h = head();
-      if (h == null || h.weight == SEND) {
-        return true;
-      }
-      for (WaitNode w = h; w != null; w = w.next) {
-        w.outcome = w.weight == RECEIVE_OR_CLOSED && cause == null ? null : closedForReceive();
-      }
-      chain =
-          concat(
-              removeLocked(w -> w.outcome == null, WaitNode.GRANTED),
-              unlinkRun(null, WaitNode.FAILED_CLOSED));
-    } finally {
-      lock.unlock();
-    }
-    deliver(chain);
-    return true;
-  }
-
-  @Override
-  public void cancel() {
-    After after = new After();
-    lock.lock();
-    try {
-      if (state == CANCELLED) {
-        return;
-      }
-      state = CANCELLED;
-      closed = true;
-      buffer.forEach(after::undelivered);
-      buffer.clear();
-      ChannelClosedException failure = closedForReceive();
-      for (WaitNode w = head(); w != null; w = w.next) {
-        if (w.weight == SEND) {
-          after.undelivered(Objects.requireNonNull(w.outcome));
-        }
-        w.outcome = failure;
-      }
-      after.toDeliver(unlinkRun(null, WaitNode.FAILED_CLOSED));
-    } finally {
-      lock.unlock();
-    }
-    after.run();
-  }
-
-  // ---------------------------------------------------------------- the engine's hooks
-
-  @Override
-  @Nullable WaitNode afterWithdrawLocked() {
-    return null; // a withdrawn send or receive makes nothing else possible (C2)
-  }
-
-  /**
-   * A waiting sender or receiver waits for the other side, which needs a core to get there: as
-   * at a barrier, spinning at the head takes it. Measured with ChannelBenchmark on 2 loaded
-   * cores (decision 49): 5 to 15 times slower with the spin in every row.
-   */
-  @Override
-  boolean spinAtHead() {
-    return false;
-  }
-
-  @Override
-  boolean keepsGrantWhenInterrupted() {
-    return true; // a value handed over cannot be given back
-  }
-
-  @Override
-  void withdrawn(WaitNode node) {
-    if (node.weight == SEND) {
-      undelivered(Objects.requireNonNull(node.outcome)); // C5
-    }
-  }
-
-  @Override
-  @Nullable Object grantedValue(WaitNode node) {
-    switch (node.weight) {
-      case SEND:
-        return null;
-      case RECEIVE_OR_CLOSED:
-        return Optional.ofNullable(node.outcome);
-      default:
-        return node.outcome;
-    }
-  }
-
-  @Override
-  void giveBack(WaitNode node, @Nullable Object value) {
-    // Claimed nodes refuse completions from outside, so a grant always reaches its requester;
-    // were one lost all the same, the value must not be.
-    Object v = node.weight == SEND ? null : node.outcome;
-    if (v != null) {
-      undelivered(v);
-    }
-  }
-
-  @Override
-  RuntimeException failure(WaitNode node) {
-    return (ChannelClosedException) Objects.requireNonNull(node.outcome);
-  }
-
-  @Override
-  TimeoutException timeoutException(WaitNode node, Duration timeout) {
-    return new TimeoutException(
-        "timed out after "
-            + Arguments.format(timeout)
-            + (node.weight == SEND ? " waiting to send" : " waiting to receive"));
-  }
-
-  /** Passes a value that no receiver will get to the hook, if any. */
   @SuppressWarnings("unchecked")
-  void undelivered(Object value) {
-    Consumer<? super T> hook = onUndelivered;
-    if (hook != null) {
-      hook.accept((T) value);
-    }
-  }
-
-  private ChannelClosedException closedForSend() {
-    return new ChannelClosedException(
-        state == CANCELLED ? "channel was cancelled" : "channel is closed for sending", closeCause);
-  }
-
-  /** Lock held. */
-  private ChannelClosedException closedForReceive() {
-    return new ChannelClosedException(
-        state == CANCELLED
-            ? "channel was cancelled"
-            : closeCause != null ? "channel was closed: " + closeCause : "channel is closed",
-        closeCause);
-  }
-
-  // ---------------------------------------------------------------- inspection
-
-  @Override
-  public boolean isClosed() {
-    return closed;
+  public <R> SelectClause<R> onReceive(Function<? super T, ? extends R> then) {
+    Objects.requireNonNull(then, "then");
+    return new SelectClause<>(this, RECEIVE, null, v -> then.apply((T) Objects.requireNonNull(v)));
   }
 
   @Override
-  public int size() {
-    lock.lock();
-    try {
-      return buffer.size();
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /**
-   * Whether the channel has ended: cancelled, or closed with nothing buffered and no sender
-   * waiting, so that a receive now ends at once and never takes a value. Once true, stays true.
-   */
-  boolean hasEnded() {
-    lock.lock();
-    try {
-      WaitNode h = head();
-      return state == CANCELLED
-          || (state == CLOSED && buffer.isEmpty() && (h == null || h.weight != SEND));
-    } finally {
-      lock.unlock();
-    }
+  @SuppressWarnings("unchecked")
+  public <R> SelectClause<R> onReceiveOrClosed(Function<? super Optional<T>, ? extends R> then) {
+    Objects.requireNonNull(then, "then");
+    return new SelectClause<>(
+        this, RECEIVE_OR_CLOSED, null, v -> then.apply(Optional.ofNullable((T) v)));
   }
 
   @Override
-  public int capacity() {
-    return capacity;
-  }
-
-  @Override
-  public String toString() {
-    lock.lock();
-    try {
-      return "Channel[capacity="
-          + (capacity == Integer.MAX_VALUE ? "unlimited" : capacity)
-          + (overflow != Overflow.WAIT ? ", overflow=" + overflow : "")
-          + ", size="
-          + buffer.size()
-          + ", waiting="
-          + queueLengthLocked()
-          + (head() == null ? "" : head().weight == SEND ? " senders" : " receivers")
-          + (state == OPEN ? "" : state == CLOSED ? ", closed" : ", cancelled")
-          + "]";
-    } finally {
-      lock.unlock();
-    }
+  public <R> SelectClause<R> onSend(T value, Supplier<? extends R> then) {
+    Objects.requireNonNull(value, "value");
+    Objects.requireNonNull(then, "then");
+    return new SelectClause<>(this, SEND, value, v -> then.get());
   }
 }

@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
  * A queued request of a {@link WaitQueue}: a node of its doubly linked queue.
  *
  * <p>A node is either blocking (it has a {@link #thread}, which parks until {@link #status} is
- * final) or asynchronous (it has a {@link #future}, completed by {@link WaitQueue}'s delivery).
+ * final), asynchronous (it has a {@link #future}, completed by {@link WaitQueue}'s delivery), or
+ * one clause of a select (it has a {@link #selection}, told of its delivery).
  * What {@link #weight} means is the primitive's business: the permits of a semaphore request, 0
  * for an {@code awaitIdle} request.
  *
@@ -58,8 +59,9 @@ final class WaitNode {
   final int weight;
 
   /**
-   * The blocked {@link Thread}, or the {@link NodeFuture} of an asynchronous request: one field,
-   * not two, because a node is one or the other and every queued request pays for its fields.
+   * The blocked {@link Thread}, the {@link NodeFuture} of an asynchronous request, or the {@link
+   * Selection} of a select's clause: one field, not three, because a node is one of them and
+   * every queued request pays for its fields.
    */
   private final Object requester;
 
@@ -111,6 +113,16 @@ final class WaitNode {
     return requester instanceof NodeFuture ? (NodeFuture<?>) requester : null;
   }
 
+  /** The selection of a select's node; null for any other request. */
+  @Nullable Selection<?> selection() {
+    return requester instanceof Selection ? (Selection<?>) requester : null;
+  }
+
+  /** A node that a select queues for one of its clauses. */
+  static WaitNode selecting(Selection<?> selection, int weight) {
+    return new WaitNode(weight, selection);
+  }
+
   static WaitNode blocking(int weight) {
     return new WaitNode(weight, Thread.currentThread());
   }
@@ -139,9 +151,14 @@ final class WaitNode {
   /**
    * Claims the node for the primitive's outcome: true, and a completion of its future from
    * outside is refused from now on; false if its future was completed from outside first, and its
-   * withdrawal is on the way. Lock held.
+   * withdrawal is on the way. Lock held. A select's node claims its whole selection: false if
+   * another of its clauses won, or the select gave up.
    */
   boolean claimForOutcome() {
+    Object r = requester;
+    if (r instanceof Selection) {
+      return ((Selection<?>) r).claim(this);
+    }
     return CLAIM.compareAndSet(this, OPEN, TAKEN);
   }
 

@@ -329,16 +329,30 @@ abstract class WaitQueue {
       LockSupport.unpark(thread);
       return;
     }
-    WaitQueue queue = Objects.requireNonNull(w.future()).queue;
-    Executor executor = queue.completionExecutor;
+    WaitNode.NodeFuture<?> future = w.future();
+    if (future == null) {
+      Objects.requireNonNull(w.selection()).delivered(w);
+      return;
+    }
+    WaitQueue queue = future.queue;
+    if (queue.completionExecutor == null) {
+      queue.complete(w); // no executor: no need to wrap the completion
+    } else {
+      queue.runCompletion(() -> queue.complete(w));
+    }
+  }
+
+  /** Runs the completion of a future on the completion executor, if any, else here. */
+  final void runCompletion(Runnable completion) {
+    Executor executor = completionExecutor;
     if (executor == null) {
-      queue.complete(w);
+      completion.run();
       return;
     }
     try {
-      executor.execute(() -> queue.complete(w));
+      executor.execute(completion);
     } catch (RuntimeException rejected) { // RejectedExecutionException, or a broken executor
-      queue.complete(w); // a grant must reach its requester, or it is stranded
+      completion.run(); // a grant must reach its requester, or it is stranded
     }
   }
 

@@ -412,18 +412,31 @@ final class TestThreads implements AfterEachCallback {
    * 4,000 interleavings, about 15 s on an idle 2-core machine.
    */
   static void checkLinearizable(Class<?> test, Class<?> model) {
-    lockModelChecking(3).sequentialSpecification(model).check(test);
+    checkLinearizable(test, model, 400);
+  }
+
+  /**
+   * As {@link #checkLinearizable(Class, Class)}, with {@code interleavings} per scenario: fewer
+   * for operations whose every step Lincheck traces slowly (a select over two channels).
+   */
+  static void checkLinearizable(Class<?> test, Class<?> model, int interleavings) {
+    lockModelChecking(3, interleavings).sequentialSpecification(model).check(test);
   }
 
   /** Model-checks {@code test}, whose {@code @Validate} method says the lock settled. */
   static void checkSettles(Class<?> test) {
-    lockModelChecking(2).check(test);
+    checkSettles(test, 400);
   }
 
-  private static ModelCheckingOptions lockModelChecking(int actorsPerThread) {
+  /** As {@link #checkSettles(Class)}, with {@code interleavings} per scenario. */
+  static void checkSettles(Class<?> test, int interleavings) {
+    lockModelChecking(2, interleavings).check(test);
+  }
+
+  private static ModelCheckingOptions lockModelChecking(int actorsPerThread, int interleavings) {
     return new ModelCheckingOptions()
         .iterations(10)
-        .invocationsPerIteration(400)
+        .invocationsPerIteration(interleavings)
         .threads(LINCHECK_THREADS)
         .actorsPerThread(actorsPerThread);
   }
