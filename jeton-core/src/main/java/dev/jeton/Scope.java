@@ -40,11 +40,11 @@ import org.jspecify.annotations.Nullable;
  * Builder#supervisor() supervisor}) by the first task that fails. Cancelling interrupts the
  * blocking tasks, cancels the stages of the asynchronous ones, and withdraws every Jeton wait that
  * a task of the scope has queued ({@link Semaphore}, {@link Mutex}, {@link ReadWriteLock}, {@link
- * Barrier}): a blocking one by the interrupt, an asynchronous one by cancelling its future. Once
- * every task has ended, the {@linkplain #teardown teardown hooks} run, in reverse order of
- * registration, once; then the scope has ended. A task that ignores its interrupt, or a stage that
- * ignores its cancel, keeps the scope from ending until it finishes: the scope never lets a task
- * outlive it.
+ * Barrier}, {@link Channel}, {@link Select}): a blocking one by the interrupt, an asynchronous one
+ * by cancelling its future. Once every task has ended, the {@linkplain #teardown teardown hooks}
+ * run, in reverse order of registration, once; then the scope has ended. A task that ignores its
+ * interrupt, or a stage that ignores its cancel, keeps the scope from ending until it finishes:
+ * the scope never lets a task outlive it.
  *
  * <p>A fork after cancellation is refused: its task never runs and its future fails with a {@link
  * CancellationException} saying so. A fork after {@link #close()} throws {@link

@@ -26,7 +26,9 @@ final class Selection<R> {
    *    If none can and there is a default clause, it wins.
    * 2. Queue. Still under all the locks, one node per channel clause is queued on its channel,
    *    pointing to this Selection. Then every lock is released and what the channels decided
-   *    (deliveries, undelivered values) is done.
+   *    (deliveries, undelivered values) is done. An async select that queued is tracked by the
+   *    Scope task running on this thread, if any (ScopeTask.trackWait, as WaitQueue.futureOf
+   *    does for every other wait): the scope's cancel cancels its future, which gives up below.
    * 3. Wait. A channel that matches one of the nodes first claims it: claimForOutcome on a
    *    select's node is claim() here, a CAS of `state` from OPEN to the clause's index. The first
    *    claim wins; the other nodes cannot be claimed any more, and a channel that meets one
@@ -111,7 +113,10 @@ final class Selection<R> {
     int won = s.lookThenQueue(biased);
     if (won != OPEN) {
       s.finish(won);
-    } else if (timeout >= 0) {
+      return f;
+    }
+    ScopeTask.trackWait(f); // step 2: withdrawn if the scope of a task on this thread is cancelled
+    if (timeout >= 0) {
       f.setTimer(
           WaitQueue.Timers.shared()
               .start(

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What every Jeton wait does inside a cancelled scope: a request queued by a task of the scope,
- * blocking or asynchronous, on a semaphore, mutex, read-write lock, barrier, keyed semaphore or
- * channel, is withdrawn.
+ * blocking or asynchronous, on a semaphore, mutex, read-write lock, barrier, keyed semaphore,
+ * channel, or a select over channels, is withdrawn.
  */
 class ScopeWaitsTest {
   private final ExecutorService executor = ScopeTest.executorOfThisJdk();
@@ -47,6 +47,8 @@ class ScopeWaitsTest {
     Barrier barrier = Barrier.create(2);
     Semaphore key = KeyedSemaphore.<String>create(1).forKey("tenant");
     Permit unusedKeyPermit = key.tryAcquire(1).orElseThrow();
+    FifoChannel<String> empty = (FifoChannel<String>) Channel.<String>rendezvous();
+    FifoChannel<String> alsoEmpty = (FifoChannel<String>) Channel.<String>rendezvous();
     return List.of(
         busy(
             "semaphore",
@@ -56,7 +58,14 @@ class ScopeWaitsTest {
         busy("mutex", mutex::lockAsync, mutex::lock, mutex::queueLength),
         busy("read-write lock", rw::readAsync, rw::read, rw::queueLength),
         busy("barrier", barrier::awaitAsync, barrier::await, barrier::arrived),
-        busy("keyed semaphore", () -> key.acquireAsync(1), () -> key.acquire(1), key::queueLength));
+        busy("keyed semaphore", () -> key.acquireAsync(1), () -> key.acquire(1), key::queueLength),
+        busy("channel", empty::receiveAsync, empty::receive, empty::queueLength),
+        busy(
+            "select",
+            () -> Select.selectAsync(empty.onReceive(v -> v), alsoEmpty.onReceive(v -> v)),
+            () -> Select.select(empty.onReceive(v -> v), alsoEmpty.onReceive(v -> v)),
+            // A waiting select stands in both queues, and leaves both when withdrawn.
+            () -> Math.max(empty.queueLength(), alsoEmpty.queueLength())));
   }
 
   @Test
