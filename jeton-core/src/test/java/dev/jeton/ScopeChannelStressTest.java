@@ -21,11 +21,12 @@ import org.junit.jupiter.api.Test;
 /**
  * Scopes and channels together (issue 15): in each round, sibling scopes (and child scopes opened
  * by their tasks) fork producers and consumers on two shared channels, blocking and asynchronous,
- * while the scopes are cancelled at random, fork futures are cancelled, and a channel is closed or
- * cancelled midway. Every value given to a send is received exactly once or reported to
- * onUndelivered once; each blocking consumer, and the final drain, receives each producer's values
- * in the order they were sent; no task outlives its scope; and once the scopes are closed, no send
- * or receive is left queued on either channel, so no thread is left blocked.
+ * some consumers selecting from either channel, while the scopes are cancelled at random, fork
+ * futures are cancelled, and a channel is closed or cancelled midway. Every value given to a send
+ * is received exactly once or reported to onUndelivered once; each blocking consumer, and the
+ * final drain, receives each producer's values in the order they were sent; no task outlives its
+ * scope; and once the scopes are closed, no send, receive or select is left queued on either
+ * channel, so no thread is left blocked.
  */
 class ScopeChannelStressTest {
   private static final int ROUNDS = 400;
@@ -106,7 +107,8 @@ class ScopeChannelStressTest {
       for (Channel<Integer> channel : channels) {
         int queued = ((FifoChannel<?>) channel).queueLength();
         if (queued != 0) {
-          violations.add(where + ": " + queued + " sends or receives left queued: " + channel);
+          violations.add(where + ": " + queued + " waits left queued (sends, receives, selects): "
+              + channel);
         }
         drain(channel);
       }
@@ -142,7 +144,8 @@ class ScopeChannelStressTest {
           int values = r.nextInt(1, MAX_VALUES + 1);
           return scope.fork(blocking(alive, () -> produce(channel, producer, values, r)));
         case 1:
-          return scope.fork(blocking(alive, () -> consume(channel, r)));
+          boolean either = r.nextInt(3) == 0;
+          return scope.fork(blocking(alive, () -> either ? consumeEither() : consume(channel, r)));
         case 2:
           int single = nextProducer.getAndIncrement() * 1_000_000;
           return scope.forkAsync(
@@ -154,7 +157,8 @@ class ScopeChannelStressTest {
           boolean dependent = r.nextBoolean();
           return scope.forkAsync(
               () -> {
-                CompletableFuture<Integer> receive = channel.receiveAsync();
+                CompletableFuture<Integer> receive =
+                    r.nextBoolean() ? channel.receiveAsync() : Select.selectAsync(eitherClauses());
                 var unused = receive.thenAccept(unordered::add);
                 // A dependent stage: the scope's cancel reaches the receive only as a wait of
                 // the task (ScopeTask.trackWait), not through the stage.
@@ -236,6 +240,26 @@ class ScopeChannelStressTest {
       } catch (ChannelClosedException cancelled) {
         return "cancelled";
       } // an InterruptedException (the scope's cancel): it took nothing
+    }
+
+    /** Receives from either channel, by a select, until one of them is closed and drained. */
+    private Object consumeEither() throws InterruptedException {
+      List<Integer> got = new ArrayList<>();
+      inOrder.add(got);
+      try {
+        for (; ; ) {
+          got.add(Select.select(eitherClauses()));
+        }
+      } catch (ChannelClosedException closed) {
+        return "closed";
+      } // an InterruptedException (the scope's cancel): it took nothing
+    }
+
+    @SuppressWarnings("unchecked")
+    private SelectClause<Integer>[] eitherClauses() {
+      return new SelectClause[] {
+        channels.get(0).onReceive(v -> v), channels.get(1).onReceive(v -> v)
+      };
     }
 
     // ------------------------------------------------------------ the end of the round
