@@ -26,7 +26,9 @@ final class ScopeTask<T extends @Nullable Object> {
    * asynchronous (`stage`, stored once its supplier returned; a cancel cancels it). While its
    * body runs on a thread, CURRENT names it there: so Scope.open() finds the parent of a child
    * scope, and WaitQueue finds the task of an asynchronous request it queues (trackWait, the
-   * engine's one hook: one thread-local read, on the path of a request that has to wait).
+   * engine's one hook: one thread-local read, on the path of a request that has to wait). The
+   * engine's delivery loop takes the task off the thread while it completes futures (suspend,
+   * resume): their callbacks are other code, run there only because the task granted or sent.
    *
    * `tracked` holds what the task's cancel must also cancel: the futures of its queued Jeton
    * waits, which leave the set when they complete, and its child scopes, which leave it when they
@@ -99,6 +101,26 @@ final class ScopeTask<T extends @Nullable Object> {
     ScopeTask<?> task = CURRENT.get();
     if (task != null) {
       task.track(wait);
+    }
+  }
+
+  /**
+   * Takes the task off this thread while the engine runs completions, which are other code's
+   * callbacks (a grant runs them on the granting thread): a wait they queue is not this task's.
+   * Returns the task, or null, for {@link #resume}.
+   */
+  static @Nullable ScopeTask<?> suspend() {
+    ScopeTask<?> task = CURRENT.get();
+    if (task != null) {
+      CURRENT.remove();
+    }
+    return task;
+  }
+
+  /** Puts back the task {@link #suspend} took off this thread, if any. */
+  static void resume(@Nullable ScopeTask<?> task) {
+    if (task != null) {
+      CURRENT.set(task);
     }
   }
 

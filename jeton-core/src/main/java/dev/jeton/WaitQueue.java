@@ -67,7 +67,10 @@ abstract class WaitQueue {
    * tracked by that task (ScopeTask.trackWait, in futureOf) until its future completes, so that
    * cancelling the scope cancels the future, which withdraws the request by the one rule above.
    * A blocking request needs nothing: the scope interrupts its thread. The check is one
-   * thread-local read, made only by requests that queue, never on a grant without waiting.
+   * thread-local read, made only by requests that queue, never on a grant without waiting. The
+   * outermost delivery loop runs with no task on its thread (ScopeTask.suspend): the callbacks
+   * of the futures it completes are not the task's, though a release or send of the task ran
+   * them, so a request they queue is not tracked by it (one more thread-local read a delivery).
    *
    * Field access follows the rule in package-info.java. `queueLength` and `tail` are plain,
    * guarded by the lock. `head` is written under the lock but read without it (a blocked waiter
@@ -312,6 +315,7 @@ abstract class WaitQueue {
       return; // an outer deliver() on this thread will get to them
     }
     t.running = true;
+    ScopeTask<?> task = ScopeTask.suspend(); // see "Scopes" in the overview
     try {
       WaitNode w;
       while ((w = t.pending.poll()) != null) {
@@ -319,6 +323,7 @@ abstract class WaitQueue {
       }
     } finally {
       t.running = false;
+      ScopeTask.resume(task);
     }
   }
 

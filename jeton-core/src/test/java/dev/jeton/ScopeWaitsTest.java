@@ -135,6 +135,48 @@ class ScopeWaitsTest {
     }
   }
 
+  /**
+   * A callback of code outside the scope, which a task's release or send runs on the task's
+   * thread (completions run on the thread that grants), is not the task's: a wait it queues is
+   * left alone when the scope is cancelled.
+   */
+  @Test
+  void waitsQueuedByOutsideCallbacksThatATaskRuns_areLeftAlone() throws Exception {
+    for (Busy busy : everyPrimitive()) {
+      Semaphore semaphore = Semaphore.create(1);
+      Permit held = semaphore.tryAcquire(1).orElseThrow();
+      assertOutsideCallbackLeftAlone(
+          busy, semaphore.acquireAsync(1), held::release); // grants on the task's thread
+      Channel<String> channel = Channel.rendezvous();
+      assertOutsideCallbackLeftAlone(
+          busy, channel.receiveAsync(), () -> channel.send("handed over on the task's thread"));
+    }
+  }
+
+  /** {@code outside} completes when the task runs {@code trigger}; its callback queues a wait. */
+  private void assertOutsideCallbackLeftAlone(
+      Busy busy, CompletableFuture<?> outside, TestThreads.Body trigger) throws Exception {
+    CompletableFuture<CompletableFuture<?>> outsidersWait =
+        outside.thenApply(unused -> busy.waitAsync());
+    CountDownLatch triggered = new CountDownLatch(1);
+    try (Scope scope = Scope.builder().executor(executor).open()) {
+      scope.fork(
+          () -> {
+            trigger.run();
+            triggered.countDown();
+            new CountDownLatch(1).await(); // until the scope's cancel
+            return null;
+          });
+      TestThreads.awaitLatch(triggered);
+      scope.cancel();
+    }
+    CompletableFuture<?> wait = outsidersWait.join();
+    assertFalse(wait.isDone(), busy + ": the outsider's wait stays queued");
+    assertEquals(1, busy.queued(), busy::toString);
+    wait.cancel(false);
+    assertEquals(0, busy.queued(), busy::toString);
+  }
+
   @Test
   void aWaitThatEnds_isNoLongerTrackedByItsTask() throws Exception {
     Semaphore semaphore = Semaphore.create(1);
