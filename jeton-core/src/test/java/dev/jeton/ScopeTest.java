@@ -60,6 +60,27 @@ class ScopeTest {
     return failure;
   }
 
+  /**
+   * A blocking task that counts down {@code started}, then ignores its interrupts until {@code
+   * release} opens, then sets {@code ended}.
+   */
+  private static BlockingTask<Void, RuntimeException> ignoringInterrupts(
+      CountDownLatch started, CountDownLatch release, AtomicBoolean ended) {
+    return () -> {
+      started.countDown();
+      while (true) {
+        try {
+          release.await();
+          break;
+        } catch (InterruptedException ignored) {
+          // this task ignores cancellation until released
+        }
+      }
+      ended.set(true);
+      return null;
+    };
+  }
+
   private Scope open() {
     return Scope.builder().executor(executor).open();
   }
@@ -235,20 +256,7 @@ class ScopeTest {
           endedBeforeHook.set(ended.get());
           hookRan.set(true);
         });
-    scope.fork(
-        () -> {
-          started.countDown();
-          while (true) {
-            try {
-              release.await();
-              break;
-            } catch (InterruptedException ignored) {
-              // this task ignores cancellation until released
-            }
-          }
-          ended.set(true);
-          return null;
-        });
+    scope.fork(ignoringInterrupts(started, release, ended));
     TestThreads.awaitLatch(started);
     scope.cancel(); // the task keeps running: the scope is cancelled, not ended
     CompletableFuture<String> refused = scope.fork(() -> "never run");
@@ -358,20 +366,7 @@ class ScopeTest {
     CountDownLatch release = new CountDownLatch(1);
     AtomicBoolean ended = new AtomicBoolean();
     Scope scope = open();
-    scope.fork(
-        () -> {
-          started.countDown();
-          while (true) {
-            try {
-              release.await();
-              break;
-            } catch (InterruptedException ignored) {
-              // this task ignores cancellation until released
-            }
-          }
-          ended.set(true);
-          return null;
-        });
+    scope.fork(ignoringInterrupts(started, release, ended));
     TestThreads.awaitLatch(started);
     Thread releaser =
         new Thread(
