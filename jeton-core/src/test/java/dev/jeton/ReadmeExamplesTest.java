@@ -1,6 +1,7 @@
 package dev.jeton;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -513,5 +514,48 @@ class ReadmeExamplesTest {
             java.util.concurrent.ExecutionException.class, next::get);
     assertTrue(closed.getCause() instanceof ChannelClosedException, closed.toString());
     assertEquals(Optional.empty(), end);
+  }
+  @Test
+  void select() throws Exception {
+    Channel<String> orders = Channel.buffered(16);
+    Channel<String> alerts = Channel.rendezvous();
+    Channel<String> reports = Channel.buffered(1);
+    String report = "report";
+    orders.send("o1");
+
+    // Whichever comes first; give up after a second.
+    String what = Select.select(
+        orders.onReceive(order -> "order " + order),
+        alerts.onReceive(alert -> "alert " + alert),
+        Select.onTimeout(Duration.ofSeconds(1), () -> "idle"));
+
+    // Send if there is room, else go on at once: a report not sent is still yours.
+    boolean sent = Select.select(
+        reports.onSend(report, () -> true),
+        Select.otherwise(() -> false));
+
+    assertEquals("order o1", what);
+    assertTrue(sent);
+    assertFalse(Select.select(reports.onSend(report, () -> true), Select.otherwise(() -> false)));
+    orders.send("o2");
+    CompletableFuture<Void> alarm = alerts.sendAsync("fire");
+
+    // Alerts first: a biased select takes the first ready clause in the order given.
+    String next = Select.selectBiased(
+        alerts.onReceive(alert -> "alert " + alert),
+        orders.onReceive(order -> "order " + order));
+
+    assertEquals("alert fire", next);
+    assertTrue(alarm.isDone());
+    assertEquals(Optional.of("o2"), orders.tryReceive());
+
+    // Without blocking a thread; cancelling the future takes it out of both channels.
+    CompletableFuture<String> later = Select.selectAsync(
+        orders.onReceiveOrClosed(order -> order.orElse("no more orders")),
+        alerts.onReceive(alert -> "alert " + alert));
+
+    assertFalse(later.isDone());
+    orders.close();
+    assertEquals("no more orders", later.get());
   }
 }
