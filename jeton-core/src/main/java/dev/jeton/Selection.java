@@ -28,7 +28,10 @@ final class Selection<R> {
    *    pointing to this Selection. Then every lock is released and what the channels decided
    *    (deliveries, undelivered values) is done: only the winning clause's channel decides
    *    anything, since a clause that cannot happen leaves its channel as it was (but for the
-   *    given-up nodes it unlinks, whose values their own withdrawals report).
+   *    given-up nodes it unlinks, whose values their own withdrawals report). An async select that
+   *    queued is tracked by the Scope task running on this thread, if any (ScopeTask.trackWait, as
+   *    WaitQueue.futureOf does for every other wait): the scope's cancel cancels its future, which
+   *    gives up below.
    * 3. Wait. A channel that matches one of the nodes first claims it: claimForOutcome on a
    *    select's node is claim() here, a CAS of `state` from OPEN to the clause's index. The first
    *    claim wins; the other nodes cannot be claimed any more, and a channel that meets one
@@ -113,7 +116,10 @@ final class Selection<R> {
     int won = s.lookThenQueue(biased);
     if (won != OPEN) {
       s.finish(won);
-    } else if (timeout >= 0) {
+      return f;
+    }
+    ScopeTask.trackWait(f); // step 2: withdrawn if the scope of a task on this thread is cancelled
+    if (timeout >= 0) {
       f.setTimer(
           WaitQueue.Timers.shared()
               .start(

@@ -63,6 +63,15 @@ abstract class WaitQueue {
    * context switch. The spin budget is spent once per request (a node reaches the head once),
    * never refilled by a wake-up, and every step first looks at the interrupt and the deadline.
    *
+   * Scopes. An asynchronous request that queues on a thread running a task of a Scope is
+   * tracked by that task (ScopeTask.trackWait, in futureOf) until its future completes, so that
+   * cancelling the scope cancels the future, which withdraws the request by the one rule above.
+   * A blocking request needs nothing: the scope interrupts its thread. The check is one
+   * thread-local read, made only by requests that queue, never on a grant without waiting. The
+   * outermost delivery loop runs with no task on its thread (ScopeTask.suspend): the callbacks
+   * of the futures it completes are not the task's, though a release or send of the task ran
+   * them, so a request they queue is not tracked by it (one more thread-local read a delivery).
+   *
    * Field access follows the rule in package-info.java. `queueLength` and `tail` are plain,
    * guarded by the lock. `head` is written under the lock but read without it (a blocked waiter
    * asking whether to spin, prewakeHead), so it is volatile: a stale answer there costs one park
@@ -314,6 +323,7 @@ abstract class WaitQueue {
       return; // an outer deliver() on this thread will get to them
     }
     t.running = true;
+    ScopeTask<?> task = ScopeTask.suspend(); // see "Scopes" in the overview
     try {
       WaitNode w;
       while ((w = t.pending.poll()) != null) {
@@ -321,6 +331,7 @@ abstract class WaitQueue {
       }
     } finally {
       t.running = false;
+      ScopeTask.resume(task);
     }
   }
 
@@ -489,6 +500,11 @@ abstract class WaitQueue {
       // The request may be granted or withdrawn before its timer is stored: setTimer and
       // stopTimer settle that race, so the timer never outlives the request.
       future.setTimer(timers.start(() -> future.completeExceptionally(onTimeout.get()), nanos));
+    }
+    if (enqueued) {
+      // A request queued by a task of a Scope is withdrawn when the scope is cancelled. Outside
+      // any scope this costs one thread-local read, and only on the path of a request that waits.
+      ScopeTask.trackWait(future);
     }
     return future;
   }

@@ -11,6 +11,9 @@
  * completed outside locks): {@link dev.jeton.Mutex}, {@link dev.jeton.ReadWriteLock} (whose
  * locks are {@link dev.jeton.Guard}s) and {@link dev.jeton.Barrier}.
  *
+ * <p>{@link dev.jeton.Scope} owns the tasks started in it: cancelling it cancels them, withdraws
+ * the waits they queued on any of the primitives above, and then runs its teardown hooks.
+ *
  * <p>Every type in this package is null-marked: no parameter or result is {@code null} unless it
  * is annotated {@code @Nullable}.
  *

@@ -1,0 +1,306 @@
+package dev.jeton;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One task of a {@link TaskScope}: what runs it (and the default executor), the future {@code
+ * fork} returned, and what a cancel of the task must reach besides it (the Jeton waits it queued,
+ * the scopes opened in it).
+ */
+final class ScopeTask<T extends @Nullable Object> {
+  /*
+   * Overview
+   *
+   * A task is blocking (`call` runs on the scope's executor; a cancel interrupts it) or
+   * asynchronous (`stage`, stored once its supplier returned; a cancel cancels it). While its
+   * body runs on a thread, CURRENT names it there: so Scope.open() finds the parent of a child
+   * scope, and WaitQueue finds the task of an asynchronous request it queues (trackWait, the
+   * engine's one hook: one thread-local read, on the path of a request that has to wait). The
+   * engine's delivery loop takes the task off the thread while it completes futures (suspend,
+   * resume): their callbacks are other code, run there only because the task granted or sent.
+   *
+   * `tracked` holds what the task's cancel must also cancel: the futures of its queued Jeton
+   * waits, which leave the set when they complete, and its child scopes, which leave it when they
+   * end. `cancelled` and `tracked` change together under the task's monitor, so a thing tracked
+   * while the task is being cancelled is either in the snapshot the cancel takes or sees
+   * `cancelled` and is cancelled by the tracker. Cancels run outside the monitor. The monitor is
+   * taken inside the scope's lock (isCancelled), never the other way round.
+   *
+   * The task ends once, by `ended`'s CAS: when its call has really left (BlockingCall.settled),
+   * when its stage completes, or when it never started (the executor refused it, the supplier
+   * threw). Ending completes the user's future first, then tells the scope, so that every fork
+   * future is done when join() returns. A task the scope refuses (forked after its cancel) is
+   * ended at birth by refuse(), which does not tell the scope: the scope never counted it, and
+   * nothing may end it into the scope later. (Its future's cancel still reaches cancel(), since
+   * CompletableFuture.cancel returns true on a future done with a CancellationException; the
+   * `ended` CAS then makes that end a no-op.)
+   */
+
+  private static final ThreadLocal<ScopeTask<?>> CURRENT = new ThreadLocal<>();
+
+  final TaskScope scope;
+
+  /** What fork returned. */
+  final TaskFuture<T> future = new TaskFuture<>(this);
+
+  /** The blocking call, or null for an asynchronous task. Set once, before sharing. */
+  final @Nullable BlockingCall<T> call;
+
+  /** The asynchronous task's stage, once its supplier returned; read by cancel. */
+  private volatile @Nullable CompletionStage<T> stage;
+
+  private final AtomicBoolean ended = new AtomicBoolean();
+
+  /** Guarded by this task's monitor. */
+  private boolean cancelled;
+
+  /** Guarded by this task's monitor: futures of queued Jeton waits, child scopes. */
+  private final Set<Object> tracked = new LinkedHashSet<>();
+
+  private ScopeTask(TaskScope scope, @Nullable BlockingTask<T, ?> body) {
+    this.scope = scope;
+    if (body == null) {
+      this.call = null;
+    } else {
+      BlockingCall<T> c = new BlockingCall<>(() -> runInside(body));
+      this.call = c;
+      var unused = c.settled().whenComplete(this::end);
+    }
+  }
+
+  static <T extends @Nullable Object> ScopeTask<T> blocking(
+      TaskScope scope, BlockingTask<T, ?> body) {
+    return new ScopeTask<>(scope, body);
+  }
+
+  static <T extends @Nullable Object> ScopeTask<T> async(TaskScope scope) {
+    return new ScopeTask<>(scope, null);
+  }
+
+  /** The task whose body runs on this thread, or null. */
+  static @Nullable ScopeTask<?> current() {
+    return CURRENT.get();
+  }
+
+  /**
+   * The engine's hook: a Jeton wait queued on this thread by a task of a scope is tracked by the
+   * task, so that cancelling it withdraws the wait. Outside any scope, one thread-local read.
+   */
+  static void trackWait(CompletableFuture<?> wait) {
+    ScopeTask<?> task = CURRENT.get();
+    if (task != null) {
+      task.track(wait);
+    }
+  }
+
+  /**
+   * Takes the task off this thread while the engine runs completions, which are other code's
+   * callbacks (a grant runs them on the granting thread): a wait they queue is not this task's.
+   * Returns the task, or null, for {@link #resume}.
+   */
+  static @Nullable ScopeTask<?> suspend() {
+    ScopeTask<?> task = CURRENT.get();
+    if (task != null) {
+      CURRENT.remove();
+    }
+    return task;
+  }
+
+  /** Puts back the task {@link #suspend} took off this thread, if any. */
+  static void resume(@Nullable ScopeTask<?> task) {
+    if (task != null) {
+      CURRENT.set(task);
+    }
+  }
+
+  /** Runs {@code body} with this task as the thread's current one. */
+  private T runInside(BlockingTask<T, ?> body) throws Exception {
+    ScopeTask<?> outer = CURRENT.get();
+    CURRENT.set(this);
+    try {
+      return body.call();
+    } finally {
+      restore(outer);
+    }
+  }
+
+  /** Calls the asynchronous task's supplier inside the task, and follows its stage. */
+  void startAsync(java.util.function.Supplier<? extends CompletionStage<T>> supplier) {
+    ScopeTask<?> outer = CURRENT.get();
+    CURRENT.set(this);
+    CompletionStage<T> s;
+    try {
+      s = java.util.Objects.requireNonNull(supplier.get(), "the task returned a null stage");
+    } catch (Throwable failure) {
+      end(null, failure);
+      return;
+    } finally {
+      restore(outer);
+    }
+    stage = s;
+    if (isCancelled()) {
+      cancelStage(s); // cancelled while the supplier ran
+    }
+    var unused = Tasks.settled(s).whenComplete(this::end);
+  }
+
+  private static void restore(@Nullable ScopeTask<?> outer) {
+    if (outer == null) {
+      CURRENT.remove(); // leaves nothing behind on a pooled thread
+    } else {
+      CURRENT.set(outer);
+    }
+  }
+
+  /**
+   * Ends a task the scope refused: never counted, never to run (fork does not hand its call to
+   * the executor); its future fails with {@code why}.
+   */
+  void refuse(Throwable why) {
+    ended.set(true); // before the future is done, so that nothing reached from it ends the task
+    future.settleExceptionally(why);
+  }
+
+  /** Ends the task once: completes its future, then tells its scope. */
+  void end(@Nullable T value, @Nullable Throwable failure) {
+    if (!ended.compareAndSet(false, true)) {
+      return;
+    }
+    if (failure == null) {
+      future.settle(value);
+    } else {
+      future.settleExceptionally(failure);
+    }
+    scope.taskEnded(this, failure);
+  }
+
+  /** How many waits and child scopes the task tracks now: for tests of the deregistration. */
+  synchronized int trackedCount() {
+    return tracked.size();
+  }
+
+  synchronized boolean isCancelled() {
+    return cancelled;
+  }
+
+  /** Tracks a wait or a child scope; cancels it at once if the task is cancelled already. */
+  void track(Object thing) {
+    synchronized (this) {
+      if (!cancelled) {
+        tracked.add(thing);
+        if (thing instanceof CompletableFuture) {
+          // Untracked when the request leaves its queue, whichever way.
+          var unused = ((CompletableFuture<?>) thing).whenComplete((v, f) -> untrack(thing));
+        }
+        return;
+      }
+    }
+    cancelTracked(thing);
+  }
+
+  synchronized void untrack(Object thing) {
+    tracked.remove(thing);
+  }
+
+  /** Cancels the task: its call or stage, its queued waits, its child scopes. Once. */
+  void cancel() {
+    List<Object> things;
+    synchronized (this) {
+      if (cancelled) {
+        return;
+      }
+      cancelled = true;
+      things = new ArrayList<>(tracked);
+      tracked.clear();
+    }
+    BlockingCall<T> c = call;
+    if (c != null) {
+      c.cancel();
+    }
+    CompletionStage<T> s = stage;
+    if (s != null) {
+      cancelStage(s);
+    }
+    for (Object thing : things) {
+      cancelTracked(thing);
+    }
+  }
+
+  private static void cancelTracked(Object thing) {
+    if (thing instanceof TaskScope) {
+      ((TaskScope) thing).cancelByParent();
+    } else {
+      ((Future<?>) thing).cancel(false);
+    }
+  }
+
+  private static void cancelStage(CompletionStage<?> s) {
+    try {
+      s.toCompletableFuture().cancel(true);
+    } catch (UnsupportedOperationException notAFuture) {
+      // A stage that cannot be cancelled: the scope waits for it to complete (see Scope).
+    }
+  }
+
+  /** A virtual thread per task on JDK 21+, else a platform daemon thread per task. */
+  static Executor defaultExecutor() {
+    try {
+      // Thread.ofVirtual().name("jeton-scope-", 0).factory(), through reflection: the library
+      // compiles for JDK 17.
+      Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+      Class<?> ofVirtual = Class.forName("java.lang.Thread$Builder$OfVirtual");
+      builder =
+          ofVirtual
+              .getMethod("name", String.class, long.class)
+              .invoke(builder, "jeton-scope-", 0L);
+      ThreadFactory factory =
+          (ThreadFactory)
+              Class.forName("java.lang.Thread$Builder").getMethod("factory").invoke(builder);
+      return task -> factory.newThread(task).start();
+    } catch (ReflectiveOperationException | RuntimeException beforeJdk21) {
+      AtomicLong count = new AtomicLong();
+      return task -> {
+        Thread thread = new Thread(task, "jeton-scope-" + count.getAndIncrement());
+        thread.setDaemon(true);
+        thread.start();
+      };
+    }
+  }
+
+  /** The future fork returns: cancelling it cancels the task. */
+  static final class TaskFuture<T extends @Nullable Object> extends CompletableFuture<T> {
+    private final ScopeTask<T> task;
+
+    TaskFuture(ScopeTask<T> task) {
+      this.task = task;
+    }
+
+    boolean settle(@Nullable T value) {
+      return super.complete(value);
+    }
+
+    boolean settleExceptionally(Throwable failure) {
+      return super.completeExceptionally(failure);
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      boolean cancelled = super.cancel(mayInterruptIfRunning);
+      if (cancelled) {
+        task.cancel();
+      }
+      return cancelled;
+    }
+  }
+}
