@@ -1,10 +1,6 @@
 package dev.jeton;
 
 import dev.jeton.contract.LincheckRun;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -128,26 +124,7 @@ public class SelectLincheckTest {
           received.add(v);
         }
       }
-      Map<Integer, Integer> ends = new HashMap<>();
-      List<Integer> all = new ArrayList<>(received);
-      all.addAll(undelivered);
-      for (int v : all) {
-        ends.merge(v, 1, Integer::sum);
-      }
-      for (int v : given) {
-        if (ends.getOrDefault(v, 0) != 1) {
-          throw new IllegalStateException(
-              v + " ended " + ends.getOrDefault(v, 0) + " times: received " + received
-                  + ", undelivered " + undelivered);
-        }
-      }
-      for (int v : ends.keySet()) {
-        if (!given.contains(v)) {
-          throw new IllegalStateException(
-              v + " was never given (a losing clause's?) but ended: received " + received
-                  + ", undelivered " + undelivered);
-        }
-      }
+      ChannelLincheckTest.everyValueEndsOnce(given, received, undelivered); // a lost clause's: never
       if (((FifoChannel<?>) a).queueLength() + ((FifoChannel<?>) b).queueLength() != 0) {
         throw new IllegalStateException("left queued: " + a + ", " + b);
       }
