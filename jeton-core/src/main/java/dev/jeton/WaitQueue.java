@@ -50,7 +50,9 @@ abstract class WaitQueue {
    * A primitive whose grant cannot be given back (a channel's value, once handed over) claims
    * the node first (WaitNode.claimForOutcome, under the lock): a completion from outside is then
    * refused, and a blocked thread interrupted after the grant keeps it
-   * (keepsGrantWhenInterrupted).
+   * (keepsGrantWhenInterrupted). A node whose future was completed from outside first may be
+   * unlinked by the primitive before its withdrawal comes; the withdrawal then finds it gone and
+   * says so (leftBeforeWithdrawal), on the thread that gave it up.
    *
    * Timers. A timed asynchronous request gets its timer after it is queued, so it may be granted
    * or withdrawn before the timer is stored; WithdrawingFuture settles that race. One daemon

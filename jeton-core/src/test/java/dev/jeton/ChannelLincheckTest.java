@@ -3,6 +3,7 @@ package dev.jeton;
 import dev.jeton.contract.LincheckRun;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -234,21 +235,34 @@ public class ChannelLincheckTest {
           f.join().ifPresent(received::add);
         }
       }
-      Map<Integer, Integer> ends = new HashMap<>();
-      List<Integer> all = new ArrayList<>(received);
-      all.addAll(undelivered);
-      for (int v : all) {
-        ends.merge(v, 1, Integer::sum);
+      everyValueEndsOnce(sent, received, undelivered);
+    }
+  }
+
+  /**
+   * Throws unless every value of {@code sent} is in exactly one of {@code received} and {@code
+   * undelivered}, once, and nothing else is in either.
+   */
+  static void everyValueEndsOnce(
+      Collection<Integer> sent, Collection<Integer> received, Collection<Integer> undelivered) {
+    Map<Integer, Integer> ends = new HashMap<>();
+    List<Integer> all = new ArrayList<>(received);
+    all.addAll(undelivered);
+    for (int v : all) {
+      ends.merge(v, 1, Integer::sum);
+    }
+    for (int v : sent) {
+      if (ends.getOrDefault(v, 0) != 1) {
+        throw new IllegalStateException(
+            v + " ended " + ends.getOrDefault(v, 0) + " times: received " + received
+                + ", undelivered " + undelivered);
       }
-      for (int v : sent) {
-        if (ends.getOrDefault(v, 0) != 1) {
-          throw new IllegalStateException(
-              v + " ended " + ends.getOrDefault(v, 0) + " times: received " + received
-                  + ", undelivered " + undelivered);
-        }
-      }
-      if (ends.size() != sent.size()) {
-        throw new IllegalStateException("values never sent ended: " + ends + " sent " + sent);
+    }
+    for (int v : ends.keySet()) {
+      if (!sent.contains(v)) {
+        throw new IllegalStateException(
+            v + " was never sent but ended: received " + received + ", undelivered "
+                + undelivered);
       }
     }
   }

@@ -2,13 +2,12 @@ package dev.jeton;
 
 import dev.jeton.contract.LincheckRun;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jetbrains.lincheck.datastructures.IntGen;
@@ -273,7 +272,7 @@ public class SelectLincheckTest {
     private final Queue<CompletableFuture<Optional<Integer>>> receives =
         new ConcurrentLinkedQueue<>();
     private final Map<Integer, CompletableFuture<Integer>> selectSends =
-        new java.util.concurrent.ConcurrentHashMap<>();
+        new ConcurrentHashMap<>();
 
     @SuppressWarnings("unchecked")
     private final @Nullable CompletableFuture<?>[] latest =
@@ -342,23 +341,8 @@ public class SelectLincheckTest {
               sent.add(v);
             }
           });
-      Map<Integer, Integer> ends = new HashMap<>();
-      List<Integer> all = new ArrayList<>(received);
-      all.addAll(undelivered);
-      for (int v : all) {
-        ends.merge(v, 1, Integer::sum);
-      }
-      for (int v : sent) {
-        if (ends.getOrDefault(v, 0) != 1) {
-          throw new IllegalStateException(
-              v + " ended " + ends.getOrDefault(v, 0) + " times: received " + received
-                  + ", undelivered " + undelivered);
-        }
-      }
-      if (ends.size() != sent.size()) {
-        throw new IllegalStateException(
-            "values never sent (or sent by a losing select clause) ended: " + ends + " sent " + sent);
-      }
+      // A losing select clause's value is not in `sent`: ending anywhere, it fails the check.
+      ChannelLincheckTest.everyValueEndsOnce(sent, received, undelivered);
       for (Channel<Integer> c : channels) {
         if (((FifoChannel<?>) c).queueLength() != 0) {
           throw new IllegalStateException("a waiter left in " + c);
