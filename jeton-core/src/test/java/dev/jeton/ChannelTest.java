@@ -188,6 +188,18 @@ class ChannelTest {
   }
 
   @Test
+  void asyncSendCancelledTwice_reportsItsValueOnce() throws Exception {
+    // Regression: the second cancel (CompletableFuture answers true again) withdrew again, and
+    // the value reached onUndelivered twice; a Scope's cancel did that to its tasks' sends.
+    Channel<String> ch = this.<String>recording().build();
+    CompletableFuture<Void> a = ch.sendAsync("a");
+    assertTrue(a.cancel(false));
+    assertTrue(a.cancel(true));
+    assertEquals(List.of("a"), undelivered);
+    assertEquals(0, waiting(ch));
+  }
+
+  @Test
   void cancelAfterTheValueWasTaken_isRefused() throws Exception {
     Channel<String> ch = this.<String>recording().completionExecutor(r -> {}).build();
     CompletableFuture<Void> sent = ch.sendAsync("a"); // completions are never run: stays pending

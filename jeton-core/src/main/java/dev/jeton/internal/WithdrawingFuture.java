@@ -2,6 +2,7 @@ package dev.jeton.internal;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeoutException;
@@ -89,9 +90,21 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
     return super.completeExceptionally(failure);
   }
 
+  /**
+   * Cancels the future, as {@link CompletableFuture#cancel} does (a {@link CancellationException}
+   * as its result; true if it is now cancelled, by this call or before), and withdraws the
+   * request if this call is the one that completed it.
+   */
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
-    return mayCompleteFromOutside() && won(super.cancel(mayInterruptIfRunning), false);
+    if (!mayCompleteFromOutside()) {
+      return false;
+    }
+    // Not super.cancel: it answers true for a future cancelled before, too, which would
+    // withdraw again (a channel's send reported its value twice when cancelled twice). A
+    // CancellationException as the result is what super.cancel stores, so nothing else differs.
+    var unused = won(super.completeExceptionally(new CancellationException()), false);
+    return isCancelled();
   }
 
   @Override
