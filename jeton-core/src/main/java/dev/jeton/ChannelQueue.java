@@ -90,6 +90,12 @@ abstract class ChannelQueue extends WaitQueue {
   /** What pollLocked returns when the channel is closed and drained, or cancelled. */
   static final Object ENDED = new Object();
 
+  /** What a send returns when the value was accepted (or dropped by the overflow policy). */
+  static final Object SENT = new Object();
+
+  /** What a send returns when the channel is closed for sending. */
+  static final Object CLOSED_FOR_SEND = new Object();
+
   private static final AtomicLong IDS = new AtomicLong();
 
   /** The order in which a select takes the locks of its channels. */
@@ -143,49 +149,33 @@ abstract class ChannelQueue extends WaitQueue {
   // ---------------------------------------------------------------- sending
 
   /**
-   * Offers {@code value} for node {@code w}: true if {@code w} was queued (only if {@code wait});
-   * else {@code w}'s status is GRANTED (accepted) or FAILED_CLOSED, and a failed value went to
-   * the undelivered hook if {@code wait} (a trySend's stays the caller's).
-   */
-  final boolean offer(WaitNode w, Object value, boolean wait) {
-    w.outcome = value;
-    After after = new After();
-    boolean queued = false;
-    lock.lock();
-    try {
-      if (sendLocked(w, after)) {
-        if (w.status == WaitNode.FAILED_CLOSED && wait) {
-          after.undelivered(value);
-        }
-      } else if (wait) {
-        append(w);
-        queued = true;
-      } else {
-        w.status = WaitNode.FAILED_CLOSED; // full: only trySend gets here, and looks at GRANTED
-      }
-    } finally {
-      lock.unlock();
-    }
-    after.run();
-    return queued;
-  }
-
-  /**
    * Sends the value in sender node {@code w}'s outcome, if that can be done now: true, and its
    * status is GRANTED (accepted) or FAILED_CLOSED (with the exception as outcome); false if it
    * would have to wait, and {@code w} is untouched. Lock held.
    */
   final boolean sendLocked(WaitNode w, After after) {
-    if (state != OPEN) {
+    Object sent = sendLocked(Objects.requireNonNull(w.outcome), after);
+    if (sent == NOTHING) {
+      return false;
+    }
+    if (sent == SENT) {
+      w.status = WaitNode.GRANTED;
+    } else {
       w.outcome = closedForSend();
       w.status = WaitNode.FAILED_CLOSED;
-      return true;
     }
-    if (offerLocked(Objects.requireNonNull(w.outcome), after)) {
-      w.status = WaitNode.GRANTED;
-      return true;
+    return true;
+  }
+
+  /**
+   * Sends {@code value} if that can be done now: SENT (accepted, or dropped by the overflow
+   * policy), CLOSED_FOR_SEND, or NOTHING (it would have to wait). Lock held.
+   */
+  final Object sendLocked(Object value, After after) {
+    if (state != OPEN) {
+      return CLOSED_FOR_SEND;
     }
-    return false;
+    return offerLocked(value, after) ? SENT : NOTHING;
   }
 
   /** Hands {@code value} to a receiver or the buffer, or drops it by policy; false if full. */
@@ -231,26 +221,6 @@ abstract class ChannelQueue extends WaitQueue {
   // ---------------------------------------------------------------- receiving
 
   /**
-   * Receives for node {@code w}: true if it was queued; else its status is GRANTED with the value
-   * (or null for "closed") as outcome, or FAILED_CLOSED with the exception.
-   */
-  final boolean poll(WaitNode w) {
-    After after = new After();
-    boolean queued = false;
-    lock.lock();
-    try {
-      if (!receiveLocked(w, after)) {
-        append(w);
-        queued = true;
-      }
-    } finally {
-      lock.unlock();
-    }
-    after.run();
-    return queued;
-  }
-
-  /**
    * Receives for receiver node {@code w}, if that can be done now: true, and its status is
    * GRANTED with the value (or null for "closed") as outcome, or FAILED_CLOSED with the
    * exception; false if it would have to wait. Lock held.
@@ -288,7 +258,7 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /** Gives a receiver that finds the channel ended its outcome: "closed" or the failure. Lock held. */
-  private void endLocked(WaitNode w) {
+  final void endLocked(WaitNode w) {
     if (state == CLOSED && closeCause == null && w.weight == RECEIVE_OR_CLOSED) {
       w.outcome = null;
       w.status = WaitNode.GRANTED;
@@ -449,7 +419,8 @@ abstract class ChannelQueue extends WaitQueue {
     }
   }
 
-  private ChannelClosedException closedForSend() {
+  /** Lock held. */
+  final ChannelClosedException closedForSend() {
     return new ChannelClosedException(
         state == CANCELLED ? "channel was cancelled" : "channel is closed for sending", closeCause);
   }

@@ -63,11 +63,11 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
       undelivered(value);
       throw new InterruptedException();
     }
-    WaitNode w = WaitNode.blocking(SEND);
-    if (offer(w, value, true)) {
-      awaitBlocking(w, nanos, timeout); // a withdrawal reports the value (withdrawn)
-    } else if (w.status != WaitNode.GRANTED) {
-      throw failure(w);
+    Object result = sendOrQueue(value, null, true);
+    if (result instanceof WaitNode) {
+      awaitBlocking((WaitNode) result, nanos, timeout); // a withdrawal reports the value
+    } else if (result == CLOSED_FOR_SEND) {
+      throw sendFailure();
     }
   }
 
@@ -84,16 +84,21 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
   private CompletableFuture<Void> sendAsync(T value, long nanos, @Nullable Duration timeout) {
     Objects.requireNonNull(value, "value");
     WaitNode w = WaitNode.async(this, SEND, nanos != Long.MAX_VALUE);
-    boolean queued = offer(w, value, true);
-    return futureOf(w, queued, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
+    Object result = sendOrQueue(value, w, true);
+    if (result == SENT) {
+      w.status = WaitNode.GRANTED;
+    } else if (result == CLOSED_FOR_SEND) {
+      w.outcome = sendFailure();
+      w.status = WaitNode.FAILED_CLOSED;
+    }
+    return futureOf(
+        w, result == w, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
   }
 
   @Override
   public boolean trySend(T value) {
     Objects.requireNonNull(value, "value");
-    WaitNode w = WaitNode.blocking(SEND);
-    var unused = offer(w, value, false);
-    return w.status == WaitNode.GRANTED;
+    return sendOrQueue(value, null, false) == SENT;
   }
 
   // ---------------------------------------------------------------- receiving
@@ -130,11 +135,19 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
-    WaitNode w = WaitNode.blocking(kind);
-    if (poll(w)) {
+    Object result = receiveOrQueue(kind, null);
+    WaitNode w;
+    if (result instanceof WaitNode) {
+      w = (WaitNode) result;
       awaitBlocking(w, nanos, timeout);
-    } else if (w.status != WaitNode.GRANTED) {
-      throw failure(w);
+    } else if (result == ENDED) {
+      w = WaitNode.blocking(kind);
+      ended(w);
+      if (w.status != WaitNode.GRANTED) {
+        throw failure(w);
+      }
+    } else {
+      return result; // received at once: no node made
     }
     return w.outcome;
   }
@@ -156,8 +169,15 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
 
   private <R> CompletableFuture<R> receiveAsync(int kind, long nanos, @Nullable Duration timeout) {
     WaitNode w = WaitNode.async(this, kind, nanos != Long.MAX_VALUE);
-    boolean queued = poll(w);
-    return futureOf(w, queued, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
+    Object result = receiveOrQueue(kind, w);
+    if (result == ENDED) {
+      ended(w);
+    } else if (result != w) {
+      w.outcome = result;
+      w.status = WaitNode.GRANTED;
+    }
+    return futureOf(
+        w, result == w, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
   }
 
   @Override
@@ -173,6 +193,88 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
     }
     after.run();
     return v == NOTHING || v == ENDED ? Optional.empty() : Optional.of((T) v);
+  }
+
+  // ---------------------------------------------------------------- one call, under the lock
+
+  /**
+   * Sends {@code value} now, or queues it: SENT (accepted, or dropped by the overflow policy);
+   * CLOSED_FOR_SEND (the value went to the undelivered hook if {@code wait}: a trySend's stays
+   * the caller's; sendFailure says why); NOTHING (it would wait, and not {@code wait}); or,
+   * having queued it, the node: {@code w}, or when null a new blocking node of this thread. A
+   * blocking send makes its node only then: through a buffer most sends never wait, and a node
+   * per call was most of what a value cost to allocate (BENCHMARKS.md, issue 15).
+   */
+  private Object sendOrQueue(T value, @Nullable WaitNode w, boolean wait) {
+    After after = new After();
+    Object result;
+    lock.lock();
+    try {
+      result = sendLocked(value, after);
+      if (result == CLOSED_FOR_SEND && wait) {
+        after.undelivered(value);
+      } else if (result == NOTHING && wait) {
+        WaitNode node = w != null ? w : WaitNode.blocking(SEND);
+        node.outcome = value;
+        append(node);
+        result = node;
+      }
+    } finally {
+      lock.unlock();
+    }
+    after.run();
+    return result;
+  }
+
+  /**
+   * Why a send found the channel closed (CLOSED_FOR_SEND). The state only moves on (closed, then
+   * cancelled), so what is read here is still true when the send returns.
+   */
+  private ChannelClosedException sendFailure() {
+    lock.lock();
+    try {
+      return closedForSend();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Receives now, or queues: the value received (never a WaitNode: values come from users, who
+   * cannot make one); ENDED (closed and drained, or cancelled: see ended); or, having queued it,
+   * the node: {@code w}, or when null a new blocking node of this thread for a receive of {@code
+   * kind}. A blocking receive makes its node only then, as a send does.
+   */
+  private Object receiveOrQueue(int kind, @Nullable WaitNode w) {
+    After after = new After();
+    Object result;
+    lock.lock();
+    try {
+      result = pollLocked(after);
+      if (result == NOTHING) {
+        WaitNode node = w != null ? w : WaitNode.blocking(kind);
+        append(node);
+        result = node;
+      }
+    } finally {
+      lock.unlock();
+    }
+    after.run();
+    return result;
+  }
+
+  /**
+   * Gives receiver node {@code w}, never queued, the outcome of a receive that found the channel
+   * ended (ENDED): "closed" or the failure. Nothing happened at that receive, and an ended
+   * channel stays ended, so the receive takes effect here, where the state is read.
+   */
+  private void ended(WaitNode w) {
+    lock.lock();
+    try {
+      endLocked(w);
+    } finally {
+      lock.unlock();
+    }
   }
 
   // ---------------------------------------------------------------- iterating
