@@ -329,12 +329,19 @@ class SelectTest {
 
   @Test
   void aClosedChannelInALosingClause_doesNotStealAWonSelect() throws Exception {
-    Channel<String> a = rendezvous();
-    Channel<String> b = rendezvous();
+    // Completions wait in `deferred`: the select has won on a, but has not yet withdrawn its
+    // node in b (that is done on finishing, which a's completion runs) when b closes.
+    List<Runnable> deferred = new ArrayList<>();
+    Channel<String> a = Channel.<String>builder().completionExecutor(deferred::add).build();
+    Channel<String> b = Channel.<String>builder().completionExecutor(deferred::add).build();
     CompletableFuture<String> got = Select.selectAsync(a.onReceive(v -> v), b.onReceive(v -> v));
-    // Hold the select's node in b unlinked-but-won: a wins first, then b closes.
-    a.send("x");
-    b.close();
+    assertTrue(a.trySend("x"), "the select took it");
+    assertEquals(1, waiting(b), "its losing node is still in b");
+    assertTrue(b.close());
+    assertEquals(0, waiting(b), "close took the losing node out");
+    assertFalse(got.isDone());
+    assertEquals(1, deferred.size(), "only a's completion: close failed no select in b");
+    deferred.forEach(Runnable::run);
     assertEquals("x", done(got));
   }
 
