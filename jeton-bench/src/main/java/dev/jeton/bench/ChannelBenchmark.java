@@ -95,10 +95,7 @@ public class ChannelBenchmark {
 
     static Pipe create(String impl, int capacity) {
       return switch (impl) {
-        case "jeton" -> {
-          Channel<Integer> ch = capacity == 0 ? Channel.rendezvous() : Channel.buffered(capacity);
-          yield new BlockingPipe(ch::send, ch::receive);
-        }
+        case "jeton" -> BlockingPipe.of(channel(capacity));
         case "abq" -> BlockingPipe.of(new ArrayBlockingQueue<>(capacity));
         case "lbq" -> BlockingPipe.of(new LinkedBlockingQueue<>(capacity));
         case "sync" -> BlockingPipe.of(new SynchronousQueue<>());
@@ -108,6 +105,11 @@ public class ChannelBenchmark {
         default -> throw new IllegalArgumentException("unknown impl " + impl);
       };
     }
+  }
+
+  /** A Jeton channel of {@code capacity}: rendezvous at 0. */
+  static Channel<Integer> channel(int capacity) {
+    return capacity == 0 ? Channel.rendezvous() : Channel.buffered(capacity);
   }
 
   /** A pipe with a blocking put and take: every contender but kotlinx's. */
@@ -130,6 +132,10 @@ public class ChannelBenchmark {
 
     static BlockingPipe of(BlockingQueue<Integer> q) {
       return new BlockingPipe(q::put, q::take);
+    }
+
+    static BlockingPipe of(Channel<Integer> ch) {
+      return new BlockingPipe(ch::send, ch::receive);
     }
 
     @Override

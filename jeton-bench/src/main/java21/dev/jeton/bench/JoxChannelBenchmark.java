@@ -49,13 +49,21 @@ public class JoxChannelBenchmark {
 
   /** A pipe of {@code impl} (less its {@code -virtual}): jox's, or one of ChannelBenchmark's. */
   static Pipe create(String impl, int capacity) {
-    String kind =
-        impl.endsWith(VIRTUAL) ? impl.substring(0, impl.length() - VIRTUAL.length()) : impl;
-    if (!kind.equals("jox")) {
-      return Pipe.create(kind, capacity);
-    }
-    Channel<Integer> ch =
-        capacity == 0 ? Channel.newRendezvousChannel() : Channel.newBufferedChannel(capacity);
+    String kind = kind(impl);
+    return kind.equals("jox") ? pipe(channel(capacity)) : Pipe.create(kind, capacity);
+  }
+
+  /** {@code impl} less its {@code -virtual}: the channel, whatever the threads. */
+  static String kind(String impl) {
+    return impl.endsWith(VIRTUAL) ? impl.substring(0, impl.length() - VIRTUAL.length()) : impl;
+  }
+
+  /** A jox channel of {@code capacity}: rendezvous at 0. */
+  static Channel<Integer> channel(int capacity) {
+    return capacity == 0 ? Channel.newRendezvousChannel() : Channel.newBufferedChannel(capacity);
+  }
+
+  static Pipe pipe(Channel<Integer> ch) {
     return new BlockingPipe(ch::send, ch::receive);
   }
 
