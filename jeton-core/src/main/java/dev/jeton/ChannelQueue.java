@@ -347,12 +347,18 @@ abstract class ChannelQueue extends WaitQueue {
 
   /**
    * A waiting sender or receiver waits for the other side, which needs a core to get there: as
-   * at a barrier, spinning at the head takes it. Measured with ChannelBenchmark on 2 loaded
-   * cores (decision 49): 5 to 15 times slower with the spin in every row.
+   * at a barrier, the engine's long spin at the head takes it (5 to 15 times slower in every row
+   * of ChannelBenchmark on 2 loaded cores, decision 49). A brief one, by at most half the cores'
+   * threads at once, pays instead (decision 54).
    */
   @Override
   boolean spinAtHead() {
     return false;
+  }
+
+  @Override
+  boolean spinsBrieflyBeforeParking() {
+    return true;
   }
 
   @Override

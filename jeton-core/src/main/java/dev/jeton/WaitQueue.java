@@ -395,6 +395,14 @@ abstract class WaitQueue {
     return true; // the head is next in line for a handoff
   }
 
+  /**
+   * Whether a waiter at the head spins briefly before it first parks (BriefSpin), for a queue
+   * whose head waits for another thread that is most likely running: a channel's.
+   */
+  boolean spinsBrieflyBeforeParking() {
+    return false;
+  }
+
   /** Unparks a blocking waiter newly at the head so that it spins, rather than sleeps, into its grant. */
   final void prewakeHead() {
     if (!spinAtHead()) {
@@ -429,6 +437,9 @@ abstract class WaitQueue {
     long start = System.nanoTime();
     boolean timed = nanos != Long.MAX_VALUE;
     int spins = spinAtHead() ? SPIN_STEPS : 0;
+    if (spinsBrieflyBeforeParking() && head == w) {
+      var unused = BriefSpin.await(w); // the loop below sees what happened meanwhile
+    }
     for (; ; ) {
       if (Thread.interrupted()) {
         if (!withdraw(w, WaitNode.CANCELLED)) {
