@@ -26,14 +26,20 @@ import org.jspecify.annotations.Nullable;
  * exactly once, received or undelivered.
  */
 public class ChannelLincheckTest {
+  /**
+   * Interleavings per scenario: 200 of each of 10, half the locks' 400, to keep CI inside its
+   * budget (400 took 140 s for the two checks on the idle CI machine).
+   */
+  private static final int INTERLEAVINGS = 200;
+
   @LincheckRun
   void linearizable_againstTheSequentialModel() {
-    TestThreads.checkLinearizable(Linearizability.class, Model.class);
+    TestThreads.checkLinearizable(Linearizability.class, Model.class, INTERLEAVINGS);
   }
 
   @LincheckRun
   void givingUp_neverLosesOrDuplicatesAValue() {
-    TestThreads.checkSettles(Cancellation.class);
+    TestThreads.checkSettles(Cancellation.class, INTERLEAVINGS);
   }
 
   /**

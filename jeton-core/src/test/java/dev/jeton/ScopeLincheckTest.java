@@ -18,14 +18,20 @@ import org.jetbrains.lincheck.datastructures.Validate;
  * running and every hook accepted has run exactly once, each thread's hooks in reverse order.
  */
 public class ScopeLincheckTest {
+  /**
+   * Interleavings per scenario: 200 of each of 10, half the locks' 400, to keep CI inside its
+   * budget (400 took 160 s for the two checks on the idle CI machine).
+   */
+  private static final int INTERLEAVINGS = 200;
+
   @LincheckRun
   void linearizable_againstTheSequentialModel() {
-    TestThreads.checkLinearizable(Linearizability.class, Model.class);
+    TestThreads.checkLinearizable(Linearizability.class, Model.class, INTERLEAVINGS);
   }
 
   @LincheckRun
   void racingForksCancelsAndTeardowns_settleWhenClosed() {
-    TestThreads.checkSettles(Races.class);
+    TestThreads.checkSettles(Races.class, INTERLEAVINGS);
   }
 
   /** The stage of a task that runs until the test completes it. */
