@@ -23,7 +23,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * MAX_SPINNERS, and every increment is undone in a finally.
  */
 final class BriefSpin {
-  /** Busy-wait steps: about one to three microseconds here, a round trip between two threads. */
+  /**
+   * Busy-wait steps: 10 to 14 µs on the 2-core AMD EPYC VM of BENCHMARKS.md (512 {@code
+   * onSpinWait}s timed in a loop on JDK 17 and 25: the PAUSE instruction is slow on recent AMD
+   * cores), ten times a round trip between two running threads. Fewer may serve as well and cost
+   * less where threads outnumber cores; not measured yet (decision 54).
+   */
   static final int STEPS = 512;
 
   /** The most threads that spin at once. */
