@@ -3,8 +3,9 @@ package dev.jeton;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A short busy wait before parking, for a waiter whose other side is most likely running right
- * now: a channel's receiver waiting for the next send, its sender for the next receive.
+ * A short busy wait before parking, for a waiter whose other side may well be running right
+ * now: a channel's receiver waiting for the next send, its sender for the next receive, a
+ * blocked select.
  *
  * <p>Why: parking and being unparked cost tens of microseconds on a virtual machine, where a
  * round trip between two running threads takes about one; a channel that parked at once was 50
@@ -17,7 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * cores, as in a chain of channels with a thread per stage, the one spinner then leaves the
  * other cores to the threads that have work, which is how Go's scheduler bounds its spinning
  * threads. A spinner stops after {@link #STEPS} steps, when its node is no longer waiting, or
- * when it is interrupted (its flag is kept for the caller's wait loop to see).
+ * when it is interrupted (its flag is kept for the caller's wait loop to see). Whether a waiter
+ * spins at all, each channel learns from how its waiters' spins went ({@link Score}, decision
+ * 55): where they mostly run out, its waiters park at once.
  *
  * <p>Invariant: {@code spinners} counts the threads inside the spin loop; it never exceeds
  * MAX_SPINNERS, and every increment is undone in a finally.
@@ -26,8 +29,9 @@ final class BriefSpin {
   /**
    * Busy-wait steps: 10 to 14 µs on the 2-core AMD EPYC VM of BENCHMARKS.md (512 {@code
    * onSpinWait}s timed in a loop on JDK 17 and 25: the PAUSE instruction is slow on recent AMD
-   * cores), ten times a round trip between two running threads. Fewer may serve as well and cost
-   * less where threads outnumber cores; not measured yet (decision 54).
+   * cores), ten times a round trip between two running threads. Fewer do not serve: a waiter
+   * whose other side is waking from a park needs the whole spin to catch it, and with 128 steps
+   * ping-pong stayed in parks, at 30 µs a round trip (decision 55).
    */
   static final int STEPS = 512;
 
@@ -38,11 +42,17 @@ final class BriefSpin {
 
   private BriefSpin() {}
 
+  /** What a thread spins on: a channel waiter's node, a select. */
+  interface Awaited {
+    /** Whether the thread still waits: false once the outcome it waits for is there. */
+    boolean isPending();
+  }
+
   /**
-   * Spins while {@code w} is waiting, unless MAX_SPINNERS threads spin already: the steps spun
+   * Spins while {@code w} is pending, unless MAX_SPINNERS threads spin already: the steps spun
    * (0 when it did not spin; STEPS when nothing happened meanwhile).
    */
-  static int await(WaitNode w) {
+  static int await(Awaited w) {
     int n = spinners.get();
     if (n >= MAX_SPINNERS || !spinners.compareAndSet(n, n + 1)) {
       return 0;
@@ -50,13 +60,68 @@ final class BriefSpin {
     try {
       Thread self = Thread.currentThread();
       int steps = 0;
-      while (steps < STEPS && w.status == WaitNode.WAITING && !self.isInterrupted()) {
+      while (steps < STEPS && w.isPending() && !self.isInterrupted()) {
         Thread.onSpinWait();
         steps++;
       }
       return steps;
     } finally {
       spinners.decrementAndGet();
+    }
+  }
+
+  /**
+   * Spins on {@code w} if {@code score} says spinning pays on its channel, and tells the score
+   * how the spin went.
+   */
+  static void await(Awaited w, Score score) {
+    if (score.spins()) {
+      score.record(await(w));
+    }
+  }
+
+  /**
+   * Whether spinning pays on one channel, learnt from its waiters' spins (decision 55).
+   *
+   * <p>Why: where threads outnumber cores, as in a chain of channels with a thread per stage, a
+   * spin mostly runs out, and the core it burnt is one a runnable stage needed: the chain rows
+   * were 1.5 to 2 times slower with the spin than parking at once. Where the other side runs on
+   * a core of its own, as in ping-pong, the outcome comes within the spin, and parking instead
+   * costs tens of microseconds. Shortening the spin does not tell the two apart (see STEPS), nor
+   * did counting a catch late in the spin as a miss (ping-pong fell back into parks); this does.
+   *
+   * <p>Algorithm: a score from 0 to CAP. A spin that ends with its outcome adds UP; one that
+   * runs out takes 1. A waiter spins while the score is positive; at 0, one wait in PROBE_EVERY
+   * spins anyway, so that a channel whose traffic changed learns it again. A wait that did not
+   * spin (all spinners busy) tells nothing. So a channel keeps spinning while more than one spin
+   * in UP + 1 catches its outcome.
+   *
+   * <p>Field access: plain ints, read and written by every waiter of the channel without
+   * synchronization: a lost update costs a spin more or less, never a value or a wake-up.
+   */
+  static final class Score {
+    static final int CAP = 8;
+    static final int UP = 2;
+    static final int PROBE_EVERY = 16;
+
+    private int score = CAP; // a new channel tries spinning
+    private int waitsAtZero;
+
+    boolean spins() {
+      return score > 0 || ++waitsAtZero % PROBE_EVERY == 0;
+    }
+
+    void record(int steps) {
+      if (steps == 0) {
+        return; // did not spin
+      }
+      int s = score;
+      score = steps < STEPS ? Math.min(CAP, s + UP) : Math.max(0, s - 1);
+    }
+
+    /** For tests. */
+    int score() {
+      return score;
     }
   }
 

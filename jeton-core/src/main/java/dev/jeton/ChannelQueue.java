@@ -73,7 +73,8 @@ abstract class ChannelQueue extends WaitQueue {
    *       up and unlinked it first).
    *
    * Field access: every field below is guarded by the lock, except `closed`, written under it
-   * and read without it by isClosed, and the final ones.
+   * and read without it by isClosed, and the final ones (briefSpin's own fields are raced on
+   * purpose: see BriefSpin.Score).
    */
 
   static final int SEND = 1;
@@ -109,6 +110,9 @@ abstract class ChannelQueue extends WaitQueue {
   private @Nullable Throwable closeCause;
   private volatile boolean closed;
 
+  /** Whether this channel's waiters spin before they park. */
+  final BriefSpin.Score briefSpin = new BriefSpin.Score();
+
   @SuppressWarnings("unchecked")
   ChannelQueue(
       int capacity,
@@ -122,10 +126,28 @@ abstract class ChannelQueue extends WaitQueue {
     this.onUndelivered = (Consumer<Object>) onUndelivered;
   }
 
-  /** What an operation decided under the lock and does once it is released. */
-  final class After {
+  /**
+   * What an operation decided under a channel's lock and does once it is released. A select
+   * moves one from channel to channel as it tries its clauses ({@link #moveTo}): a try that
+   * cannot happen decides nothing, so only the winning channel's decisions are ever in it.
+   */
+  static final class After {
+    private ChannelQueue channel;
     @Nullable WaitNode deliveries;
     @Nullable List<Object> undelivered;
+
+    After(ChannelQueue channel) {
+      this.channel = channel;
+    }
+
+    /** Makes this the After of {@code c}'s next operation; it must hold nothing yet. */
+    After moveTo(ChannelQueue c) {
+      if (deliveries != null || undelivered != null) {
+        throw new IllegalStateException("a channel decided something in a try that failed");
+      }
+      channel = c;
+      return this;
+    }
 
     void toDeliver(@Nullable WaitNode chain) {
       deliveries = concat(deliveries, chain);
@@ -139,9 +161,9 @@ abstract class ChannelQueue extends WaitQueue {
     }
 
     void run() {
-      ChannelQueue.this.deliver(deliveries);
+      channel.deliver(deliveries);
       if (undelivered != null) {
-        undelivered.forEach(ChannelQueue.this::undelivered);
+        undelivered.forEach(channel::undelivered);
       }
     }
   }
@@ -312,7 +334,7 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   public final void cancel() {
-    After after = new After();
+    After after = new After(this);
     lock.lock();
     try {
       if (state == CANCELLED) {
@@ -357,8 +379,8 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   @Override
-  boolean spinsBrieflyBeforeParking() {
-    return true;
+  BriefSpin.Score briefSpin() {
+    return briefSpin;
   }
 
   @Override

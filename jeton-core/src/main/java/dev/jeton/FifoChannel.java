@@ -184,7 +184,7 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
   @SuppressWarnings("unchecked")
   public Optional<T> tryReceive() {
     Object v;
-    After after = new After();
+    After after = new After(this);
     lock.lock();
     try {
       v = pollLocked(after);
@@ -206,7 +206,7 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
    * per call was most of what a value cost to allocate (BENCHMARKS.md, issue 15).
    */
   private Object sendOrQueue(T value, @Nullable WaitNode w, boolean wait) {
-    After after = new After();
+    After after = new After(this);
     Object result;
     lock.lock();
     try {
@@ -246,7 +246,7 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
    * kind}. A blocking receive makes its node only then, as a send does.
    */
   private Object receiveOrQueue(int kind, @Nullable WaitNode w) {
-    After after = new After();
+    After after = new After(this);
     Object result;
     lock.lock();
     try {

@@ -75,7 +75,7 @@ public final class Select {
    */
   @SafeVarargs
   public static <R> R select(SelectClause<? extends R>... clauses) throws InterruptedException {
-    return Selection.select(checked(clauses), false);
+    return Selection.select(checked(clauses, false), false);
   }
 
   /**
@@ -85,7 +85,7 @@ public final class Select {
    */
   public static <R> R select(List<? extends SelectClause<? extends R>> clauses)
       throws InterruptedException {
-    return Selection.select(checked(toArray(clauses)), false);
+    return Selection.select(checked(toArray(clauses), false), false);
   }
 
   /**
@@ -97,7 +97,7 @@ public final class Select {
   @SafeVarargs
   public static <R> R selectBiased(SelectClause<? extends R>... clauses)
       throws InterruptedException {
-    return Selection.select(checked(clauses), true);
+    return Selection.select(checked(clauses, false), true);
   }
 
   /**
@@ -107,7 +107,7 @@ public final class Select {
    */
   public static <R> R selectBiased(List<? extends SelectClause<? extends R>> clauses)
       throws InterruptedException {
-    return Selection.select(checked(toArray(clauses)), true);
+    return Selection.select(checked(toArray(clauses), false), true);
   }
 
   /**
@@ -119,25 +119,25 @@ public final class Select {
    */
   @SafeVarargs
   public static <R> CompletableFuture<R> selectAsync(SelectClause<? extends R>... clauses) {
-    return Selection.selectAsync(checked(clauses), false);
+    return Selection.selectAsync(checked(clauses, true), false);
   }
 
   /** {@link #selectAsync(SelectClause[])} over a list of clauses. */
   public static <R> CompletableFuture<R> selectAsync(
       List<? extends SelectClause<? extends R>> clauses) {
-    return Selection.selectAsync(checked(toArray(clauses)), false);
+    return Selection.selectAsync(checked(toArray(clauses), false), false);
   }
 
   /** {@link #selectAsync(SelectClause[])} that prefers the first clause that can happen at once. */
   @SafeVarargs
   public static <R> CompletableFuture<R> selectBiasedAsync(SelectClause<? extends R>... clauses) {
-    return Selection.selectAsync(checked(clauses), true);
+    return Selection.selectAsync(checked(clauses, true), true);
   }
 
   /** {@link #selectBiasedAsync(SelectClause[])} over a list of clauses. */
   public static <R> CompletableFuture<R> selectBiasedAsync(
       List<? extends SelectClause<? extends R>> clauses) {
-    return Selection.selectAsync(checked(toArray(clauses)), true);
+    return Selection.selectAsync(checked(toArray(clauses), false), true);
   }
 
   /**
@@ -164,15 +164,20 @@ public final class Select {
     return clauses.toArray(new SelectClause[0]);
   }
 
-  /** A copy of {@code clauses}, checked. */
-  private static <R> SelectClause<? extends R>[] checked(SelectClause<? extends R>[] clauses) {
-    SelectClause<? extends R>[] copy = clauses.clone();
-    if (copy.length == 0) {
+  /**
+   * {@code clauses}, checked, copied if {@code copy}: an async select keeps its array after the
+   * call returns, where the caller may change it; a blocking select is done with it by then, and
+   * a list's array is new already.
+   */
+  private static <R> SelectClause<? extends R>[] checked(
+      SelectClause<? extends R>[] clauses, boolean copy) {
+    SelectClause<? extends R>[] checked = copy ? clauses.clone() : clauses;
+    if (checked.length == 0) {
       throw new IllegalArgumentException("a select needs at least one clause");
     }
     boolean fallback = false;
-    for (int i = 0; i < copy.length; i++) {
-      SelectClause<? extends R> clause = Objects.requireNonNull(copy[i], "clause");
+    for (int i = 0; i < checked.length; i++) {
+      SelectClause<? extends R> clause = Objects.requireNonNull(checked[i], "clause");
       if (clause.kind == SelectClause.TIMEOUT || clause.kind == SelectClause.DEFAULT) {
         if (fallback) {
           throw new IllegalArgumentException(
@@ -182,13 +187,13 @@ public final class Select {
       }
       for (int j = 0; j < i; j++) {
         if (clause.channel != null
-            && copy[j].channel == clause.channel
-            && copy[j].isSend() != clause.isSend()) {
+            && checked[j].channel == clause.channel
+            && checked[j].isSend() != clause.isSend()) {
           throw new IllegalArgumentException(
               "a select cannot both send to and receive from one channel: " + clause.channel);
         }
       }
     }
-    return copy;
+    return checked;
   }
 }

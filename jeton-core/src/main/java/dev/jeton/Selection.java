@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * One run of a {@link Select}: waits on several channels at once, and runs exactly the clause
  * that wins.
  */
-final class Selection<R> {
+final class Selection<R> implements BriefSpin.Awaited {
   /*
    * Algorithm (Go's select, on the channels' wait queues)
    *
@@ -36,7 +36,9 @@ final class Selection<R> {
    *    select's node is claim() here, a CAS of `state` from OPEN to the clause's index. The first
    *    claim wins; the other nodes cannot be claimed any more, and a channel that meets one
    *    unlinks it. The channel then finishes the node as usual (outcome, status, delivery), and
-   *    delivered() wakes the selecting thread, or finishes an async select. A timeout, an
+   *    delivered() wakes the selecting thread, or finishes an async select. A blocking select
+   *    spins briefly before it first parks when its channels' records say it pays (BriefSpin,
+   *    as a channel's waiter does). A timeout, an
    *    interrupt or a cancel of the future competes by the same CAS (to the timeout clause's
    *    index, or GIVEN_UP), so exactly one thing ends the select.
    * 4. Withdraw. The winner (or the thread that gave up) withdraws every other node from its
@@ -136,13 +138,14 @@ final class Selection<R> {
   /** Steps 1 and 2: the clause that won at once, or OPEN if every channel clause was queued. */
   private int lookThenQueue(boolean biased) {
     ChannelQueue[] channels = channelsInLockOrder();
-    ChannelQueue.@Nullable After[] afters = new ChannelQueue.After[channels.length];
+    ChannelQueue.@Nullable After after =
+        channels.length == 0 ? null : new ChannelQueue.After(channels[0]);
     int won = OPEN;
     for (ChannelQueue c : channels) {
       c.lock.lock();
     }
     try {
-      won = look(biased, channels, afters);
+      won = look(biased, after);
       if (won == OPEN) {
         for (int i = 0; i < clauses.length; i++) {
           ChannelQueue c = clauses[i].channel;
@@ -163,20 +166,22 @@ final class Selection<R> {
         channels[k].lock.unlock();
       }
     }
-    for (ChannelQueue.After a : afters) {
-      if (a != null) {
-        a.run();
-      }
+    if (after != null) {
+      after.run(); // the winning channel's decisions: a try that failed decided nothing
     }
     return won;
   }
 
-  /** Step 1, all locks held: the index of the clause that happened, or OPEN. */
-  private int look(boolean biased, ChannelQueue[] channels, ChannelQueue.@Nullable After[] afters) {
+  /**
+   * Step 1, all locks held: the index of the clause that happened, or OPEN. {@code after} goes
+   * from channel to channel with the tries, and holds what the winning one decided.
+   */
+  private int look(boolean biased, ChannelQueue.@Nullable After after) {
     int n = clauses.length;
     int[] order = biased ? null : shuffled(n);
+    int first = biased || order != null || n == 1 ? 0 : ThreadLocalRandom.current().nextInt(n);
     for (int j = 0; j < n; j++) {
-      int i = order == null ? j : order[j];
+      int i = order != null ? order[j] : (first + j) % n;
       SelectClause<? extends R> clause = clauses[i];
       ChannelQueue c = clause.channel;
       if (c == null) {
@@ -185,15 +190,8 @@ final class Selection<R> {
       WaitNode w = WaitNode.selecting(this, clause.kind);
       w.outcome = clause.value;
       nodes[i] = w;
-      int k = 0;
-      while (channels[k] != c) {
-        k++;
-      }
-      ChannelQueue.After after = afters[k];
-      if (after == null) {
-        after = afters[k] = c.new After();
-      }
-      if (clause.isSend() ? c.sendLocked(w, after) : c.receiveLocked(w, after)) {
+      ChannelQueue.After decided = Objects.requireNonNull(after).moveTo(c);
+      if (clause.isSend() ? c.sendLocked(w, decided) : c.receiveLocked(w, decided)) {
         return i;
       }
     }
@@ -205,6 +203,7 @@ final class Selection<R> {
     int timeout = indexOf(SelectClause.TIMEOUT);
     long nanos = timeout >= 0 ? clauses[timeout].nanos : 0L;
     boolean interrupted = false;
+    briefSpin(); // the loop below sees what happened meanwhile
     int won;
     for (; ; ) {
       won = state;
@@ -236,6 +235,38 @@ final class Selection<R> {
       Thread.currentThread().interrupt();
     }
     return won;
+  }
+
+  /**
+   * Spins briefly if any of its channels' records says spinning pays there, and tells each of
+   * them how it went.
+   */
+  private void briefSpin() {
+    boolean spins = false;
+    for (SelectClause<? extends R> clause : clauses) {
+      ChannelQueue c = clause.channel;
+      spins |= c != null && c.briefSpin.spins();
+    }
+    if (spins) {
+      int steps = BriefSpin.await(this);
+      for (SelectClause<? extends R> clause : clauses) {
+        ChannelQueue c = clause.channel;
+        if (c != null) {
+          c.briefSpin.record(steps);
+        }
+      }
+    }
+  }
+
+  /** Whether nothing has ended this blocking select yet: no clause won, or its node not final. */
+  @Override
+  public boolean isPending() {
+    int won = state;
+    if (won == OPEN) {
+      return true;
+    }
+    WaitNode w = won >= 0 ? nodes[won] : null;
+    return w != null && !w.isFinal();
   }
 
   /** Claims this selection for the clause of {@code node}: the first claim wins (S1). */
@@ -339,11 +370,15 @@ final class Selection<R> {
       channels[at] = c;
       n++;
     }
-    return Arrays.copyOf(channels, n);
+    return n == channels.length ? channels : Arrays.copyOf(channels, n);
   }
 
+  /**
+   * A random order of {@code n} clauses; null for one or two, which a random first clause
+   * orders as well, without an array.
+   */
   private static int @Nullable [] shuffled(int n) {
-    if (n == 1) {
+    if (n <= 2) {
       return null;
     }
     ThreadLocalRandom random = ThreadLocalRandom.current();

@@ -20,7 +20,7 @@ import org.jspecify.annotations.Nullable;
  * and then to a final status without the lock. Unparking and completing the future happen after
  * the lock is released.
  */
-final class WaitNode {
+final class WaitNode implements BriefSpin.Awaited {
   static final int WAITING = 0;
   static final int GRANTED = 1;
   static final int CANCELLED = 2;
@@ -136,6 +136,11 @@ final class WaitNode {
     WaitNode node = new WaitNode(weight, future);
     future.node = node;
     return node;
+  }
+
+  @Override
+  public boolean isPending() {
+    return status == WAITING;
   }
 
   boolean isFinal() {

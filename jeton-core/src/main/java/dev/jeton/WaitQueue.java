@@ -396,11 +396,12 @@ abstract class WaitQueue {
   }
 
   /**
-   * Whether a waiter at the head spins briefly before it first parks (BriefSpin), for a queue
-   * whose head waits for another thread that is most likely running: a channel's.
+   * The record by which a waiter at the head decides whether to spin briefly before it first
+   * parks (BriefSpin), for a queue whose head waits for another thread that may well be
+   * running: a channel's; null for the others.
    */
-  boolean spinsBrieflyBeforeParking() {
-    return false;
+  BriefSpin.@Nullable Score briefSpin() {
+    return null;
   }
 
   /** Unparks a blocking waiter newly at the head so that it spins, rather than sleeps, into its grant. */
@@ -437,8 +438,9 @@ abstract class WaitQueue {
     long start = System.nanoTime();
     boolean timed = nanos != Long.MAX_VALUE;
     int spins = spinAtHead() ? SPIN_STEPS : 0;
-    if (spinsBrieflyBeforeParking() && head == w) {
-      var unused = BriefSpin.await(w); // the loop below sees what happened meanwhile
+    BriefSpin.Score briefSpin = briefSpin();
+    if (briefSpin != null && head == w) {
+      BriefSpin.await(w, briefSpin); // the loop below sees what happened meanwhile
     }
     for (; ; ) {
       if (Thread.interrupted()) {

@@ -1,6 +1,8 @@
 package dev.jeton;
 
+import static dev.jeton.TestThreads.awaitTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.CountDownLatch;
@@ -67,5 +69,77 @@ class BriefSpinTest {
     assertTrue(
         most.get() <= BriefSpin.MAX_SPINNERS, "at most " + BriefSpin.MAX_SPINNERS + ": " + most);
     assertEquals(0, BriefSpin.spinners());
+  }
+
+  // ---------------------------------------------------------------- the score (decision 55)
+
+  @Test
+  void score_spinsAtFirst_thenAfterSpinsThatRunOutOnlyProbes() {
+    BriefSpin.Score score = new BriefSpin.Score();
+    assertTrue(score.spins(), "a new channel tries spinning");
+    for (int i = 0; i < BriefSpin.Score.CAP; i++) {
+      score.record(BriefSpin.STEPS);
+    }
+    assertEquals(0, score.score());
+    int spun = 0;
+    for (int i = 0; i < 4 * BriefSpin.Score.PROBE_EVERY; i++) {
+      if (score.spins()) {
+        spun++;
+      }
+    }
+    assertEquals(4, spun, "one wait in PROBE_EVERY spins anyway");
+  }
+
+  @Test
+  void score_aCatchRaisesIt_aSpinThatRunsOutLowersIt_withinItsBounds() {
+    BriefSpin.Score score = new BriefSpin.Score();
+    score.record(BriefSpin.STEPS);
+    score.record(BriefSpin.STEPS);
+    assertEquals(BriefSpin.Score.CAP - 2, score.score(), "ran out twice");
+    score.record(BriefSpin.STEPS - 1);
+    assertEquals(BriefSpin.Score.CAP, score.score(), "caught on the last step, up to the cap");
+    score.record(1);
+    assertEquals(BriefSpin.Score.CAP, score.score(), "never above the cap");
+    for (int i = 0; i < 2 * BriefSpin.Score.CAP; i++) {
+      score.record(BriefSpin.STEPS);
+    }
+    assertEquals(0, score.score(), "never below 0");
+    assertFalse(score.spins());
+    score.record(1);
+    assertEquals(BriefSpin.Score.UP, score.score());
+  }
+
+  @Test
+  void score_aWaitThatDidNotSpinTellsNothing() {
+    BriefSpin.Score score = new BriefSpin.Score();
+    score.record(BriefSpin.STEPS);
+    score.record(0);
+    assertEquals(BriefSpin.Score.CAP - 1, score.score());
+  }
+
+  /** A channel's blocked receiver spins by its channel's score, and records its spin there. */
+  @Test
+  void aReceiverWhoseSpinRunsOut_lowersItsChannelsScore() throws Exception {
+    FifoChannel<String> channel = (FifoChannel<String>) Channel.<String>rendezvous();
+    Thread receiver = threads.start(() -> assertEquals("x", channel.receive()));
+    awaitTrue(() -> receiver.getState() == Thread.State.WAITING, "the receiver to park");
+    assertEquals(BriefSpin.Score.CAP - 1, channel.briefSpin.score());
+    channel.send("x");
+    threads.joinAll();
+  }
+
+  /** So does a blocked select, on each of its channels. */
+  @Test
+  void aSelectWhoseSpinRunsOut_lowersEachOfItsChannelsScores() throws Exception {
+    FifoChannel<String> a = (FifoChannel<String>) Channel.<String>rendezvous();
+    FifoChannel<String> b = (FifoChannel<String>) Channel.<String>rendezvous();
+    Thread selecting =
+        threads.start(
+            () -> assertEquals("x", Select.select(a.onReceive(v -> v), b.onReceive(v -> v))));
+    awaitTrue(() -> selecting.getState() == Thread.State.WAITING, "the select to park");
+    assertEquals(BriefSpin.Score.CAP - 1, a.briefSpin.score());
+    assertEquals(BriefSpin.Score.CAP - 1, b.briefSpin.score());
+    b.send("x");
+    threads.joinAll();
   }
 }

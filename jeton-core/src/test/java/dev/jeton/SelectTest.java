@@ -90,6 +90,38 @@ class SelectTest {
     assertTrue(firsts > 800 && firsts < 1200, "the first clause won " + firsts + " of 2000");
   }
 
+  /**
+   * Over three clauses, two ready: each wins half the time (a random first clause then going
+   * round, which serves two clauses, would give the one after the empty clause two thirds).
+   */
+  @Test
+  void unbiased_overThreeClauses_choosesEachReadyOneEqually() throws Exception {
+    Channel<Integer> a = Channel.unlimited();
+    Channel<Integer> empty = Channel.unlimited();
+    Channel<Integer> c = Channel.unlimited();
+    int firsts = 0;
+    for (int i = 0; i < 3000; i++) {
+      a.send(i);
+      c.send(i);
+      firsts += Select.select(a.onReceive(v -> 1), empty.onReceive(v -> 0), c.onReceive(v -> 0));
+      assertEquals(1, a.size() + c.size());
+      a.tryReceive();
+      c.tryReceive();
+    }
+    // Binomial(3000, 1/2): outside 1300 to 1700 has a probability under 1e-13; two thirds
+    // would be 2000.
+    assertTrue(firsts > 1300 && firsts < 1700, "the first clause won " + firsts + " of 3000");
+  }
+
+  /** A select of a timeout alone waits it out; of a default alone, returns at once. */
+  @Test
+  void aSelectWithNoChannelClause_endsByItsTimeoutOrDefault() throws Exception {
+    assertEquals("late", Select.select(Select.onTimeout(Duration.ofMillis(1), () -> "late")));
+    assertEquals("now", Select.select(Select.otherwise(() -> "now")));
+    assertEquals(
+        "late", done(Select.selectAsync(Select.onTimeout(Duration.ofMillis(1), () -> "late"))));
+  }
+
   @Test
   void biased_choosesTheFirstReadyClauseInTheOrderGiven() throws Exception {
     Channel<Integer> a = Channel.unlimited();
