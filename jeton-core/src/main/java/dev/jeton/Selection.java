@@ -37,10 +37,10 @@ final class Selection<R> implements BriefSpin.Awaited {
    *    claim wins; the other nodes cannot be claimed any more, and a channel that meets one
    *    unlinks it. The channel then finishes the node as usual (outcome, status, delivery), and
    *    delivered() wakes the selecting thread, or finishes an async select. A blocking select
-   *    spins briefly before it first parks when its channels' records say it pays (BriefSpin,
-   *    as a channel's waiter does). A timeout, an
-   *    interrupt or a cancel of the future competes by the same CAS (to the timeout clause's
-   *    index, or GIVEN_UP), so exactly one thing ends the select.
+   *    spins briefly before it first parks when its channels' scores say it pays (BriefSpin, as
+   *    a channel's waiter does). A timeout, an interrupt or a cancel of the future competes by
+   *    the same CAS (to the timeout clause's index, or GIVEN_UP), so exactly one thing ends the
+   *    select.
    * 4. Withdraw. The winner (or the thread that gave up) withdraws every other node from its
    *    channel; a node already unlinked is left alone.
    *
@@ -238,7 +238,7 @@ final class Selection<R> implements BriefSpin.Awaited {
   }
 
   /**
-   * Spins briefly if any of its channels' records says spinning pays there, and tells each of
+   * Spins briefly if any of its channels' scores says spinning pays there, and tells each of
    * them how it went.
    */
   private void briefSpin() {
