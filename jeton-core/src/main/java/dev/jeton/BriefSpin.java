@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * threads. A spinner stops after {@link #STEPS} steps, when its node is no longer waiting, or
  * when it is interrupted (its flag is kept for the caller's wait loop to see). Whether a waiter
  * spins at all, each channel learns from how its waiters' spins went ({@link Score}, decision
- * 55): where they mostly run out, its waiters park at once.
+ * 55): where they mostly run out, its waiters park at once; so do a buffered channel's waiters
+ * while threads outnumber cores (decision 56).
  *
  * <p>Invariant: {@code spinners} counts the threads inside the spin loop; it never exceeds
  * MAX_SPINNERS, and every increment is undone in a finally.
@@ -90,11 +91,22 @@ final class BriefSpin {
    * costs tens of microseconds. Shortening the spin does not tell the two apart (see STEPS), nor
    * did counting a catch late in the spin as a miss (ping-pong fell back into parks); this does.
    *
-   * <p>Algorithm: a score from 0 to CAP. A spin that ends with its outcome adds UP; one that
-   * runs out takes 1. A waiter spins while the score is positive; at 0, one wait in PROBE_EVERY
-   * spins anyway, so that a channel whose traffic changed learns it again. A wait that did not
-   * spin (all spinners busy) tells nothing. So a channel keeps spinning while more than one spin
-   * in UP + 1 catches its outcome.
+   * <p>The score alone did not serve a buffered channel in a chain (decision 56): its spins
+   * still caught their outcome often enough to keep spinning, but late (after about 125 steps,
+   * where ping-pong catches after 6), and each burnt a core that one of the 9 threads needed.
+   * Scoring late catches as misses trapped the one-pair transfer in parks: there, too, a waiter
+   * whose other side wakes from a park catches late. What tells the two apart is not on the
+   * channel but in the process: how many threads wait on channels ({@link ThreadCensus}).
+   *
+   * <p>Algorithm: a waiter on a buffered channel parks at once while more threads waited on
+   * channels lately than there are cores. Otherwise, a score from 0 to CAP decides: a spin that
+   * ends with its outcome adds UP; one that runs out takes 1. A waiter spins while the score is
+   * positive; at 0, one wait in PROBE_EVERY spins anyway, so that a channel whose traffic
+   * changed learns it again. A wait that did not spin (all spinners busy, or crowded) tells
+   * nothing. So a channel keeps spinning while more than one spin in UP + 1 catches its outcome.
+   * A rendezvous channel spins by its score however crowded: with no buffer to let the other
+   * side go on, every value needs a handoff, and parking at once made the rendezvous chain twice
+   * as slow (decision 54).
    *
    * <p>Field access: plain ints, read and written by every waiter of the channel without
    * synchronization: a lost update costs a spin more or less, never a value or a wake-up.
@@ -106,8 +118,22 @@ final class BriefSpin {
 
     private int score = CAP; // a new channel tries spinning
     private int waitsAtZero;
+    private final ThreadCensus census;
+    private final boolean buffered;
+
+    /**
+     * For a channel with a buffer ({@code buffered}) or a rendezvous one: every waiter is
+     * counted in {@code census}; a buffered channel's waiter parks at once when it is crowded.
+     */
+    Score(ThreadCensus census, boolean buffered) {
+      this.census = census;
+      this.buffered = buffered;
+    }
 
     boolean spins() {
+      if (census.crowded() && buffered) {
+        return false; // parks at once, and the spin it did not make tells nothing
+      }
       return score > 0 || ++waitsAtZero % PROBE_EVERY == 0;
     }
 
@@ -117,6 +143,11 @@ final class BriefSpin {
       }
       int s = score;
       score = steps < STEPS ? Math.min(CAP, s + UP) : Math.max(0, s - 1);
+    }
+
+    /** For tests. */
+    boolean parksWhenCrowded() {
+      return buffered;
     }
 
     /** For tests. */

@@ -111,7 +111,7 @@ abstract class ChannelQueue extends WaitQueue {
   private volatile boolean closed;
 
   /** Whether this channel's waiters spin before they park. */
-  final BriefSpin.Score briefSpin = new BriefSpin.Score();
+  final BriefSpin.Score briefSpin;
 
   @SuppressWarnings("unchecked")
   ChannelQueue(
@@ -122,6 +122,7 @@ abstract class ChannelQueue extends WaitQueue {
       Timers timers) {
     super(completionExecutor, null, timers, null);
     this.capacity = capacity;
+    this.briefSpin = new BriefSpin.Score(ThreadCensus.CHANNELS, capacity > 0);
     this.overflow = overflow;
     this.onUndelivered = (Consumer<Object>) onUndelivered;
   }

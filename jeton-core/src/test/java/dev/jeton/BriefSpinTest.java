@@ -75,7 +75,7 @@ class BriefSpinTest {
 
   @Test
   void score_spinsAtFirst_thenAfterSpinsThatRunOutOnlyProbes() {
-    BriefSpin.Score score = new BriefSpin.Score();
+    BriefSpin.Score score = uncrowded();
     assertTrue(score.spins(), "a new channel tries spinning");
     for (int i = 0; i < BriefSpin.Score.CAP; i++) {
       score.record(BriefSpin.STEPS);
@@ -92,7 +92,7 @@ class BriefSpinTest {
 
   @Test
   void score_aCatchRaisesIt_aSpinThatRunsOutLowersIt_withinItsBounds() {
-    BriefSpin.Score score = new BriefSpin.Score();
+    BriefSpin.Score score = uncrowded();
     score.record(BriefSpin.STEPS);
     score.record(BriefSpin.STEPS);
     assertEquals(BriefSpin.Score.CAP - 2, score.score(), "ran out twice");
@@ -111,10 +111,39 @@ class BriefSpinTest {
 
   @Test
   void score_aWaitThatDidNotSpinTellsNothing() {
-    BriefSpin.Score score = new BriefSpin.Score();
+    BriefSpin.Score score = uncrowded();
     score.record(BriefSpin.STEPS);
     score.record(0);
     assertEquals(BriefSpin.Score.CAP - 1, score.score());
+  }
+
+  /** A score whose census never finds threads outnumbering cores. */
+  private static BriefSpin.Score uncrowded() {
+    return new BriefSpin.Score(new ThreadCensus(Integer.MAX_VALUE, System::nanoTime), false);
+  }
+
+  /**
+   * Where threads outnumber cores, a buffered channel's waiter parks at once, and its wait tells
+   * the score nothing; a rendezvous channel's still spins by its score (decision 56).
+   */
+  @Test
+  void score_aBufferedChannelParksAtOnceWhenCrowded_aRendezvousOneDoesNot() {
+    ThreadCensus crowded = new ThreadCensus(0, System::nanoTime); // the caller alone outnumbers
+    BriefSpin.Score buffered = new BriefSpin.Score(crowded, true);
+    for (int i = 0; i < 2 * BriefSpin.Score.PROBE_EVERY; i++) {
+      assertFalse(buffered.spins(), "not even a probe");
+    }
+    assertEquals(BriefSpin.Score.CAP, buffered.score());
+    assertTrue(new BriefSpin.Score(crowded, false).spins());
+    BriefSpin.Score roomy = new BriefSpin.Score(new ThreadCensus(1, System::nanoTime), true);
+    assertTrue(roomy.spins(), "the caller alone does not outnumber one core");
+  }
+
+  @Test
+  void channelsCountOnTheSharedCensus_andOnlyBufferedOnesParkWhenCrowded() {
+    assertTrue(((FifoChannel<?>) Channel.buffered(1)).briefSpin.parksWhenCrowded());
+    assertTrue(((FifoChannel<?>) Channel.unlimited()).briefSpin.parksWhenCrowded());
+    assertFalse(((FifoChannel<?>) Channel.rendezvous()).briefSpin.parksWhenCrowded());
   }
 
   /** A channel's blocked receiver spins by its channel's score, and records its spin there. */
