@@ -20,8 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * threads. A spinner stops after {@link #STEPS} steps, when its node is no longer waiting, or
  * when it is interrupted (its flag is kept for the caller's wait loop to see). Whether a waiter
  * spins at all, each channel learns from how its waiters' spins went ({@link Score}, decision
- * 55): where they mostly run out, its waiters park at once; so do a buffered channel's waiters
- * while threads outnumber cores (decision 56).
+ * 55): where they mostly run out, its waiters park at once. While more threads wait on channels
+ * than there are cores, a waiter does not spin at all: it yields a few times, then parks
+ * (decision 56).
  *
  * <p>Invariant: {@code spinners} counts the threads inside the spin loop; it never exceeds
  * MAX_SPINNERS, and every increment is undone in a finally.
@@ -35,6 +36,13 @@ final class BriefSpin {
    * ping-pong stayed in parks, at 30 µs a round trip (decision 55).
    */
   static final int STEPS = 512;
+
+  /**
+   * Yields before parking in a crowded process. A few: Go's runtime locks spin a few times and
+   * then yield once before they sleep; here 1, 4, 8 and 16 all put the buffered chain 2 to 4
+   * times ahead of parking at once, and 4 was best there (decision 56).
+   */
+  static final int YIELDS = 4;
 
   /** The most threads that spin at once. */
   static final int MAX_SPINNERS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
@@ -72,11 +80,29 @@ final class BriefSpin {
   }
 
   /**
-   * Spins on {@code w} if {@code score} says spinning pays on its channel, and tells the score
-   * how the spin went.
+   * Yields while {@code w} is pending, at most {@link #YIELDS} times: the yields made. For a
+   * waiter in a crowded process, whose core a runnable thread needs, most likely the one it waits
+   * for.
+   */
+  @SuppressWarnings("ThreadPriorityCheck") // handing the core over is the point
+  static int yieldWhilePending(Awaited w) {
+    Thread self = Thread.currentThread();
+    int yields = 0;
+    while (yields < YIELDS && w.isPending() && !self.isInterrupted()) {
+      Thread.yield();
+      yields++;
+    }
+    return yields;
+  }
+
+  /**
+   * Before {@code w} parks: yields if the process is crowded; else spins if {@code score} says
+   * spinning pays on its channel, and tells the score how the spin went.
    */
   static void await(Awaited w, Score score) {
-    if (score.spins()) {
+    if (score.crowded()) {
+      yieldWhilePending(w);
+    } else if (score.spins()) {
       score.record(await(w));
     }
   }
@@ -98,15 +124,13 @@ final class BriefSpin {
    * whose other side wakes from a park catches late. What tells the two apart is not on the
    * channel but in the process: how many threads wait on channels ({@link ThreadCensus}).
    *
-   * <p>Algorithm: a waiter on a buffered channel parks at once while more threads waited on
-   * channels lately than there are cores. Otherwise, a score from 0 to CAP decides: a spin that
-   * ends with its outcome adds UP; one that runs out takes 1. A waiter spins while the score is
-   * positive; at 0, one wait in PROBE_EVERY spins anyway, so that a channel whose traffic
-   * changed learns it again. A wait that did not spin (all spinners busy, or crowded) tells
-   * nothing. So a channel keeps spinning while more than one spin in UP + 1 catches its outcome.
-   * A rendezvous channel spins by its score however crowded: with no buffer to let the other
-   * side go on, every value needs a handoff, and parking at once made the rendezvous chain twice
-   * as slow (decision 54).
+   * <p>Algorithm: while more threads waited on channels lately than there are cores ({@link
+   * #crowded}), a waiter yields instead (BriefSpin.YIELDS), and its wait tells the score
+   * nothing. Otherwise a score from 0 to CAP decides: a spin that ends with its outcome adds UP;
+   * one that runs out takes 1. A waiter spins while the score is positive; at 0, one wait in
+   * PROBE_EVERY spins anyway, so that a channel whose traffic changed learns it again. A wait
+   * that did not spin (all spinners busy) tells nothing. So a channel keeps spinning while more
+   * than one spin in UP + 1 catches its outcome.
    *
    * <p>Field access: plain ints, read and written by every waiter of the channel without
    * synchronization: a lost update costs a spin more or less, never a value or a wake-up.
@@ -119,21 +143,21 @@ final class BriefSpin {
     private int score = CAP; // a new channel tries spinning
     private int waitsAtZero;
     private final ThreadCensus census;
-    private final boolean buffered;
+
+    /** A score whose waiters are counted in {@code census}. */
+    Score(ThreadCensus census) {
+      this.census = census;
+    }
 
     /**
-     * For a channel with a buffer ({@code buffered}) or a rendezvous one: every waiter is
-     * counted in {@code census}; a buffered channel's waiter parks at once when it is crowded.
+     * Whether more threads waited on channels lately than there are cores, counting the caller:
+     * then it yields instead of spinning, and tells the score nothing.
      */
-    Score(ThreadCensus census, boolean buffered) {
-      this.census = census;
-      this.buffered = buffered;
+    boolean crowded() {
+      return census.crowded();
     }
 
     boolean spins() {
-      if (census.crowded() && buffered) {
-        return false; // parks at once, and the spin it did not make tells nothing
-      }
       return score > 0 || ++waitsAtZero % PROBE_EVERY == 0;
     }
 
@@ -143,11 +167,6 @@ final class BriefSpin {
       }
       int s = score;
       score = steps < STEPS ? Math.min(CAP, s + UP) : Math.max(0, s - 1);
-    }
-
-    /** For tests. */
-    boolean parksWhenCrowded() {
-      return buffered;
     }
 
     /** For tests. */

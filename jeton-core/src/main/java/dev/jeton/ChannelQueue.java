@@ -122,7 +122,7 @@ abstract class ChannelQueue extends WaitQueue {
       Timers timers) {
     super(completionExecutor, null, timers, null);
     this.capacity = capacity;
-    this.briefSpin = new BriefSpin.Score(ThreadCensus.CHANNELS, capacity > 0);
+    this.briefSpin = new BriefSpin.Score(ThreadCensus.CHANNELS);
     this.overflow = overflow;
     this.onUndelivered = (Consumer<Object>) onUndelivered;
   }

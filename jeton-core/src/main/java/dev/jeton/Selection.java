@@ -238,13 +238,17 @@ final class Selection<R> implements BriefSpin.Awaited {
   }
 
   /**
-   * Spins briefly if any of its channels' scores says spinning pays there, and tells each of
-   * them how it went.
+   * Yields if the process is crowded; else spins briefly if any of its channels' scores says
+   * spinning pays there, and tells each of them how it went.
    */
   private void briefSpin() {
     boolean spins = false;
     for (SelectClause<? extends R> clause : clauses) {
       ChannelQueue c = clause.channel;
+      if (c != null && c.briefSpin.crowded()) {
+        BriefSpin.yieldWhilePending(this);
+        return;
+      }
       spins |= c != null && c.briefSpin.spins();
     }
     if (spins) {

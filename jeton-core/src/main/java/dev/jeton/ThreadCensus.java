@@ -5,16 +5,16 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
- * How many threads waited on a channel lately: the estimate by which a buffered channel's waiter
- * tells that threads outnumber cores, and so parks at once rather than spin (decision 56).
+ * How many threads waited on a channel lately: the estimate by which a channel's waiter tells
+ * that threads outnumber cores, and so yields its core rather than spin (decision 56).
  *
  * <p>Why: a spin pays when the thread that will end it runs on a core of its own. Where more
  * threads wait on channels than there are cores, as in a chain of channels with a thread per
- * stage, the spinner's core is one a runnable thread needed, and on a buffered channel parking
- * costs little, since the buffer lets the other side go on and a wake-up then serves a batch.
- * Go's scheduler follows the same rule: a thread spins looking for work only while a core is
- * idle. A JVM does not say how many threads are runnable; the threads that waited on a channel
- * in the last period are the ones Jeton sees.
+ * stage, the spinner's core is one a runnable thread needs, most likely the one it waits for;
+ * yielding it lets that thread run and often end the wait before it parks. Go's scheduler
+ * follows the same rule: a thread spins looking for work only while a core is idle. A JVM does
+ * not say how many threads are runnable; the threads that waited on a channel in the last
+ * period are the ones Jeton sees.
  *
  * <p>Algorithm: time is cut into periods of {@link #PERIOD_NANOS}. A thread that notes itself
  * counts once per period: it keeps the start of the last period it was counted in, in a thread

@@ -119,31 +119,34 @@ class BriefSpinTest {
 
   /** A score whose census never finds threads outnumbering cores. */
   private static BriefSpin.Score uncrowded() {
-    return new BriefSpin.Score(new ThreadCensus(Integer.MAX_VALUE, System::nanoTime), false);
+    return new BriefSpin.Score(new ThreadCensus(Integer.MAX_VALUE, System::nanoTime));
+  }
+
+  @Test
+  void yieldWhilePending_yieldsItsFewTimes_orNotAtAllForAnOutcomeThatIsThere() {
+    WaitNode w = WaitNode.blocking(1);
+    assertEquals(BriefSpin.YIELDS, BriefSpin.yieldWhilePending(w));
+    w.status = WaitNode.GRANTED;
+    assertEquals(0, BriefSpin.yieldWhilePending(w));
   }
 
   /**
-   * Where threads outnumber cores, a buffered channel's waiter parks at once, and its wait tells
-   * the score nothing; a rendezvous channel's still spins by its score (decision 56).
+   * Where threads outnumber cores, a waiter yields instead of spinning, and its wait tells the
+   * score nothing (decision 56): a spin of a pending node would have run out and lowered it.
    */
   @Test
-  void score_aBufferedChannelParksAtOnceWhenCrowded_aRendezvousOneDoesNot() {
+  void whenCrowded_aWaiterYieldsInsteadOfSpinning_andTheScoreIsUntouched() {
     ThreadCensus crowded = new ThreadCensus(0, System::nanoTime); // the caller alone outnumbers
-    BriefSpin.Score buffered = new BriefSpin.Score(crowded, true);
+    BriefSpin.Score score = new BriefSpin.Score(crowded);
+    assertTrue(score.crowded());
     for (int i = 0; i < 2 * BriefSpin.Score.PROBE_EVERY; i++) {
-      assertFalse(buffered.spins(), "not even a probe");
+      BriefSpin.await(WaitNode.blocking(1), score);
     }
-    assertEquals(BriefSpin.Score.CAP, buffered.score());
-    assertTrue(new BriefSpin.Score(crowded, false).spins());
-    BriefSpin.Score roomy = new BriefSpin.Score(new ThreadCensus(1, System::nanoTime), true);
-    assertTrue(roomy.spins(), "the caller alone does not outnumber one core");
-  }
-
-  @Test
-  void channelsCountOnTheSharedCensus_andOnlyBufferedOnesParkWhenCrowded() {
-    assertTrue(((FifoChannel<?>) Channel.buffered(1)).briefSpin.parksWhenCrowded());
-    assertTrue(((FifoChannel<?>) Channel.unlimited()).briefSpin.parksWhenCrowded());
-    assertFalse(((FifoChannel<?>) Channel.rendezvous()).briefSpin.parksWhenCrowded());
+    assertEquals(BriefSpin.Score.CAP, score.score());
+    BriefSpin.Score roomy = new BriefSpin.Score(new ThreadCensus(1, System::nanoTime));
+    assertFalse(roomy.crowded(), "the caller alone does not outnumber one core");
+    BriefSpin.await(WaitNode.blocking(1), roomy);
+    assertEquals(BriefSpin.Score.CAP - 1, roomy.score(), "spun, and ran out");
   }
 
   /** A channel's blocked receiver spins by its channel's score, and records its spin there. */
