@@ -598,6 +598,10 @@ local function semaphore(keys, args)
       return {-1, 0, 0, nowText}
     end
     used, queued, nextSlot, free, token, seq, due, holders = 0, 0, 0, '', 0, 0, now, ''
+    -- The queue and the tombstone index went with the records they point to if only the state
+    -- key was lost (a DEL, an eviction): a head without its record would fail every call. Live
+    -- waiters queue again at their next poll, as after a restart.
+    redis.call('DEL', QUEUE, DONE)
     if quarantineMs ~= '' then -- recreated: see Recreation above
       quarantine = now + tonumber(quarantineMs)
       pending['until'] = int(quarantine)

@@ -174,6 +174,35 @@ class RedisFaultIntegrationTest {
     assertEquals(1, sem.available());
   }
 
+  /**
+   * Only the state key lost (a DEL, or an eviction of that key alone) while the queue key stays,
+   * headed by a waiter whose process was killed: the semaphore is recreated as after a restart,
+   * not wedged by a queue head whose record went with the state (regression: every call failed
+   * on that head from then on).
+   */
+  @Test
+  void stateKeyAloneLost_underADeadWaiter_holdersLearnItAndLiveWaitersRecover() throws Exception {
+    RedisSemaphore sem = open("state-lost", 1);
+    Lease held = sem.acquire(1);
+    ChildJvm dead = holder("state-lost", 1, 1); // queues: the permit is held here
+    Await.until(() -> sem.queueLength() == 1, "the child to queue");
+    dead.signal("KILL");
+    String base = "{" + RedisSemaphoreOptions.DEFAULT_KEY_PREFIX + ":state-lost}:";
+
+    assertEquals("1", server.command("DEL", base + "state"));
+    assertEquals("1", server.command("EXISTS", base + "queue"), "the queue key stays");
+
+    CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1);
+    held.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    assertFalse(held.isHeld());
+    Lease recovered = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    assertTrue(recovered.isHeld());
+    recovered.release();
+    sem.acquire(1, PATIENCE).release();
+    assertEquals(1, sem.available());
+    assertEquals(0, sem.queueLength());
+  }
+
   @Test
   void redisRestart_noWaiterIsGrantedBeforeEveryOldHolderKnowsItsLeaseIsLost() throws Exception {
     // The holders renew rarely (every 2.5 s of a 3 s lease) and the waiters poll often, so after
