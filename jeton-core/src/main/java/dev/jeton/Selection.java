@@ -238,18 +238,24 @@ final class Selection<R> implements BriefSpin.Awaited {
   }
 
   /**
-   * Yields if the process is crowded; else spins briefly if any of its channels' scores says
-   * spinning pays there, and tells each of them how it went.
+   * Yields if the process is crowded (asked once: every channel's score counts on the same
+   * census); else spins briefly if any of its channels' scores says spinning pays there, and
+   * tells each of them how it went.
    */
   private void briefSpin() {
+    boolean asked = false;
     boolean spins = false;
     for (SelectClause<? extends R> clause : clauses) {
       ChannelQueue c = clause.channel;
-      if (c != null && c.briefSpin.crowded()) {
+      if (c == null) {
+        continue;
+      }
+      if (!asked && c.briefSpin.crowded()) {
         BriefSpin.yieldWhilePending(this);
         return;
       }
-      spins |= c != null && c.briefSpin.spins();
+      asked = true;
+      spins |= c.briefSpin.spins();
     }
     if (spins) {
       int steps = BriefSpin.await(this);
