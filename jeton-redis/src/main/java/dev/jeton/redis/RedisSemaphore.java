@@ -131,8 +131,7 @@ public final class RedisSemaphore implements Semaphore {
     this.link = link;
     String base = "{" + options.keyPrefix() + ":" + name + "}:";
     this.keys =
-        new String[] {
-base + "state", base + "queue", base + "done"};
+        new String[] {base + "state", base + "queue", base + "timers", base + "spare"};
     // Its own channel: a grant is announced to the handle that queued the request, not to all.
     this.channel = base + "wake:" + newId();
     this.owner =

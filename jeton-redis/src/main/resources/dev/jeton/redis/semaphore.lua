@@ -4,24 +4,28 @@
 -- argument. All keys share one hash tag (Redis Cluster). Time is the Redis server's clock (TIME),
 -- never a client's.
 --
--- Keys
---   1 state    hash  the counters, and one field per live or recently finished request:
---                      limit; used (permits held); queued (requests waiting); holders (the ids
---                      of the leases, each after a space); next (slot indices from here up have
---                      never been handed out); free (the free slot indices below both next and
---                      the limit, comma-separated); token (the last fencing token handed out);
---                      seq (arrival counter); due (no lease or waiter expires, and no tombstone
---                      is to be forgotten, before it, give or take the slack allowed to
---                      tombstones: a call before it has nothing to sweep);
---                      until (absent, or: nothing is granted before this server time in ms,
---                      the quarantine of a semaphore recreated after its state vanished);
---                      h:<id>  a lease:  weight|expiry ms|granted-at ms|slot:token,...|owner
---                      q:<id>  a waiter: weight|lease ms|queued-at ms|abandoned-at ms|
---                                        wake-up channel|owner   (weight 0 = awaitIdle)
---                      d:<id>  a tombstone: how the request ended (released, cancelled, expired,
---                              abandoned, toobig or idle)
+-- Keys (layout 2; see "Layouts" below)
+--   1 state    hash  the counters, and one record per live or recently finished request:
+--                      layout (2); limit; used (permits held); queued (requests waiting);
+--                      next (slot indices from here up have never been handed out); hot (up to
+--                      HOT free slot indices below both next and the limit, comma-separated);
+--                      spare (how many more are in the spare list); token (the last fencing
+--                      token handed out); seq (arrival counter); sweep (no lease or waiter is
+--                      due before it); forget (no tombstone is to be forgotten before it);
+--                      until (absent, or: nothing is granted before this server time in ms, the
+--                      quarantine of a semaphore recreated after its state vanished);
+--                      r:<id>  H|weight|expiry ms|granted-at ms|slot:token,...|owner  a lease
+--                              Q|weight|lease ms|queued-at ms|wake-up channel|owner    a waiter
+--                                (weight 0 = awaitIdle)
+--                              D|outcome  a tombstone: how the request ended (released,
+--                                cancelled, expired, abandoned, toobig or idle)
 --   2 queue    zset  waiting request id -> arrival number: the FIFO queue
---   3 done     zset  finished request id -> ms after which its tombstone may be forgotten
+--   3 timers   zset  every request id with a record -> when it next needs attention: a lease's
+--                      expiry, a waiter's abandon time (its owner's last word plus the waiter
+--                      ms), or BAND + the time its tombstone may be forgotten. BAND (2^50 ms)
+--                      is far above any real time and keeps scores exact integers, so leases
+--                      and waiters are the scores below BAND and tombstones those from it up.
+--   4 spare    list  free slot indices that did not fit in hot
 --
 -- Arguments: 1 operation, 2 limit to create the semaphore with if it does not exist (-1: do not
 -- create), or 'limit/ms' from a caller that has seen the semaphore before (see below), 3 the
@@ -39,12 +43,13 @@
 -- Invariants, after every call:
 --   * used = the sum of the leases' weights = the number of slots they hold, and a new grant
 --     needs used + weight <= limit (so never more than the limit is held, in this server's
---     view); holders lists exactly the ids with an h: field; queued = ZCARD queue = the
---     number of q: fields; each request id has at most one of h:, q:, d:;
---   * slot indices: each index below next is held by one lease, or is in free (if below the
---     limit), or is retired (at or above the limit since it shrank); no index from next up is
---     held. So limit - used indices below the limit are free to hand out: those in free, and
---     next, next + 1, ... up to the limit;
+--     view); queued = ZCARD queue = the number of Q records; the members of timers are
+--     exactly the ids with a record, scored below BAND for H and Q records and from BAND up
+--     for D records; each id has one record, so at most one of lease, waiter, tombstone;
+--   * slot indices: each index below next is held by one lease, or is free (in hot or spare,
+--     if below the limit), or is retired (at or above the limit since it shrank); no index from
+--     next up is held. So limit - used indices below the limit are free to hand out: the free
+--     ones, and next, next + 1, ... up to the limit;
 --   * fencing tokens only grow, across all slots, and each is at least the server's time in
 --     microseconds when it was handed out, so they keep growing even after a restart that lost
 --     the data: each slot's token is above every earlier token of that slot;
@@ -55,31 +60,49 @@
 --     never queued or granted again.
 --
 -- Cost matters: Redis runs one call at a time, and every caller waits for it; on a small
--- machine each command a call runs costs microseconds. So the state hash is read once (HMGET of
--- the counters and of the first request's three fields) and written once at the end (HSET of
--- what changed, and HDEL of what went away); the leases are listed in a field, and each
--- waiter's expiry is in its record, rather than in sorted sets of their own; a lease's tokens
--- come from one counter, not a field per slot; expired leases, abandoned waiters and old
--- tombstones are swept only when `due` says one may be due (reading every lease and waiter
--- then), and tombstones in batches (they may outlive their time by a quarter of it). An
--- uncontended acquire runs 3 commands (TIME, HMGET, HSET), its release 5.
+-- machine each command a call runs costs microseconds. So no call reads or writes anything
+-- whose size grows with the number of holders or waiters, and the state is read once (HMGET of
+-- the counters and of the records of the ids the call names) and written once at the end (HSET
+-- of what changed, one ZADD of the new timer scores). An uncontended acquire runs 4 commands
+-- (TIME, HMGET, ZADD, HSET), its release the same 4. Expiry is checked where a record is read
+-- anyway (an acquire's retry, a release, a renewal), and swept only when `sweep` says one may
+-- be due, at most SWEEP_BATCH at a time from the timers' front; tombstones are forgotten the
+-- same way, in batches (they may outlive their time by a quarter of it). So a sweep costs
+-- O(log n) for the n requests, plus the ones it ends.
+--
+-- Layouts. Layout 1 (before) kept the holders in one string and had a `due` counter; its
+-- function fails on this layout at its first use of `due`, before writing anything. This one
+-- takes over a layout 1 state that nobody holds or waits on (keeping its limit, tokens and
+-- quarantine) and refuses any other.
 --
 -- Every reply begins with {limit, used, queued, server time in ms}. Requests settled by a call
 -- their owner did not make are published on the wake-up channel each one was queued with: the
 -- server time, then for each one 'id|granted|expiry|slot:token,...' or 'id|outcome',
 -- space-separated.
 
+local BAND = 2 ^ 50
+local BAND_TEXT = '1125899906842624'
+local FAR = 2 ^ 49     -- "never": no real time in ms comes near it
+local HOT = 32         -- free slot indices kept in the state hash; beyond that, in spare
+local SPILL = 16       -- moved between hot and spare at once
+local SWEEP_BATCH = 64 -- leases or waiters ended, or tombstones forgotten, per call at most
+
 -- The state of the call in progress. Redis runs one call at a time, and `semaphore` sets all of
 -- these first; they live out here so that the helpers below are made once, when Redis loads the
 -- library, not again on every call.
-local STATE, QUEUE, DONE
+local STATE, QUEUE, TIMERS, SPARE
 local channel, tombstoneMs, slackMs
-local now, nowText, lim, used, queued, holders, nextSlot, free, token, seq, due, quarantine
+local now, nowText, lim, used, queued, nextSlot, hot, spare, token, seq, sweepAt, forgetAt
+local quarantine, hotSlots, freed
 -- Tables kept from call to call (emptied first), since making a table costs as much as a command.
 local known = {}     -- state field -> its value in Redis (false: absent), as read by this call
 local pending = {}   -- state field -> its new value (false: delete it), written at the end
+local scores = {}    -- request id -> its new score in timers, written at the end
 local announced = {} -- wake-up channel -> list of entries
-local before         -- the counters as read, to write back only those that changed
+local before = {}    -- counter -> its value as read, to write back only those that changed
+
+local COUNTERS = {'limit', 'used', 'queued', 'next', 'hot', 'spare', 'token', 'seq', 'sweep',
+  'forget', 'until', 'layout'}
 
 local function int(x)
   return string.format('%d', x)
@@ -91,7 +114,7 @@ local function clear(t)
   end
 end
 
--- Runs `command key ...` over `list` in pieces Lua's stack can take.
+-- Runs `command key ...` over `list` in pieces Lua's stack can take (pairs stay together).
 local function inPieces(command, key, list)
   for i = 1, #list, 4000 do
     redis.call(command, key, unpack(list, i, math.min(i + 3999, #list)))
@@ -111,83 +134,57 @@ local function get(field)
   return value
 end
 
+-- Reads the records of `ids` that this call has not read yet, in one HMGET per 4000.
+local function prefetch(ids, from, step)
+  local fields = {}
+  for i = from, #ids, step do
+    local field = 'r:' .. ids[i]
+    if pending[field] == nil and known[field] == nil then
+      fields[#fields + 1] = field
+    end
+  end
+  for i = 1, #fields, 4000 do
+    local piece = redis.call('HMGET', STATE, unpack(fields, i, math.min(i + 3999, #fields)))
+    for k, value in ipairs(piece) do
+      known[fields[i + k - 1]] = value
+    end
+  end
+end
+
 local function deadline(at)
-  if at < due then
-    due = at
+  if at < sweepAt then
+    sweepAt = at
   end
 end
 
 local function tombstone(id, outcome)
-  pending['d:' .. id] = outcome
-  redis.call('ZADD', DONE, now + tombstoneMs, id)
-  deadline(now + tombstoneMs + slackMs)
+  pending['r:' .. id] = 'D|' .. outcome
+  scores[id] = BAND + now + tombstoneMs
+  if now + tombstoneMs + slackMs < forgetAt then
+    forgetAt = now + tombstoneMs + slackMs
+  end
 end
 
 local function removeWaiter(id)
   redis.call('ZREM', QUEUE, id)
-  pending['q:' .. id] = false
   queued = queued - 1
+  freed = true -- the new head may fit
 end
 
 -- A lease record's weight, expiry, granted-at, tokens ('slot:token,...') and owner.
 local function parseLease(record)
-  local w, e, a, t, o = string.match(record, '^(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
+  local w, e, a, t, o = string.match(record, '^H|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
   return tonumber(w), e, a, t, o
 end
 
--- A waiter record's weight, lease ms, queued-at, abandoned-at, wake-up channel and owner.
+-- A waiter record's weight, lease ms, queued-at, wake-up channel and owner.
 local function parseWaiter(record)
-  local w, l, a, x, c, o = string.match(record, '^(%d+)|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
-  return tonumber(w), tonumber(l), a, tonumber(x), c, o
+  local w, l, a, c, o = string.match(record, '^Q|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
+  return tonumber(w), tonumber(l), a, c, o
 end
 
-local function waiterRecord(weight, leaseMs, queuedAt, abandonAt, wakeChannel, owner)
-  return weight .. '|' .. leaseMs .. '|' .. queuedAt .. '|' .. abandonAt .. '|' .. wakeChannel
-    .. '|' .. owner
-end
-
--- `list` (ids, each after a space) without `id`.
-local function withoutId(list, id)
-  local from = 1
-  while true do
-    local at = string.find(list, ' ' .. id, from, true)
-    local after = at + #id + 1
-    if after > #list or string.byte(list, after) == 32 then
-      return string.sub(list, 1, at - 1) .. string.sub(list, after)
-    end
-    from = after -- a longer id that begins with this one
-  end
-end
-
--- The ids in `holders`.
-local function holderIds()
-  local ids = {}
-  for id in string.gmatch(holders, '%S+') do
-    ids[#ids + 1] = id
-  end
-  return ids
-end
-
--- The records of `ids` under `prefix` ('h:' or 'q:'), in order, as this call has left them.
-local function records(prefix, ids)
-  local fields = {}
-  for i, id in ipairs(ids) do
-    fields[i] = prefix .. id
-  end
-  local values = {}
-  for i = 1, #fields, 4000 do
-    local piece = redis.call('HMGET', STATE, unpack(fields, i, math.min(i + 3999, #fields)))
-    for k, value in ipairs(piece) do
-      local field = fields[i + k - 1]
-      local changed = pending[field]
-      if changed == nil then
-        values[i + k - 1] = value
-      else
-        values[i + k - 1] = changed
-      end
-    end
-  end
-  return values
+local function kindOf(record)
+  return record and string.sub(record, 1, 1)
 end
 
 local function announce(wakeChannel, entry)
@@ -199,24 +196,52 @@ local function announce(wakeChannel, entry)
   list[#list + 1] = entry
 end
 
--- Takes up to `count` slot indices from the front of `free`.
-local function takeFree(count)
-  local taken = {}
-  local at = 1
-  while #taken < count and at <= #free do
-    local comma = string.find(free, ',', at, true)
-    local stop = comma and comma - 1 or #free
-    taken[#taken + 1] = string.sub(free, at, stop)
-    at = stop + 2
+-- The free slot indices in hot, as a list (read from the counter once per call).
+local function hotList()
+  if not hotSlots then
+    hotSlots = {}
+    for slot in string.gmatch(hot, '%d+') do
+      hotSlots[#hotSlots + 1] = slot
+    end
   end
-  free = string.sub(free, at)
+  return hotSlots
+end
+
+-- Takes `count` free slot indices: from hot, then from spare, then new ones from next.
+local function takeSlots(count)
+  local slots = hotList()
+  if #slots < count and spare > 0 then
+    local more = redis.call('LPOP', SPARE, math.min(spare, math.max(SPILL, count - #slots)))
+      or {}
+    for _, slot in ipairs(more) do
+      slots[#slots + 1] = slot
+    end
+    spare = spare - #more
+  end
+  local taken = {}
+  while #taken < count and #slots > 0 do -- oldest first, as freed (a short list)
+    taken[#taken + 1] = table.remove(slots, 1)
+  end
+  while #taken < count do
+    taken[#taken + 1] = int(nextSlot)
+    nextSlot = nextSlot + 1
+  end
   return taken
 end
 
-local function addFree(slots)
-  if #slots > 0 then
-    local joined = table.concat(slots, ',')
-    free = free == '' and joined or free .. ',' .. joined
+-- Gives back free slot indices (below the limit): to hot, spilling into spare past HOT.
+local function giveSlots(back)
+  local slots = hotList()
+  for _, slot in ipairs(back) do
+    slots[#slots + 1] = slot
+  end
+  if #slots > HOT then
+    local spill = {}
+    while #slots > HOT - SPILL do
+      spill[#spill + 1] = table.remove(slots)
+    end
+    inPieces('RPUSH', SPARE, spill)
+    spare = spare + #spill
   end
 end
 
@@ -229,40 +254,49 @@ local function freeLease(id, record, outcome)
       back[#back + 1] = slot
     end
   end
-  addFree(back)
-  holders = withoutId(holders, id)
-  pending['h:' .. id] = false
+  giveSlots(back)
   tombstone(id, outcome)
   used = used - weight
+  freed = true
+end
+
+-- A lease whose expiry has passed, not swept yet, is expired the moment it is read: the
+-- outcome of an operation on it is the same as after a sweep.
+local function expiredOnTouch(id, record)
+  local _, expiry = parseLease(record)
+  if tonumber(expiry) <= now then
+    freeLease(id, record, 'expired')
+    return true
+  end
+  return false
 end
 
 -- Grants `weight` permits to `id`, the caller having checked they fit; returns 'expiry',
 -- 'slot:token,...'.
 local function grant(id, weight, leaseMs, owner)
-  local slots = takeFree(weight)
-  while #slots < weight do
-    slots[#slots + 1] = int(nextSlot)
-    nextSlot = nextSlot + 1
-  end
+  local slots = takeSlots(weight)
   token = math.max(token, now * 1000 - 1)
   for i, slot in ipairs(slots) do
     token = token + 1
     slots[i] = slot .. ':' .. int(token)
   end
-  local expiry = int(now + leaseMs)
+  local expiry = now + leaseMs
+  local expiryText = int(expiry)
   local tokens = table.concat(slots, ',')
-  pending['h:' .. id] = weight .. '|' .. expiry .. '|' .. nowText .. '|' .. tokens .. '|' .. owner
-  holders = holders .. ' ' .. id
-  deadline(now + leaseMs)
+  pending['r:' .. id] =
+    'H|' .. weight .. '|' .. expiryText .. '|' .. nowText .. '|' .. tokens .. '|' .. owner
+  scores[id] = expiry
+  deadline(expiry)
   used = used + weight
-  return expiry, tokens
+  return expiryText, tokens
 end
 
--- Grants the head of the queue while it fits; fails a head larger than the limit.
+-- Grants the head of the queue while it fits; fails a head larger than the limit. Nothing of
+-- weight 1 or more fits while the limit is used up, so that case returns without a read.
 local function grantHead()
-  while queued > 0 do
+  while queued > 0 and now >= quarantine and not (used > 0 and used >= lim) do
     local head = redis.call('ZRANGE', QUEUE, 0, 0)[1]
-    local weight, leaseMs, _, _, wakeChannel, owner = parseWaiter(get('q:' .. head))
+    local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('r:' .. head))
     if weight > lim then
       removeWaiter(head)
       tombstone(head, 'toobig')
@@ -272,7 +306,7 @@ local function grantHead()
       if need == 0 then
         need = lim -- awaitIdle: the whole limit, given straight back
       end
-      if lim - used < need or now < quarantine then
+      if lim - used < need then
         return
       end
       removeWaiter(head)
@@ -285,77 +319,86 @@ local function grantHead()
       end
     end
   end
+  freed = false
 end
 
+-- The earliest score in (from, to), or FAR if there is none.
+local function firstScore(from, to)
+  local first = redis.call('ZRANGE', TIMERS, '(' .. from, '(' .. to, 'BYSCORE', 'LIMIT', 0, 1,
+    'WITHSCORES')[2]
+  return first and tonumber(first) or FAR
+end
+
+-- Ends the leases and waiters that are due (at most SWEEP_BATCH), then forgets the tombstones
+-- that are due (as many at most).
 local function sweep()
-  if now < due then
-    return
-  end
-  -- the next sweep: when the first lease or waiter expires, or tombstone (plus slack) falls due
-  due = now + 86400000
-  if now < quarantine then
-    deadline(quarantine)
-  end
-  local ids = holderIds()
-  for i, lease in ipairs(records('h:', ids)) do
-    local _, expiry = parseLease(lease)
-    if tonumber(expiry) <= now then
-      freeLease(ids[i], lease, 'expired')
-    else
-      deadline(tonumber(expiry))
-    end
-  end
-  if queued > 0 then
-    ids = redis.call('ZRANGE', QUEUE, 0, -1)
-    for i, waiter in ipairs(records('q:', ids)) do
-      local _, _, _, abandonAt = parseWaiter(waiter)
-      if abandonAt <= now then
-        removeWaiter(ids[i])
-        tombstone(ids[i], 'abandoned')
-      else
-        deadline(abandonAt)
+  local ran = now >= sweepAt
+  if ran then
+    local due = redis.call('ZRANGE', TIMERS, '-inf', nowText, 'BYSCORE', 'LIMIT', 0, SWEEP_BATCH)
+    prefetch(due, 1, 1)
+    for _, id in ipairs(due) do
+      local record = get('r:' .. id)
+      local kind = kindOf(record)
+      if kind == 'H' then
+        freeLease(id, record, 'expired')
+      elseif kind == 'Q' then
+        removeWaiter(id)
+        tombstone(id, 'abandoned')
+      else -- no record: a timer left behind (cannot happen; heal it rather than meet it again)
+        redis.call('ZREM', TIMERS, id)
       end
     end
-  end
-  local old = redis.call('ZRANGEBYSCORE', DONE, '-inf', now)
-  if #old > 0 then
-    for _, id in ipairs(old) do
-      pending['d:' .. id] = false
+    if #due == SWEEP_BATCH then
+      sweepAt = now -- more may be due: the next call goes on
+    else
+      sweepAt = firstScore(nowText, BAND_TEXT)
     end
-    redis.call('ZREMRANGEBYSCORE', DONE, '-inf', now)
+    if now < quarantine then
+      deadline(quarantine)
+    end
   end
-  local first = redis.call('ZRANGE', DONE, 0, 0, 'WITHSCORES')[2]
-  if first then
-    deadline(tonumber(first) + slackMs)
+  if now >= forgetAt then
+    local bandNow = int(BAND + now)
+    local old = redis.call('ZRANGE', TIMERS, BAND_TEXT, bandNow, 'BYSCORE', 'LIMIT', 0,
+      SWEEP_BATCH)
+    if #old > 0 then
+      for _, id in ipairs(old) do
+        pending['r:' .. id] = false
+      end
+      redis.call('ZREM', TIMERS, unpack(old))
+    end
+    if #old == SWEEP_BATCH then
+      forgetAt = now
+    else
+      local first = firstScore(bandNow, '+inf')
+      forgetAt = first == FAR and FAR or first - BAND + slackMs
+    end
   end
-  grantHead()
+  if ran or freed then -- a quarantine may have ended, too
+    grantHead()
+  end
 end
 
-local function leaseItem(id, record)
-  local _, expiry, _, tokens = parseLease(record)
-  return {id, 'granted', expiry, tokens}
+-- How a request ended, from its tombstone record.
+local function outcomeOf(record)
+  return string.sub(record, 3)
 end
 
--- How a request ended, for an operation that finds it neither held nor waiting.
-local function outcomeOf(id)
-  return get('d:' .. id) or 'unknown'
-end
-
--- One request: granted, queued (with its place), busy (try only), or its outcome if it is over.
+-- One request: granted, queued, busy (try only), or its outcome if it is over.
 local function request(id, weight, leaseMs, owner, trying, waiterMs)
-  local lease = get('h:' .. id)
-  if lease then
-    return leaseItem(id, lease)
-  end
-  local waiter = get('q:' .. id)
-  if waiter then -- still waiting: it is alive for another waiter expiry
-    local w, l, queuedAt, _, wakeChannel, o = parseWaiter(waiter)
-    pending['q:' .. id] = waiterRecord(w, l, queuedAt, now + waiterMs, wakeChannel, o)
-    return {id, 'queued', redis.call('ZRANK', QUEUE, id)}
-  end
-  local outcome = get('d:' .. id)
-  if outcome then
-    return {id, outcome}
+  local record = get('r:' .. id)
+  local kind = kindOf(record)
+  if kind == 'H' then
+    if expiredOnTouch(id, record) then
+      return {id, 'expired'}
+    end
+    local _, expiry, _, tokens = parseLease(record)
+    return {id, 'granted', expiry, tokens}
+  elseif kind == 'Q' then -- still waiting: it is alive for another waiter expiry
+    scores[id] = now + waiterMs
+    return {id, 'queued'}
+  elseif kind == 'D' then
+    return {id, outcomeOf(record)}
   end
   if weight > lim then
     return {id, 'toobig'}
@@ -376,32 +419,28 @@ local function request(id, weight, leaseMs, owner, trying, waiterMs)
   end
   seq = seq + 1
   redis.call('ZADD', QUEUE, seq, id)
-  pending['q:' .. id] = waiterRecord(weight, leaseMs, nowText, now + waiterMs, channel, owner)
+  pending['r:' .. id] =
+    'Q|' .. weight .. '|' .. leaseMs .. '|' .. nowText .. '|' .. channel .. '|' .. owner
+  scores[id] = now + waiterMs
   deadline(now + waiterMs)
   queued = queued + 1
-  return {id, 'queued', queued - 1}
-end
-
--- Adds a counter to `writes` if it changed. (Redis writes an integral number as an integer.)
-local function changed(writes, i, field, value)
-  if value ~= before[i] then
-    writes[#writes + 1] = field
-    writes[#writes + 1] = value
-  end
+  return {id, 'queued'}
 end
 
 -- Writes the state back, publishes the wake-ups, and puts the counters in front of the items.
 local function finish(items)
   local writes, deletes = {}, {}
-  changed(writes, 1, 'limit', lim)
-  changed(writes, 2, 'used', used)
-  changed(writes, 3, 'queued', queued)
-  changed(writes, 9, 'holders', holders)
-  changed(writes, 4, 'next', nextSlot)
-  changed(writes, 5, 'free', free)
-  changed(writes, 6, 'token', token)
-  changed(writes, 7, 'seq', seq)
-  changed(writes, 8, 'due', due)
+  if hotSlots then
+    hot = table.concat(hotSlots, ',')
+  end
+  local after = {limit = lim, used = used, queued = queued, next = nextSlot, hot = hot,
+    spare = spare, token = token, seq = seq, sweep = sweepAt, forget = forgetAt}
+  for field, value in pairs(after) do
+    if value ~= before[field] then
+      writes[#writes + 1] = field
+      writes[#writes + 1] = field == 'hot' and value or int(value)
+    end
+  end
   for field, value in pairs(pending) do
     if value then
       writes[#writes + 1] = field
@@ -412,6 +451,14 @@ local function finish(items)
   end
   inPieces('HSET', STATE, writes)
   inPieces('HDEL', STATE, deletes)
+  local timed = {}
+  for id, score in pairs(scores) do
+    if pending['r:' .. id] ~= false then -- not forgotten by this call
+      timed[#timed + 1] = int(score)
+      timed[#timed + 1] = id
+    end
+  end
+  inPieces('ZADD', TIMERS, timed)
   for wakeChannel, entries in pairs(announced) do
     redis.call('PUBLISH', wakeChannel, nowText .. ' ' .. table.concat(entries, ' '))
   end
@@ -434,6 +481,9 @@ function operations.acquire(args)
       request(args[i], tonumber(args[i + 1]), tonumber(args[i + 2]), args[i + 3], trying,
               waiterMs)
   end
+  if freed then
+    grantHead()
+  end
   return items
 end
 
@@ -443,20 +493,24 @@ local function finishRequests(args, outcome)
   local items = {}
   for i = 5, #args do
     local id = args[i]
-    local lease = get('h:' .. id)
-    if lease then
-      freeLease(id, lease, outcome)
-      items[#items + 1] = {id, outcome}
-    elseif get('q:' .. id) then
+    local record = get('r:' .. id)
+    local kind = kindOf(record)
+    if kind == 'H' then
+      if expiredOnTouch(id, record) then
+        items[#items + 1] = {id, 'expired'}
+      else
+        freeLease(id, record, outcome)
+        items[#items + 1] = {id, outcome}
+      end
+    elseif kind == 'Q' then
       removeWaiter(id)
       tombstone(id, outcome)
       items[#items + 1] = {id, 'withdrawn'}
+    elseif kind == 'D' then
+      items[#items + 1] = {id, outcomeOf(record)}
     else
-      local before = get('d:' .. id)
-      if not before then
-        tombstone(id, outcome)
-      end
-      items[#items + 1] = {id, before or 'unknown'}
+      tombstone(id, outcome)
+      items[#items + 1] = {id, 'unknown'}
     end
   end
   grantHead()
@@ -478,17 +532,33 @@ function operations.renew(args)
   local items = {}
   for i = 6, #args do
     local id = args[i]
-    local lease = get('h:' .. id)
-    if lease then
-      local weight, _, grantedAt, tokens, owner = parseLease(lease)
-      pending['h:' .. id] =
-        weight .. '|' .. expiry .. '|' .. grantedAt .. '|' .. tokens .. '|' .. owner
+    local record = get('r:' .. id)
+    local kind = kindOf(record)
+    if kind == 'H' and not expiredOnTouch(id, record) then
+      local weight, _, grantedAt, tokens, owner = parseLease(record)
+      pending['r:' .. id] =
+        'H|' .. weight .. '|' .. expiry .. '|' .. grantedAt .. '|' .. tokens .. '|' .. owner
+      scores[id] = now + leaseMs
       items[#items + 1] = {id, 'renewed', expiry}
+    elseif kind == 'H' then
+      items[#items + 1] = {id, 'expired'}
+    elseif kind == 'D' then
+      items[#items + 1] = {id, outcomeOf(record)}
     else
-      items[#items + 1] = {id, outcomeOf(id)}
+      items[#items + 1] = {id, 'unknown'}
     end
   end
+  if freed then
+    grantHead()
+  end
   return items
+end
+
+-- The ids of the leases and waiters (not tombstones), soonest expiry first, and their records.
+local function liveRecords()
+  local ids = redis.call('ZRANGE', TIMERS, '-inf', '(' .. BAND_TEXT, 'BYSCORE')
+  prefetch(ids, 1, 1)
+  return ids
 end
 
 -- Argument 5: the new limit. Shrinking fails queued requests above it and retires the slot
@@ -498,14 +568,25 @@ function operations.limit(args)
   local new = tonumber(args[5])
   if new < lim then
     local kept = {}
-    for slot in string.gmatch(free, '%d+') do
+    for _, slot in ipairs(hotList()) do
       if tonumber(slot) < new then
         kept[#kept + 1] = slot
       end
     end
-    free = table.concat(kept, ',')
+    hotSlots = kept
+    if spare > 0 then
+      local keptSpare = {}
+      for _, slot in ipairs(redis.call('LRANGE', SPARE, 0, -1)) do
+        if tonumber(slot) < new then
+          keptSpare[#keptSpare + 1] = slot
+        end
+      end
+      redis.call('DEL', SPARE)
+      inPieces('RPUSH', SPARE, keptSpare)
+      spare = #keptSpare
+    end
     for _, id in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
-      local weight, _, _, _, wakeChannel = parseWaiter(get('q:' .. id))
+      local weight, _, _, wakeChannel = parseWaiter(get('r:' .. id))
       if weight > new then
         removeWaiter(id)
         tombstone(id, 'toobig')
@@ -514,10 +595,13 @@ function operations.limit(args)
     end
   elseif new > lim and nextSlot > lim then
     local held = {}
-    for _, lease in ipairs(records('h:', holderIds())) do
-      local _, _, _, tokens = parseLease(lease)
-      for slot in string.gmatch(tokens, '(%d+):') do
-        held[tonumber(slot)] = true
+    for _, id in ipairs(liveRecords()) do
+      local record = get('r:' .. id)
+      if kindOf(record) == 'H' then
+        local _, _, _, tokens = parseLease(record)
+        for slot in string.gmatch(tokens, '(%d+):') do
+          held[tonumber(slot)] = true
+        end
       end
     end
     local back = {}
@@ -526,7 +610,7 @@ function operations.limit(args)
         back[#back + 1] = int(slot)
       end
     end
-    addFree(back)
+    giveSlots(back)
   end
   lim = new
   grantHead()
@@ -537,17 +621,19 @@ end
 -- queued at ms, owner, expiry ms (holders) or '' (waiters), tokens 'slot:token,...' or ''}.
 function operations.status(args)
   local leases = {}
-  local ids = holderIds()
-  for i, lease in ipairs(records('h:', ids)) do
-    local weight, expiry, grantedAt, tokens, owner = parseLease(lease)
-    leases[i] = {ids[i], weight, grantedAt, owner, expiry, tokens}
+  for _, id in ipairs(liveRecords()) do
+    local record = get('r:' .. id)
+    if kindOf(record) == 'H' then
+      local weight, expiry, grantedAt, tokens, owner = parseLease(record)
+      leases[#leases + 1] = {id, weight, grantedAt, owner, expiry, tokens}
+    end
   end
-  table.sort(leases, function(a, b) return tonumber(a[5]) < tonumber(b[5]) end)
   local waiters = {}
-  ids = redis.call('ZRANGE', QUEUE, 0, -1)
-  for i, waiter in ipairs(records('q:', ids)) do
-    local weight, _, queuedAt, _, _, owner = parseWaiter(waiter)
-    waiters[i] = {ids[i], weight, queuedAt, owner, '', ''}
+  local ids = redis.call('ZRANGE', QUEUE, 0, -1)
+  prefetch(ids, 1, 1)
+  for i, id in ipairs(ids) do
+    local weight, _, queuedAt, _, owner = parseWaiter(get('r:' .. id))
+    waiters[i] = {id, weight, queuedAt, owner, '', ''}
   end
   return {leases, waiters}
 end
@@ -556,19 +642,55 @@ function operations.counts(args)
   return {}
 end
 
--- Where each operation's first request id is: its three fields are read with the counters.
+-- Where each operation's request ids are, and the step between them: their records are read
+-- with the counters.
 local FIRST_ID = {acquire = 7, release = 5, cancel = 5, renew = 6}
+local ID_STEP = {acquire = 4}
+local MAX_FIRST_READ = 1000 -- ids whose records come with the counters; prefetch reads the rest
 
--- One call: reads the clock and the counters, sweeps what fell due, runs the operation, writes
--- the state back.
+-- Starts the state anew with `limit`, tokens above `lastToken`, and no quarantine unless asked.
+local function create(limit, lastToken, quarantineUntil)
+  -- The queue and the timers went with the records they point to if only the state key was
+  -- lost (a DEL, an eviction): a head without its record would fail every call. Live waiters
+  -- queue again at their next poll, as after a restart.
+  redis.call('DEL', QUEUE, TIMERS, SPARE)
+  lim, used, queued, nextSlot, hot, spare, token, seq = limit, 0, 0, 0, '', 0, lastToken, 0
+  sweepAt, forgetAt, quarantine = FAR, FAR, quarantineUntil
+  pending['layout'] = '2'
+  if quarantineUntil > 0 then
+    pending['until'] = int(quarantineUntil)
+    deadline(quarantineUntil)
+  end
+end
+
+-- Takes over a layout 1 state (see Layouts above); returns an error reply if it is in use.
+local function takeOver(state)
+  if tonumber(state.used) ~= 0 or tonumber(state.queued) ~= 0 then
+    return redis.error_reply('jeton: semaphore ' .. STATE .. ' is in use by an older Jeton'
+      .. ' (state layout 1): stop its users, or use another key prefix')
+  end
+  local limit = tonumber(state.limit)
+  local lastToken = tonumber(redis.call('HGET', STATE, 'token')) or 0
+  -- layout 1's tombstone index: the same name as the state key, ending in done
+  local done = string.gsub(STATE, 'state$', 'done')
+  redis.call('DEL', STATE, done)
+  create(limit, lastToken, tonumber(state['until']) or 0)
+  return nil
+end
+
+-- One call: reads the clock, the counters and the records of the ids it names, sweeps what fell
+-- due, runs the operation, writes the state back.
 local function semaphore(keys, args)
-  STATE, QUEUE, DONE = keys[1], keys[2], keys[3]
+  STATE, QUEUE, TIMERS, SPARE = keys[1], keys[2], keys[3], keys[4]
   channel = args[3]
   tombstoneMs = tonumber(args[4])
   slackMs = math.floor(tombstoneMs / 4)
   clear(known)
   clear(pending)
+  clear(scores)
   clear(announced)
+  clear(before)
+  hotSlots, freed = nil, false
   local operation = operations[args[1]]
   if not operation then
     return redis.error_reply('jeton: unknown operation ' .. tostring(args[1]))
@@ -576,37 +698,47 @@ local function semaphore(keys, args)
   local clock = redis.call('TIME')
   now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
   nowText = int(now)
-  local first = args[FIRST_ID[args[1]] or #args + 1] or ''
-  before = redis.call('HMGET', STATE, 'limit', 'used', 'queued', 'next', 'free', 'token', 'seq',
-    'due', 'holders', 'h:' .. first, 'q:' .. first, 'd:' .. first, 'until')
-  known['h:' .. first], known['q:' .. first], known['d:' .. first] =
-    before[10], before[11], before[12]
-  quarantine = tonumber(before[13]) or 0
-  if before[1] then
-    lim, used, queued = tonumber(before[1]), tonumber(before[2]), tonumber(before[3])
-    nextSlot, free, token = tonumber(before[4]), before[5], tonumber(before[6])
-    seq, due, holders = tonumber(before[7]), tonumber(before[8]), before[9]
-    for i = 1, 8 do
-      if i ~= 5 then
-        before[i] = tonumber(before[i])
+  local fields = {unpack(COUNTERS)}
+  local first = FIRST_ID[args[1]] or #args + 1
+  local step = ID_STEP[args[1]] or 1
+  local last = math.min(#args, first + (MAX_FIRST_READ - 1) * step)
+  for i = first, last, step do
+    fields[#fields + 1] = 'r:' .. args[i]
+  end
+  local values = redis.call('HMGET', STATE, unpack(fields))
+  for i, field in ipairs(COUNTERS) do
+    before[field] = values[i]
+  end
+  for i = #COUNTERS + 1, #fields do
+    known[fields[i]] = values[i]
+  end
+  if before.limit and not before.layout then
+    local refused = takeOver(before)
+    if refused then
+      return refused
+    end
+  elseif before.limit and before.layout ~= '2' then
+    return redis.error_reply('jeton: semaphore ' .. STATE .. ' has state layout '
+      .. before.layout .. ', made by a newer Jeton: this one knows layout 2 only')
+  elseif before.limit then
+    lim, used, queued = tonumber(before.limit), tonumber(before.used), tonumber(before.queued)
+    nextSlot, hot, spare = tonumber(before.next), before.hot, tonumber(before.spare)
+    token, seq = tonumber(before.token), tonumber(before.seq)
+    sweepAt, forgetAt = tonumber(before.sweep), tonumber(before.forget)
+    quarantine = tonumber(before['until']) or 0
+    for field, value in pairs(before) do
+      if field ~= 'hot' then
+        before[field] = tonumber(value)
       end
     end
   else
-    local create, quarantineMs = string.match(args[2], '^(-?%d+)/?(%d*)$')
-    lim = tonumber(create)
-    if lim < 0 then
+    local create_, quarantineMs = string.match(args[2], '^(-?%d+)/?(%d*)$')
+    if tonumber(create_) < 0 then
       return {-1, 0, 0, nowText}
     end
-    used, queued, nextSlot, free, token, seq, due, holders = 0, 0, 0, '', 0, 0, now, ''
-    -- The queue and the tombstone index went with the records they point to if only the state
-    -- key was lost (a DEL, an eviction): a head without its record would fail every call. Live
-    -- waiters queue again at their next poll, as after a restart.
-    redis.call('DEL', QUEUE, DONE)
-    if quarantineMs ~= '' then -- recreated: see Recreation above
-      quarantine = now + tonumber(quarantineMs)
-      pending['until'] = int(quarantine)
-    end
+    create(tonumber(create_), 0, quarantineMs ~= '' and now + tonumber(quarantineMs) or 0)
   end
+  prefetch(args, last + step, step)
   sweep()
   return finish(operation(args))
 end

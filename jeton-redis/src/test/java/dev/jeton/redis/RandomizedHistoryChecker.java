@@ -22,8 +22,9 @@ import org.jspecify.annotations.Nullable;
  *       MONITOR} streamed it to the test, including the commands the semaphore's function runs
  *       ({@code [0 lua]} lines). Redis runs one command at a time and a function call atomically,
  *       so this log is a total order of everything that happened to the semaphore's keys:
- *       replaying the {@code HSET}s on its {@code state} hash (a lease record {@code h:<id>} when
- *       a request is granted, a tombstone {@code d:<id>} when it ends) gives exactly who held
+ *       replaying the {@code HSET}s on its {@code state} hash (each request's record {@code
+ *       r:<id>}: a lease {@code H|...} when a request is granted, a tombstone {@code D|...} when
+ *       it ends) gives exactly who held
  *       which slots after every single command, and the positions of {@code ZADD}/{@code ZREM} on its {@code queue} give exactly
  *       when each request waited.
  *   <li><b>The clients' histories</b>: each client process's requests in order (kind, weight,
@@ -82,9 +83,9 @@ final class RandomizedHistoryChecker {
   /** Slack for comparing client clock readings with Redis's log timestamps, microseconds. */
   static final long CLOCK_SLACK_MICROS = 2_000;
 
-  /** A lease record: {@code weight|expiry|granted-at|slot:token,...|owner}. */
+  /** A lease record: {@code H|weight|expiry|granted-at|slot:token,...|owner}. */
   private static final Pattern LEASE_RECORD =
-      Pattern.compile("(\\d+)\\|\\d+\\|\\d+\\|([0-9:,]+)\\|.*", Pattern.DOTALL);
+      Pattern.compile("H\\|(\\d+)\\|\\d+\\|\\d+\\|([0-9:,]+)\\|.*", Pattern.DOTALL);
 
   private RandomizedHistoryChecker() {}
 
@@ -433,11 +434,11 @@ final class RandomizedHistoryChecker {
               "at " + pos + ", between calls, the holders' weights sum to " + weightSum
                   + " but " + slotHolder.size() + " slots are held");
         }
-        if (cmd.equals("FCALL") && line.arg(2).equals("3") && line.arg(3).startsWith(keyTag)) {
+        if (cmd.equals("FCALL") && line.arg(2).equals("4") && line.arg(3).startsWith(keyTag)) {
           scripts++;
-          if (line.arg(6).equals("acquire")) {
-            boolean trying = line.arg(10).equals("try");
-            for (int i = 12; i + 3 < line.args().size(); i += 4) {
+          if (line.arg(7).equals("acquire")) {
+            boolean trying = line.arg(11).equals("try");
+            for (int i = 13; i + 3 < line.args().size(); i += 4) {
               RedisRequest r = requests.computeIfAbsent(line.arg(i), RedisRequest::new);
               if (r.owner == null) {
                 String owner = line.arg(i + 3);
@@ -454,7 +455,7 @@ final class RandomizedHistoryChecker {
       if (key.equals(stateKey)) {
         if (cmd.equals("HMGET") || cmd.equals("HGET")) {
           for (int i = 2; i < line.args().size(); i++) {
-            if (line.arg(i).startsWith("h:") && line.arg(i).length() > 2) {
+            if (line.arg(i).startsWith("r:") && line.arg(i).length() > 2) {
               RedisRequest r = requests.computeIfAbsent(line.arg(i).substring(2), RedisRequest::new);
               if (r.arrival < 0) { // a request's first call begins by looking it up
                 r.arrival = pos;
@@ -466,7 +467,7 @@ final class RandomizedHistoryChecker {
           // One HSET writes all a call changed: apply the ends (tombstones) before the grants.
           for (int i = 2; i + 1 < line.args().size(); i += 2) {
             String field = line.arg(i);
-            if (field.startsWith("d:")) {
+            if (field.startsWith("r:") && line.arg(i + 1).startsWith("D|")) {
               String id = field.substring(2);
               RedisRequest r = requests.computeIfAbsent(id, RedisRequest::new);
               Integer weight = holderWeight.remove(id);
@@ -475,14 +476,14 @@ final class RandomizedHistoryChecker {
                 holderSlots.remove(id).forEach(slotHolder::remove);
               }
               if (r.outcome == null) {
-                r.outcome = line.arg(i + 1);
+                r.outcome = line.arg(i + 1).substring(2);
                 r.freed = pos;
               }
             }
           }
           for (int i = 2; i + 1 < line.args().size(); i += 2) {
             String field = line.arg(i);
-            if (!field.startsWith("h:")) {
+            if (!field.startsWith("r:") || !line.arg(i + 1).startsWith("H|")) {
               continue;
             }
             String id = field.substring(2);
