@@ -74,9 +74,9 @@ class RedisLayoutIntegrationTest {
     int holders = 3000;
     RedisSemaphore sem = open("many", holders + 2, STILL);
     RedisSemaphore background = open("many", holders + 2, STILL);
-    List<Lease> held = new ArrayList<>(takeLeases(background, 10));
+    List<Lease> held = new ArrayList<>(RedisRandomizedIntegrationTest.takeLeases(background, 10));
     List<MonitorLine> few = oneAcquireAndRelease(sem, "{jeton:many}");
-    held.addAll(takeLeases(background, holders - 10));
+    held.addAll(RedisRandomizedIntegrationTest.takeLeases(background, holders - 10));
     assertEquals(2, sem.available());
     List<MonitorLine> many = oneAcquireAndRelease(sem, "{jeton:many}");
 
@@ -92,18 +92,6 @@ class RedisLayoutIntegrationTest {
     Await.until(() -> sem.available() == holders + 2, "every lease to be released");
     String state = server.command("HLEN", "{jeton:many}:state");
     assertTrue(Integer.parseInt(state) >= holders, "tombstones are kept: " + state);
-  }
-
-  private static List<Lease> takeLeases(RedisSemaphore sem, int count) throws Exception {
-    List<CompletableFuture<Lease>> asked = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      asked.add(sem.acquireLeaseAsync(1));
-    }
-    List<Lease> leases = new ArrayList<>();
-    for (CompletableFuture<Lease> f : asked) {
-      leases.add(f.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
-    }
-    return leases;
   }
 
   private static List<String> commands(List<MonitorLine> lines) {
