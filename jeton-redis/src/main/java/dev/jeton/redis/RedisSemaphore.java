@@ -356,28 +356,6 @@ public final class RedisSemaphore implements Semaphore {
 
   // ---------------------------------------------------------------- talking to Redis
 
-  /** A reply of the semaphore's function: its counts, the server's time, the operation's items. */
-  private static final class Reply {
-    final int limit;
-    final int used;
-    final int queued;
-    final long serverMillis;
-    final List<Object> items;
-
-    Reply(List<Object> raw) {
-      this.limit = ((Long) raw.get(0)).intValue();
-      this.used = ((Long) raw.get(1)).intValue();
-      this.queued = ((Long) raw.get(2)).intValue();
-      this.serverMillis = Long.parseLong((String) raw.get(3));
-      this.items = raw.subList(4, raw.size());
-    }
-
-    @SuppressWarnings("unchecked")
-    List<Object> item(int index) {
-      return (List<Object>) items.get(index);
-    }
-  }
-
   private CompletableFuture<Reply> call(String op, String... args) {
     String[] argv = new String[4 + args.length];
     argv[0] = op;
@@ -420,31 +398,21 @@ public final class RedisSemaphore implements Semaphore {
     }
   }
 
-  /**
-   * A wake-up: the server's time, then for each request settled by another client's call {@code
-   * id|granted|expiry|slot:token,...} or {@code id|outcome}. Ours are settled from it, as from a
-   * reply, without asking Redis again.
-   */
+  /** A wake-up: ours among its items are settled from it, as from a reply. */
   private void onWake(String message) {
     if (ignoreWakeUps) {
       return;
     }
-    String[] entries = message.split(" ", -1);
-    long serverMillis;
-    try {
-      serverMillis = Long.parseLong(entries[0]);
-    } catch (NumberFormatException foreign) {
+    Reply.Wake wake = Reply.Wake.parse(message);
+    if (wake == null) {
       return; // not a message of this version of the function: the poll still finds the outcome
     }
-    for (int i = 1; i < entries.length; i++) {
-      String entry = entries[i];
-      int bar = entry.indexOf('|');
-      RedisRequest<?> request = bar < 0 ? null : waiting.get(entry.substring(0, bar));
+    for (List<Object> item : wake.items()) {
+      RedisRequest<?> request = waiting.get(Reply.id(item));
       if (request != null) {
-        List<Object> item = List.of((Object[]) entry.split("\\|", -1));
         // Granted after Redis had our last request that found it queued, so its lease time
         // counts from no earlier than when that request was sent.
-        settle(request, item, knownLimit, serverMillis, request.queuedSince);
+        settle(request, item, knownLimit, wake.serverMillis(), request.queuedSince);
       }
     }
   }
@@ -533,8 +501,8 @@ public final class RedisSemaphore implements Semaphore {
    */
   private void settle(
       RedisRequest<?> request, List<Object> item, int limit, long serverMillis, long sentNanos) {
-    String id = (String) item.get(0);
-    String status = (String) item.get(1);
+    String id = Reply.id(item);
+    String status = Reply.status(item);
     if (!id.equals(request.id) || !request.isPending()) {
       return; // withdrawn meanwhile: its cancel, sent after this request, gives back any grant
     }
@@ -625,8 +593,8 @@ public final class RedisSemaphore implements Semaphore {
 
   private RedisLease newLease(
       RedisRequest<?> request, List<Object> item, long serverMillis, long sentNanos) {
-    long expiry = Long.parseLong((String) item.get(2));
-    List<FencingToken> tokens = FencingToken.parse((String) item.get(3));
+    long expiry = Reply.expiry(item);
+    List<FencingToken> tokens = Reply.tokens(item);
     long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - serverMillis);
     return new RedisLease(this, request.id, request.weight, tokens, expiry, deadline);
   }
@@ -663,7 +631,7 @@ public final class RedisSemaphore implements Semaphore {
 
   CompletableFuture<Boolean> sendRelease(String leaseId) {
     return call("release", leaseId)
-        .thenApply(reply -> "released".equals(reply.item(0).get(1)));
+        .thenApply(reply -> "released".equals(Reply.status(reply.item(0))));
   }
 
   private void renewAll() {
@@ -702,10 +670,10 @@ public final class RedisSemaphore implements Semaphore {
               lastRenewFailure = null;
               for (int i = 0; i < leases.size(); i++) {
                 List<Object> item = reply.item(i);
-                String status = (String) item.get(1);
+                String status = Reply.status(item);
                 RedisLease lease = leases.get(i);
                 if ("renewed".equals(status)) {
-                  long expiry = Long.parseLong((String) item.get(2));
+                  long expiry = Reply.expiry(item);
                   lease.renewed(
                       expiry,
                       sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - reply.serverMillis));
@@ -879,7 +847,7 @@ public final class RedisSemaphore implements Semaphore {
     RedisRequest<Lease> request = new RedisRequest<>(this, permits, true, null);
     Reply reply = join(send(List.of(request), true));
     List<Object> item = reply.item(0);
-    switch ((String) item.get(1)) {
+    switch (Reply.status(item)) {
       case "granted":
         RedisLease lease = newLease(request, item, reply.serverMillis, request.queuedSince);
         held.put(lease.id(), lease);
@@ -1097,15 +1065,7 @@ public final class RedisSemaphore implements Semaphore {
   /** {@return who holds permits now and who waits, oldest first, as Redis sees it} */
   public Status status() {
     Reply reply = join(call("status"));
-    List<LeaseInfo> holders = new ArrayList<>();
-    for (Object entry : (List<?>) reply.items.get(0)) {
-      holders.add(LeaseInfo.of((List<?>) entry));
-    }
-    List<LeaseInfo> waiters = new ArrayList<>();
-    for (Object entry : (List<?>) reply.items.get(1)) {
-      waiters.add(LeaseInfo.of((List<?>) entry));
-    }
-    return new Status(name, reply.limit, reply.used, holders, waiters);
+    return new Status(name, reply.limit, reply.used, reply.leaseInfos(0), reply.leaseInfos(1));
   }
 
   /**
