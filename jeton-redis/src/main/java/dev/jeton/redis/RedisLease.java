@@ -64,7 +64,7 @@ final class RedisLease implements Lease {
       old.cancel(false);
     }
     if (state.get() == HELD) {
-      watch = RedisSemaphore.schedule(this::deadlinePassed, deadlineNanos - System.nanoTime());
+      watch = RedisTimer.schedule(this::deadlinePassed, deadlineNanos - System.nanoTime());
     }
   }
 

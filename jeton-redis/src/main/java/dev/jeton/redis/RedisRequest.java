@@ -48,7 +48,7 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
   final int weight; // 0: awaitIdle
   final boolean blocking;
   final @Nullable Duration timeout;
-  volatile String id = RedisSemaphore.newId();
+  volatile String id = Ids.newId();
   /** PENDING, then WITHDRAWN, IDLE_GRANTED or the granted lease. */
   private final AtomicReference<Object> state = new AtomicReference<>(PENDING);
   volatile boolean answered;

@@ -26,7 +26,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
@@ -89,8 +88,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RedisSemaphore implements Semaphore {
 
-  private static final ScheduledThreadPoolExecutor TIMER = newTimer();
-
   private final String name;
   private final RedisSemaphoreOptions options;
   private final Link link;
@@ -133,7 +130,7 @@ public final class RedisSemaphore implements Semaphore {
     this.keys =
         new String[] {base + "state", base + "queue", base + "timers", base + "spare"};
     // Its own channel: a grant is announced to the handle that queued the request, not to all.
-    this.channel = base + "wake:" + newId();
+    this.channel = base + "wake:" + Ids.newId();
     this.owner =
         String.join(
             "\t",
@@ -145,8 +142,8 @@ public final class RedisSemaphore implements Semaphore {
     this.knownLimit = limit;
     long poll = options.pollInterval().toNanos();
     long renew = options.renewInterval().toNanos();
-    this.poller = TIMER.scheduleWithFixedDelay(this::pollAll, poll, poll, TimeUnit.NANOSECONDS);
-    this.renewer = TIMER.scheduleWithFixedDelay(this::renewAll, renew, renew, TimeUnit.NANOSECONDS);
+    this.poller = RedisTimer.every(this::pollAll, poll);
+    this.renewer = RedisTimer.every(this::renewAll, renew);
   }
 
   /**
@@ -339,19 +336,6 @@ public final class RedisSemaphore implements Semaphore {
   private static String oneLine(String text) {
     String line = text.replaceAll("[\\t\\r\\n]+", " ");
     return line.length() > 500 ? line.substring(0, 500) + "..." : line;
-  }
-
-  private static ScheduledThreadPoolExecutor newTimer() {
-    ScheduledThreadPoolExecutor timer =
-        new ScheduledThreadPoolExecutor(
-            1,
-            task -> {
-              Thread t = new Thread(task, "jeton-redis-timer");
-              t.setDaemon(true);
-              return t;
-            });
-    timer.setRemoveOnCancelPolicy(true);
-    return timer;
   }
 
   // ---------------------------------------------------------------- talking to Redis
@@ -605,7 +589,7 @@ public final class RedisSemaphore implements Semaphore {
    */
   private void resubmit(RedisRequest<?> request) {
     String old = request.id;
-    String fresh = newId();
+    String fresh = Ids.newId();
     request.queuedSince = 0;
     request.id = fresh;
     waiting.put(fresh, request);
@@ -697,14 +681,6 @@ public final class RedisSemaphore implements Semaphore {
     return completionExecutor;
   }
 
-  static ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
-    return TIMER.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-  }
-
-  static String newId() {
-    return java.util.UUID.randomUUID().toString();
-  }
-
   // ---------------------------------------------------------------- requests
 
   /** A request left the pending state (granted or withdrawn): it no longer waits here. */
@@ -735,7 +711,7 @@ public final class RedisSemaphore implements Semaphore {
       return request;
     }
     if (timeout != null) {
-      request.setTimer(schedule(request::timerFired, Arguments.toNanos(timeout)));
+      request.setTimer(RedisTimer.schedule(request::timerFired, Arguments.toNanos(timeout)));
     }
     var unused = send(List.of(request), false);
     return request;
