@@ -91,14 +91,11 @@ public final class RedisSemaphore implements Semaphore {
   private final String name;
   private final RedisSemaphoreOptions options;
   private final Link link;
-  private final String[] keys;
-  private final String channel;
+  private final Calls calls;
   private final String owner;
   private final Executor completionExecutor;
   private final Map<String, RedisRequest<?>> waiting = new ConcurrentHashMap<>();
   private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
-  private final Map<String, Boolean> unsentWithdrawals = new ConcurrentHashMap<>();
-  private final java.util.Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
   /**
    * Grants (lease ids) whose replica acknowledgement is awaited. A grant can be reported twice (a
    * wake-up and a poll's reply); only the first report waits and settles it, so its success and
@@ -107,13 +104,6 @@ public final class RedisSemaphore implements Semaphore {
   private final java.util.Set<String> acknowledging = ConcurrentHashMap.newKeySet();
   private final ScheduledFuture<?> poller;
   private final ScheduledFuture<?> renewer;
-  private volatile int knownLimit;
-  /**
-   * Whether a reply has shown the semaphore's state: from then on a call that finds no state
-   * recreates it in quarantine (see {@code semaphore.lua}, Recreation), since leases of the lost
-   * state may still be believed held.
-   */
-  private volatile boolean seen;
   private volatile boolean closed;
   private final java.util.concurrent.atomic.AtomicBoolean shutDown =
       new java.util.concurrent.atomic.AtomicBoolean();
@@ -126,11 +116,7 @@ public final class RedisSemaphore implements Semaphore {
     this.name = builder.name;
     this.options = builder.options;
     this.link = link;
-    String base = "{" + options.keyPrefix() + ":" + name + "}:";
-    this.keys =
-        new String[] {base + "state", base + "queue", base + "timers", base + "spare"};
-    // Its own channel: a grant is announced to the handle that queued the request, not to all.
-    this.channel = base + "wake:" + Ids.newId();
+    this.calls = new Calls(name, options, link, limit);
     this.owner =
         String.join(
             "\t",
@@ -139,7 +125,6 @@ public final class RedisSemaphore implements Semaphore {
             oneLine(System.getProperty("user.name", "?")),
             oneLine(builder.owner));
     this.completionExecutor = builder.completionExecutor;
-    this.knownLimit = limit;
     long poll = options.pollInterval().toNanos();
     long renew = options.renewInterval().toNanos();
     this.poller = RedisTimer.every(this::pollAll, poll);
@@ -304,8 +289,8 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   private void start(int requiredLimit) {
-    join(link.subscribe(channel, this::onWake));
-    Reply reply = join(call("counts"));
+    Calls.join(link.subscribe(calls.channel(), this::onWake));
+    Reply reply = Calls.join(calls.call("counts"));
     if (reply.limit < 0) {
       throw new IllegalArgumentException(
           "there is no semaphore '" + name + "' in Redis");
@@ -340,48 +325,6 @@ public final class RedisSemaphore implements Semaphore {
 
   // ---------------------------------------------------------------- talking to Redis
 
-  private CompletableFuture<Reply> call(String op, String... args) {
-    String[] argv = new String[4 + args.length];
-    argv[0] = op;
-    int createLimit = knownLimit;
-    argv[1] =
-        seen && createLimit >= 0
-            ? createLimit + "/" + options.leaseTime().toMillis()
-            : Integer.toString(createLimit);
-    argv[2] = channel; // where grants of requests this call queues are announced
-    argv[3] = Long.toString(options.replayWindow().toMillis());
-    System.arraycopy(args, 0, argv, 4, args.length);
-    CompletableFuture<List<Object>> sent = link.run(keys, argv);
-    inFlight.add(sent);
-    var unused = sent.whenComplete((r, failure) -> inFlight.remove(sent));
-    return sent
-        .thenApply(
-            raw -> {
-              Reply reply = new Reply(raw);
-              if (reply.limit >= 0) {
-                knownLimit = reply.limit;
-                seen = true;
-              }
-              return reply;
-            });
-  }
-
-  /** Waits for a reply without being interruptible, and rethrows its failure unwrapped. */
-  private static <T> T join(CompletableFuture<T> future) {
-    try {
-      return future.join();
-    } catch (CompletionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof RuntimeException) {
-        throw (RuntimeException) cause;
-      }
-      if (cause instanceof Error) {
-        throw (Error) cause;
-      }
-      throw e;
-    }
-  }
-
   /** A wake-up: ours among its items are settled from it, as from a reply. */
   private void onWake(String message) {
     if (ignoreWakeUps) {
@@ -396,18 +339,14 @@ public final class RedisSemaphore implements Semaphore {
       if (request != null) {
         // Granted after Redis had our last request that found it queued, so its lease time
         // counts from no earlier than when that request was sent.
-        settle(request, item, knownLimit, wake.serverMillis(), request.queuedSince);
+        settle(request, item, calls.knownLimit(), wake.serverMillis(), request.queuedSince);
       }
     }
   }
 
   /** The fallback poll, and the retry of withdrawals that could not be sent. */
   private void pollAll() {
-    if (!unsentWithdrawals.isEmpty()) {
-      List<String> ids = new ArrayList<>(unsentWithdrawals.keySet());
-      ids.forEach(unsentWithdrawals::remove);
-      sendWithdrawals(ids);
-    }
+    calls.resendWithdrawals();
     if (!waiting.isEmpty()) {
       List<RedisRequest<?>> answered = new ArrayList<>();
       for (RedisRequest<?> request : waiting.values()) {
@@ -454,7 +393,7 @@ public final class RedisSemaphore implements Semaphore {
         request.queuedSince = sentNanos; // its first send: a grant can only come after it
       }
     }
-    CompletableFuture<Reply> reply = call("acquire", args);
+    CompletableFuture<Reply> reply = calls.call("acquire", args);
     if (trying) {
       return reply; // the caller reads the one reply itself
     }
@@ -594,7 +533,7 @@ public final class RedisSemaphore implements Semaphore {
     request.id = fresh;
     waiting.put(fresh, request);
     waiting.remove(old, request);
-    sendWithdrawals(List.of(old));
+    calls.withdraw(List.of(old));
     if (request.isPending()) {
       poll(List.of(request));
     } else {
@@ -603,18 +542,11 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   void sendWithdrawals(List<String> ids) {
-    var unused =
-        call("cancel", ids.toArray(new String[0]))
-        .whenComplete(
-            (reply, failure) -> {
-              if (failure != null) {
-                ids.forEach(id -> unsentWithdrawals.put(id, Boolean.TRUE));
-              }
-            });
+    calls.withdraw(ids);
   }
 
   CompletableFuture<Boolean> sendRelease(String leaseId) {
-    return call("release", leaseId)
+    return calls.call("release", leaseId)
         .thenApply(reply -> "released".equals(Reply.status(reply.item(0))));
   }
 
@@ -630,7 +562,7 @@ public final class RedisSemaphore implements Semaphore {
     }
     long sentNanos = System.nanoTime();
     var unused =
-        call("renew", args)
+        calls.call("renew", args)
         .thenCompose(
             reply ->
                 options.replicaAcks() == 0
@@ -691,7 +623,7 @@ public final class RedisSemaphore implements Semaphore {
   /** A request was withdrawn: it leaves, and Redis is told (which gives back a late grant). */
   void withdrawn(RedisRequest<?> request) {
     waiting.remove(request.id, request);
-    sendWithdrawals(List.of(request.id));
+    calls.withdraw(List.of(request.id));
     finishIfClosed();
   }
 
@@ -723,10 +655,10 @@ public final class RedisSemaphore implements Semaphore {
 
   /** Checks a weight against the limit, asking Redis when the limit known here is too low. */
   private void checkWeight(int permits) {
-    if (permits >= 1 && permits > knownLimit) {
-      join(call("counts"));
+    if (permits >= 1 && permits > calls.knownLimit()) {
+      Calls.join(calls.call("counts"));
     }
-    Arguments.checkWeight(permits, knownLimit);
+    Arguments.checkWeight(permits, calls.knownLimit());
   }
 
   // ---------------------------------------------------------------- Semaphore
@@ -821,7 +753,7 @@ public final class RedisSemaphore implements Semaphore {
     }
     checkWeight(permits);
     RedisRequest<Lease> request = new RedisRequest<>(this, permits, true, null);
-    Reply reply = join(send(List.of(request), true));
+    Reply reply = Calls.join(send(List.of(request), true));
     List<Object> item = reply.item(0);
     switch (Reply.status(item)) {
       case "granted":
@@ -889,7 +821,7 @@ public final class RedisSemaphore implements Semaphore {
 
   /** An asynchronous request: never waits for Redis (see decision 33). */
   private CompletableFuture<Lease> submitAsync(int permits, @Nullable Duration timeout) {
-    Arguments.checkWeight(permits, knownLimit);
+    Arguments.checkWeight(permits, calls.knownLimit());
     if (closed) {
       return CompletableFuture.failedFuture(closedException());
     }
@@ -903,38 +835,24 @@ public final class RedisSemaphore implements Semaphore {
 
   @Override
   public int limit() {
-    return join(call("counts")).limit;
+    return Calls.join(calls.call("counts")).limit;
   }
 
   @Override
   public int available() {
-    Reply reply = join(call("counts"));
+    Reply reply = Calls.join(calls.call("counts"));
     return reply.limit - reply.used;
   }
 
   @Override
   public int queueLength() {
-    return join(call("counts")).queued;
+    return Calls.join(calls.call("counts")).queued;
   }
 
   @Override
   public void setLimit(int limit) {
     checkLimit(limit);
-    join(callCreating("limit", limit, Integer.toString(limit)));
-  }
-
-  private CompletableFuture<Reply> callCreating(String op, int createLimit, String... args) {
-    int previous = knownLimit;
-    knownLimit = createLimit; // creates the semaphore with the new limit if it is gone
-    CompletableFuture<Reply> reply = call(op, args);
-    var unused =
-        reply.whenComplete(
-        (r, failure) -> {
-          if (failure != null) {
-            knownLimit = previous;
-          }
-        });
-    return reply;
+    Calls.join(calls.callCreating("limit", limit, Integer.toString(limit)));
   }
 
   @Override
@@ -962,14 +880,7 @@ public final class RedisSemaphore implements Semaphore {
     }
     finishIfClosed();
     if (!onEventLoop()) {
-      try {
-        CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
-            .get(5, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (ExecutionException | TimeoutException e) {
-        // Redis did not answer: what was not withdrawn or released expires on its own
-      }
+      calls.awaitInFlight();
     }
   }
 
@@ -996,7 +907,7 @@ public final class RedisSemaphore implements Semaphore {
     // Let the withdrawals and releases already sent reach Redis first. The handle's own
     // connections close either way; a client passed in with client(...) stays open.
     var unused =
-        CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
+        calls.inFlight()
             .orTimeout(5, TimeUnit.SECONDS)
             .whenComplete((done, failure) -> link.close());
   }
@@ -1040,7 +951,7 @@ public final class RedisSemaphore implements Semaphore {
 
   /** {@return who holds permits now and who waits, oldest first, as Redis sees it} */
   public Status status() {
-    Reply reply = join(call("status"));
+    Reply reply = Calls.join(calls.call("status"));
     return new Status(name, reply.limit, reply.used, reply.leaseInfos(0), reply.leaseInfos(1));
   }
 
@@ -1074,7 +985,7 @@ public final class RedisSemaphore implements Semaphore {
 
   /** For tests: calls the function as the handle does. */
   CompletionStage<List<Object>> rawCall(String op, String... args) {
-    return call(op, args).thenApply(reply -> reply.items);
+    return calls.call(op, args).thenApply(reply -> reply.items);
   }
 
   /** For tests: drops every wake-up message from now on, as a broken subscription would. */
@@ -1101,6 +1012,6 @@ public final class RedisSemaphore implements Semaphore {
 
   /** For tests: the channel this handle's wake-ups come on. */
   String wakeChannel() {
-    return channel;
+    return calls.channel();
   }
 }
