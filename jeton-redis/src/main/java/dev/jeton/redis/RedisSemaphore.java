@@ -92,16 +92,11 @@ public final class RedisSemaphore implements Semaphore {
   private final RedisSemaphoreOptions options;
   private final Link link;
   private final Calls calls;
+  private final ReplicaAcks replicaAcks;
   private final String owner;
   private final Executor completionExecutor;
   private final Map<String, RedisRequest<?>> waiting = new ConcurrentHashMap<>();
   private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
-  /**
-   * Grants (lease ids) whose replica acknowledgement is awaited. A grant can be reported twice (a
-   * wake-up and a poll's reply); only the first report waits and settles it, so its success and
-   * its failure never both act on one lease.
-   */
-  private final java.util.Set<String> acknowledging = ConcurrentHashMap.newKeySet();
   private final ScheduledFuture<?> poller;
   private final ScheduledFuture<?> renewer;
   private volatile boolean closed;
@@ -109,14 +104,15 @@ public final class RedisSemaphore implements Semaphore {
       new java.util.concurrent.atomic.AtomicBoolean();
   private volatile @Nullable Throwable lastRenewFailure;
   private volatile boolean ignoreWakeUps; // for tests: as if every message were lost
-  // For tests: answers the replica acknowledgement waits in place of Redis's WAIT.
-  private volatile java.util.function.@Nullable Supplier<CompletableFuture<Long>> replicaWaits;
 
-  private RedisSemaphore(Builder builder, Link link, int limit) {
+  private RedisSemaphore(
+      Builder builder, Link link, int limit, ReplicaAcks.@Nullable Waiter replicaWaiter) {
     this.name = builder.name;
     this.options = builder.options;
     this.link = link;
     this.calls = new Calls(name, options, link, limit);
+    this.replicaAcks =
+        new ReplicaAcks(replicaWaiter != null ? replicaWaiter : link::waitForReplicas, options);
     this.owner =
         String.join(
             "\t",
@@ -267,6 +263,14 @@ public final class RedisSemaphore implements Semaphore {
      * @throws io.lettuce.core.RedisException if Redis cannot be reached
      */
     public RedisSemaphore open() {
+      return open(null);
+    }
+
+    /**
+     * {@link #open()}, with the replica acknowledgement waits answered by {@code replicaWaiter}
+     * (tests) instead of Redis's {@code WAIT} (null).
+     */
+    RedisSemaphore open(ReplicaAcks.@Nullable Waiter replicaWaiter) {
       Link link;
       String redisUri = uri;
       AbstractRedisClient redisClient = client;
@@ -277,7 +281,8 @@ public final class RedisSemaphore implements Semaphore {
       } else {
         throw new IllegalArgumentException("where is Redis? call uri(...) or client(...)");
       }
-      RedisSemaphore semaphore = new RedisSemaphore(this, link, Math.max(limit, limitIfNew));
+      RedisSemaphore semaphore =
+          new RedisSemaphore(this, link, Math.max(limit, limitIfNew), replicaWaiter);
       try {
         semaphore.start(limit);
         return semaphore;
@@ -432,21 +437,8 @@ public final class RedisSemaphore implements Semaphore {
     switch (status) {
       case "granted":
         RedisLease lease = newLease(request, item, serverMillis, sentNanos);
-        if (options.replicaAcks() > 0) {
-          if (!acknowledging.add(lease.id())) {
-            return; // the first report of this grant settles it
-          }
-          var unused =
-              waitForReplicas()
-              .whenComplete(
-                  (acks, failure) -> {
-                    try {
-                      settleAcknowledged(request, lease, acks, failure);
-                    } finally {
-                      // Settled: a later report finds the request granted, or under a new id.
-                      acknowledging.remove(lease.id());
-                    }
-                  });
+        if (replicaAcks.enabled()) {
+          replicaAcks.settleGrant(lease.id(), missed -> settleAcknowledged(request, lease, missed));
         } else {
           grant(request, lease);
         }
@@ -483,21 +475,17 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   /**
-   * Settles a grant once Redis's {@code WAIT} answered: grants it if enough replicas have it;
-   * otherwise gives it back (a failover could forget it) and asks again under a new id.
+   * Settles a grant once replicas answered: grants it if enough have it; otherwise gives it back
+   * (a failover could forget it) and asks again under a new id.
    */
   private void settleAcknowledged(
-      RedisRequest<?> request, RedisLease lease, @Nullable Long acks, @Nullable Throwable failure) {
-    if (failure == null && acks != null && acks >= options.replicaAcks()) {
+      RedisRequest<?> request, RedisLease lease, @Nullable Throwable missed) {
+    if (missed == null) {
       grant(request, lease);
       return;
     }
     var releasing = sendRelease(lease.id()); // gives it back, or it expires
-    request.attemptFailed(
-        failure != null
-            ? failure
-            : new IllegalStateException(
-                "grant reached " + acks + " replicas, not " + options.replicaAcks()));
+    request.attemptFailed(missed);
     resubmit(request);
   }
 
@@ -565,18 +553,9 @@ public final class RedisSemaphore implements Semaphore {
         calls.call("renew", args)
         .thenCompose(
             reply ->
-                options.replicaAcks() == 0
-                    ? CompletableFuture.completedFuture(reply)
-                    : waitForReplicas()
-                        .thenApply(
-                            acks -> {
-                              if (acks < options.replicaAcks()) {
-                                throw new IllegalStateException(
-                                    "renewal reached " + acks + " replicas, not "
-                                        + options.replicaAcks());
-                              }
-                              return reply;
-                            }))
+                replicaAcks.enabled()
+                    ? replicaAcks.confirm("renewal").thenApply(confirmed -> reply)
+                    : CompletableFuture.completedFuture(reply))
         .whenComplete(
             (reply, failure) -> {
               if (failure != null) {
@@ -991,18 +970,6 @@ public final class RedisSemaphore implements Semaphore {
   /** For tests: drops every wake-up message from now on, as a broken subscription would. */
   void ignoreWakeUps() {
     ignoreWakeUps = true;
-  }
-
-  private CompletableFuture<Long> waitForReplicas() {
-    var answers = replicaWaits;
-    return answers != null
-        ? answers.get()
-        : link.waitForReplicas(options.replicaAcks(), options.replicaTimeout());
-  }
-
-  /** For tests: answers the replica acknowledgement waits with {@code answers}. */
-  void answerReplicaWaitsWith(java.util.function.Supplier<CompletableFuture<Long>> answers) {
-    replicaWaits = answers;
   }
 
   /** For tests: handles {@code message} as a wake-up that came on this handle's channel. */

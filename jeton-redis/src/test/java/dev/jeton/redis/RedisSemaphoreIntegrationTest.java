@@ -368,12 +368,11 @@ class RedisSemaphoreIntegrationTest {
    */
   private void twoSettlesOfOneGrant(String name, boolean successFirst) throws Exception {
     RedisSemaphore other = open(builder(name).limit(1));
-    RedisSemaphore sem =
-        open(builder(name).options(
-            RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))));
     BlockingQueue<CompletableFuture<Long>> waits = new LinkedBlockingQueue<>();
     AtomicBoolean acknowledgeAll = new AtomicBoolean();
-    sem.answerReplicaWaitsWith(
+    RedisSemaphore sem = RedisSemaphores.openAnsweringReplicaWaits(
+        builder(name).options(
+            RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))),
         () -> {
           if (acknowledgeAll.get()) {
             return CompletableFuture.completedFuture(1L);
@@ -382,6 +381,7 @@ class RedisSemaphoreIntegrationTest {
           waits.add(wait);
           return wait;
         });
+    toClose.add(sem);
     Lease held = other.acquire(1);
     CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1);
     Await.until(() -> other.queueLength() == 1, "the waiter to queue");
