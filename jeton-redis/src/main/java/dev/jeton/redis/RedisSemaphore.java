@@ -96,13 +96,12 @@ public final class RedisSemaphore implements Semaphore {
   private final String owner;
   private final Executor completionExecutor;
   private final Map<String, RedisRequest<?>> waiting = new ConcurrentHashMap<>();
-  private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
+  private final Leases leases;
   private final ScheduledFuture<?> poller;
   private final ScheduledFuture<?> renewer;
   private volatile boolean closed;
   private final java.util.concurrent.atomic.AtomicBoolean shutDown =
       new java.util.concurrent.atomic.AtomicBoolean();
-  private volatile @Nullable Throwable lastRenewFailure;
   private volatile boolean ignoreWakeUps; // for tests: as if every message were lost
 
   private RedisSemaphore(
@@ -121,10 +120,13 @@ public final class RedisSemaphore implements Semaphore {
             oneLine(System.getProperty("user.name", "?")),
             oneLine(builder.owner));
     this.completionExecutor = builder.completionExecutor;
+    this.leases =
+        new Leases(
+            name, options, calls, replicaAcks, completionExecutor, this::finishIfClosed);
     long poll = options.pollInterval().toNanos();
     long renew = options.renewInterval().toNanos();
     this.poller = RedisTimer.every(this::pollAll, poll);
-    this.renewer = RedisTimer.every(this::renewAll, renew);
+    this.renewer = RedisTimer.every(leases::renewAll, renew);
   }
 
   /**
@@ -436,7 +438,8 @@ public final class RedisSemaphore implements Semaphore {
     }
     switch (status) {
       case "granted":
-        RedisLease lease = newLease(request, item, serverMillis, sentNanos);
+        RedisLease lease =
+            leases.newLease(request.id, request.weight, item, serverMillis, sentNanos);
         if (replicaAcks.enabled()) {
           replicaAcks.settleGrant(lease.id(), missed -> settleAcknowledged(request, lease, missed));
         } else {
@@ -484,7 +487,7 @@ public final class RedisSemaphore implements Semaphore {
       grant(request, lease);
       return;
     }
-    var releasing = sendRelease(lease.id()); // gives it back, or it expires
+    var releasing = leases.release(lease.id()); // gives it back, or it expires
     request.attemptFailed(missed);
     resubmit(request);
   }
@@ -492,22 +495,14 @@ public final class RedisSemaphore implements Semaphore {
   private void grant(RedisRequest<?> request, RedisLease lease) {
     // Registered before the caller can see it (and release it); a second reply for the same
     // grant (a poll crossing the first reply) finds it registered and the request settled.
-    if (held.putIfAbsent(lease.id(), lease) != null) {
+    if (!leases.register(lease)) {
       return;
     }
     if (request.grant(lease)) {
       lease.watch();
     } else {
-      held.remove(lease.id(), lease); // withdrawn meanwhile: its cancel gives the permits back
+      leases.unregister(lease); // withdrawn meanwhile: its cancel gives the permits back
     }
-  }
-
-  private RedisLease newLease(
-      RedisRequest<?> request, List<Object> item, long serverMillis, long sentNanos) {
-    long expiry = Reply.expiry(item);
-    List<FencingToken> tokens = Reply.tokens(item);
-    long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - serverMillis);
-    return new RedisLease(this, request.id, request.weight, tokens, expiry, deadline);
   }
 
   /**
@@ -527,65 +522,6 @@ public final class RedisSemaphore implements Semaphore {
     } else {
       waiting.remove(fresh, request);
     }
-  }
-
-  void sendWithdrawals(List<String> ids) {
-    calls.withdraw(ids);
-  }
-
-  CompletableFuture<Boolean> sendRelease(String leaseId) {
-    return calls.call("release", leaseId)
-        .thenApply(reply -> "released".equals(Reply.status(reply.item(0))));
-  }
-
-  private void renewAll() {
-    if (held.isEmpty()) {
-      return;
-    }
-    List<RedisLease> leases = new ArrayList<>(held.values());
-    String[] args = new String[1 + leases.size()];
-    args[0] = Long.toString(options.leaseTime().toMillis());
-    for (int i = 0; i < leases.size(); i++) {
-      args[i + 1] = leases.get(i).id();
-    }
-    long sentNanos = System.nanoTime();
-    var unused =
-        calls.call("renew", args)
-        .thenCompose(
-            reply ->
-                replicaAcks.enabled()
-                    ? replicaAcks.confirm("renewal").thenApply(confirmed -> reply)
-                    : CompletableFuture.completedFuture(reply))
-        .whenComplete(
-            (reply, failure) -> {
-              if (failure != null) {
-                lastRenewFailure = failure; // leases not renewed in time are lost by their watch
-                return;
-              }
-              lastRenewFailure = null;
-              for (int i = 0; i < leases.size(); i++) {
-                List<Object> item = reply.item(i);
-                String status = Reply.status(item);
-                RedisLease lease = leases.get(i);
-                if ("renewed".equals(status)) {
-                  long expiry = Reply.expiry(item);
-                  lease.renewed(
-                      expiry,
-                      sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - reply.serverMillis));
-                } else {
-                  lease.lose("it is no longer held in Redis (" + status + ")");
-                }
-              }
-            });
-  }
-
-  @Nullable Throwable lastRenewFailure() {
-    return lastRenewFailure;
-  }
-
-  void forget(RedisLease lease) {
-    held.remove(lease.id(), lease);
-    finishIfClosed();
   }
 
   Executor completionExecutor() {
@@ -736,8 +672,9 @@ public final class RedisSemaphore implements Semaphore {
     List<Object> item = reply.item(0);
     switch (Reply.status(item)) {
       case "granted":
-        RedisLease lease = newLease(request, item, reply.serverMillis, request.queuedSince);
-        held.put(lease.id(), lease);
+        RedisLease lease = leases.newLease(
+                request.id, request.weight, item, reply.serverMillis, request.queuedSince);
+        leases.register(lease);
         lease.watch();
         return Optional.of(lease);
       case "toobig":
@@ -872,7 +809,7 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   private void finishIfClosed() {
-    if (closed && held.isEmpty() && waiting.isEmpty()) {
+    if (closed && leases.isEmpty() && waiting.isEmpty()) {
       shutDown();
     }
   }
@@ -959,7 +896,7 @@ public final class RedisSemaphore implements Semaphore {
 
   /** For tests: the leases this handle holds. */
   Collection<RedisLease> heldLeases() {
-    return List.copyOf(held.values());
+    return leases.all();
   }
 
   /** For tests: calls the function as the handle does. */
