@@ -12,8 +12,8 @@ import org.jspecify.annotations.Nullable;
  * request, and a grant it beat is given back), over a state that says whether this handle still
  * asks Redis for it.
  *
- * <p>Fields: {@code state} changes only by compare-and-set; {@code id} is changed only by the
- * semaphore when it resubmits the request under a new id; the rest are volatile flags and times
+ * <p>Fields: {@code state} changes only by compare-and-set; {@code id} is changed only by {@link
+ * Requests} when it resubmits the request under a new id; the rest are volatile flags and times
  * written by whichever thread handles a reply, a wake-up or the timer, each read as a whole.
  */
 final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T> {
@@ -44,7 +44,7 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
   private static final Object IDLE_GRANTED = "idle";
   private static final Object WITHDRAWN = "withdrawn";
 
-  private final RedisSemaphore semaphore;
+  private final Requests requests;
   final int weight; // 0: awaitIdle
   final boolean blocking;
   final @Nullable Duration timeout;
@@ -61,8 +61,8 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
   volatile @Nullable Throwable lastFailure;
 
   RedisRequest(
-      RedisSemaphore semaphore, int weight, boolean blocking, @Nullable Duration timeout) {
-    this.semaphore = semaphore;
+      Requests requests, int weight, boolean blocking, @Nullable Duration timeout) {
+    this.requests = requests;
     this.weight = weight;
     this.blocking = blocking;
     this.timeout = timeout;
@@ -82,7 +82,7 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     if (!state.compareAndSet(PENDING, lease == null ? IDLE_GRANTED : lease)) {
       return false;
     }
-    semaphore.settled(this);
+    requests.settled(this);
     stopTimer();
     // If a completion from outside wins before this runs, its withdraw gives the lease back.
     deliver(() -> settle((T) lease));
@@ -116,7 +116,7 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     TimeoutException e =
         new TimeoutException(
             "timed out after " + timeout + " waiting for " + weight + " permits of semaphore '"
-                + semaphore.name() + "'");
+                + requests.semaphoreName() + "'");
     Throwable cause = lastFailure;
     if (cause != null) {
       e.initCause(cause);
@@ -147,7 +147,7 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
       return false;
     }
     stopTimer();
-    semaphore.withdrawn(this);
+    requests.withdrawn(this);
     return true;
   }
 
@@ -157,7 +157,7 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
       return;
     }
     try {
-      semaphore.completionExecutor().execute(completion);
+      requests.completionExecutor().execute(completion);
     } catch (RuntimeException rejected) {
       completion.run(); // never drop a completion
     }

@@ -92,14 +92,10 @@ public final class RedisSemaphore implements Semaphore {
   private final RedisSemaphoreOptions options;
   private final Link link;
   private final Calls calls;
-  private final ReplicaAcks replicaAcks;
-  private final String owner;
-  private final Executor completionExecutor;
-  private final Map<String, RedisRequest<?>> waiting = new ConcurrentHashMap<>();
   private final Leases leases;
+  private final Requests requests;
   private final ScheduledFuture<?> poller;
   private final ScheduledFuture<?> renewer;
-  private volatile boolean closed;
   private final java.util.concurrent.atomic.AtomicBoolean shutDown =
       new java.util.concurrent.atomic.AtomicBoolean();
   private volatile boolean ignoreWakeUps; // for tests: as if every message were lost
@@ -110,22 +106,26 @@ public final class RedisSemaphore implements Semaphore {
     this.options = builder.options;
     this.link = link;
     this.calls = new Calls(name, options, link, limit);
-    this.replicaAcks =
+    ReplicaAcks replicaAcks =
         new ReplicaAcks(replicaWaiter != null ? replicaWaiter : link::waitForReplicas, options);
-    this.owner =
+    String owner =
         String.join(
             "\t",
             ThisProcess.hostName(),
             Long.toString(ThisProcess.pid()),
             oneLine(System.getProperty("user.name", "?")),
             oneLine(builder.owner));
-    this.completionExecutor = builder.completionExecutor;
+    Executor completionExecutor = builder.completionExecutor;
     this.leases =
         new Leases(
             name, options, calls, replicaAcks, completionExecutor, this::finishIfClosed);
+    this.requests =
+        new Requests(
+            name, options, owner, calls, leases, replicaAcks, completionExecutor,
+            this::finishIfClosed);
     long poll = options.pollInterval().toNanos();
     long renew = options.renewInterval().toNanos();
-    this.poller = RedisTimer.every(this::pollAll, poll);
+    this.poller = RedisTimer.every(requests::pollAll, poll);
     this.renewer = RedisTimer.every(leases::renewAll, renew);
   }
 
@@ -330,242 +330,11 @@ public final class RedisSemaphore implements Semaphore {
     return line.length() > 500 ? line.substring(0, 500) + "..." : line;
   }
 
-  // ---------------------------------------------------------------- talking to Redis
-
-  /** A wake-up: ours among its items are settled from it, as from a reply. */
+  /** A wake-up, unless a test made this handle deaf. */
   private void onWake(String message) {
-    if (ignoreWakeUps) {
-      return;
+    if (!ignoreWakeUps) {
+      requests.onWake(message);
     }
-    Reply.Wake wake = Reply.Wake.parse(message);
-    if (wake == null) {
-      return; // not a message of this version of the function: the poll still finds the outcome
-    }
-    for (List<Object> item : wake.items()) {
-      RedisRequest<?> request = waiting.get(Reply.id(item));
-      if (request != null) {
-        // Granted after Redis had our last request that found it queued, so its lease time
-        // counts from no earlier than when that request was sent.
-        settle(request, item, calls.knownLimit(), wake.serverMillis(), request.queuedSince);
-      }
-    }
-  }
-
-  /** The fallback poll, and the retry of withdrawals that could not be sent. */
-  private void pollAll() {
-    calls.resendWithdrawals();
-    if (!waiting.isEmpty()) {
-      List<RedisRequest<?>> answered = new ArrayList<>();
-      for (RedisRequest<?> request : waiting.values()) {
-        if (request.answered) { // one whose first reply is still on its way needs no second ask
-          answered.add(request);
-        }
-      }
-      poll(answered);
-    }
-  }
-
-  /** Sends (again) every request in {@code requests}, and settles each with its reply. */
-  private void poll(Collection<RedisRequest<?>> requests) {
-    List<RedisRequest<?>> batch = new ArrayList<>();
-    for (RedisRequest<?> request : requests) {
-      if (request.isPending()) {
-        batch.add(request);
-      }
-      if (batch.size() == 200) {
-        var unused = send(batch, false);
-        batch = new ArrayList<>();
-      }
-    }
-    if (!batch.isEmpty()) {
-      var unused = send(batch, false);
-    }
-  }
-
-  private CompletableFuture<Reply> send(List<RedisRequest<?>> batch, boolean trying) {
-    String[] args = new String[2 + 4 * batch.size()];
-    args[0] = trying ? "try" : "queue";
-    args[1] = Long.toString(options.waiterExpiry().toMillis());
-    String lease = Long.toString(options.leaseTime().toMillis());
-    int i = 2;
-    for (RedisRequest<?> request : batch) {
-      args[i++] = request.id;
-      args[i++] = Integer.toString(request.weight);
-      args[i++] = lease;
-      args[i++] = owner;
-    }
-    long sentNanos = System.nanoTime();
-    for (RedisRequest<?> request : batch) {
-      if (request.queuedSince == 0) {
-        request.queuedSince = sentNanos; // its first send: a grant can only come after it
-      }
-    }
-    CompletableFuture<Reply> reply = calls.call("acquire", args);
-    if (trying) {
-      return reply; // the caller reads the one reply itself
-    }
-    var unused =
-        reply.whenComplete(
-            (r, failure) -> {
-              if (failure != null) {
-                batch.forEach(request -> request.attemptFailed(failure));
-                return;
-              }
-              try {
-                for (int k = 0; k < r.items.size(); k++) {
-                  settle(batch.get(k), r.item(k), r.limit, r.serverMillis, sentNanos);
-                }
-              } catch (RuntimeException unexpected) {
-                // A reply this code does not understand (another version of the function?): fail
-                // the requests rather than leave them waiting for ever.
-                batch.forEach(request -> request.fail(unexpected));
-              }
-            });
-    return reply;
-  }
-
-  /**
-   * Settles a request with what Redis said of it: {@code item} is {@code id, status[, expiry,
-   * tokens]}, {@code serverMillis} the server's time then, {@code sentNanos} a local time before
-   * Redis said it (the lease's local deadline counts from there).
-   */
-  private void settle(
-      RedisRequest<?> request, List<Object> item, int limit, long serverMillis, long sentNanos) {
-    String id = Reply.id(item);
-    String status = Reply.status(item);
-    if (!id.equals(request.id) || !request.isPending()) {
-      return; // withdrawn meanwhile: its cancel, sent after this request, gives back any grant
-    }
-    switch (status) {
-      case "granted":
-        RedisLease lease =
-            leases.newLease(request.id, request.weight, item, serverMillis, sentNanos);
-        if (replicaAcks.enabled()) {
-          replicaAcks.settleGrant(lease.id(), missed -> settleAcknowledged(request, lease, missed));
-        } else {
-          grant(request, lease);
-        }
-        break;
-      case "queued":
-        if (sentNanos - request.queuedSince > 0) {
-          request.queuedSince = sentNanos;
-        }
-        request.queued();
-        break;
-      case "busy":
-        request.fail(new IllegalStateException("a queued request got 'busy'"));
-        break;
-      case "idle":
-        request.grant(null);
-        break;
-      case "toobig":
-        request.fail(
-            new IllegalArgumentException(
-                "permits must not exceed the limit " + limit + ", was " + request.weight));
-        break;
-      case "expired":
-      case "abandoned":
-        // Our queue entry expired (we could not poll in time), or a grant expired before we saw
-        // it: the request is still wanted, so it queues again, under a new id.
-        resubmit(request);
-        break;
-      default:
-        request.fail(
-            new IllegalStateException(
-                "request " + id + " of semaphore '" + name + "' was " + status
-                    + " in Redis by another client"));
-    }
-  }
-
-  /**
-   * Settles a grant once replicas answered: grants it if enough have it; otherwise gives it back
-   * (a failover could forget it) and asks again under a new id.
-   */
-  private void settleAcknowledged(
-      RedisRequest<?> request, RedisLease lease, @Nullable Throwable missed) {
-    if (missed == null) {
-      grant(request, lease);
-      return;
-    }
-    var releasing = leases.release(lease.id()); // gives it back, or it expires
-    request.attemptFailed(missed);
-    resubmit(request);
-  }
-
-  private void grant(RedisRequest<?> request, RedisLease lease) {
-    // Registered before the caller can see it (and release it); a second reply for the same
-    // grant (a poll crossing the first reply) finds it registered and the request settled.
-    if (!leases.register(lease)) {
-      return;
-    }
-    if (request.grant(lease)) {
-      lease.watch();
-    } else {
-      leases.unregister(lease); // withdrawn meanwhile: its cancel gives the permits back
-    }
-  }
-
-  /**
-   * Sends the request again under a new id, and withdraws the old one: a poll still in flight
-   * for it may yet be granted, and the withdrawal, sent after it, gives that grant back.
-   */
-  private void resubmit(RedisRequest<?> request) {
-    String old = request.id;
-    String fresh = Ids.newId();
-    request.queuedSince = 0;
-    request.id = fresh;
-    waiting.put(fresh, request);
-    waiting.remove(old, request);
-    calls.withdraw(List.of(old));
-    if (request.isPending()) {
-      poll(List.of(request));
-    } else {
-      waiting.remove(fresh, request);
-    }
-  }
-
-  Executor completionExecutor() {
-    return completionExecutor;
-  }
-
-  // ---------------------------------------------------------------- requests
-
-  /** A request left the pending state (granted or withdrawn): it no longer waits here. */
-  void settled(RedisRequest<?> request) {
-    waiting.remove(request.id, request);
-  }
-
-  /** A request was withdrawn: it leaves, and Redis is told (which gives back a late grant). */
-  void withdrawn(RedisRequest<?> request) {
-    waiting.remove(request.id, request);
-    calls.withdraw(List.of(request.id));
-    finishIfClosed();
-  }
-
-  private <T extends @Nullable Object> RedisRequest<T> submit(
-      int weight, boolean blocking, @Nullable Duration timeout) {
-    RedisRequest<T> request = new RedisRequest<>(this, weight, blocking, timeout);
-    if (timeout != null) {
-      request.expectTimer();
-    }
-    if (closed && weight != 0) {
-      request.fail(closedException());
-      return request;
-    }
-    waiting.put(request.id, request);
-    if (closed && weight != 0) { // closed while we queued it
-      request.fail(closedException());
-      return request;
-    }
-    if (timeout != null) {
-      request.setTimer(RedisTimer.schedule(request::timerFired, Arguments.toNanos(timeout)));
-    }
-    var unused = send(List.of(request), false);
-    return request;
-  }
-
-  private SemaphoreClosedException closedException() {
-    return new SemaphoreClosedException("semaphore '" + name + "' is closed (this handle)");
   }
 
   /** Checks a weight against the limit, asking Redis when the limit known here is too low. */
@@ -599,11 +368,11 @@ public final class RedisSemaphore implements Semaphore {
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
-    if (closed) {
-      throw closedException();
+    if (requests.isClosed()) {
+      throw requests.closedException();
     }
     checkWeight(permits);
-    RedisRequest<Lease> request = submit(permits, true, timeout);
+    RedisRequest<Lease> request = requests.submit(permits, true, timeout);
     try {
       return request.get();
     } catch (InterruptedException e) {
@@ -663,26 +432,11 @@ public final class RedisSemaphore implements Semaphore {
    * @throws SemaphoreClosedException if this handle is closed
    */
   public Optional<Lease> tryAcquireLease(int permits) {
-    if (closed) {
-      throw closedException();
+    if (requests.isClosed()) {
+      throw requests.closedException();
     }
     checkWeight(permits);
-    RedisRequest<Lease> request = new RedisRequest<>(this, permits, true, null);
-    Reply reply = Calls.join(send(List.of(request), true));
-    List<Object> item = reply.item(0);
-    switch (Reply.status(item)) {
-      case "granted":
-        RedisLease lease = leases.newLease(
-                request.id, request.weight, item, reply.serverMillis, request.queuedSince);
-        leases.register(lease);
-        lease.watch();
-        return Optional.of(lease);
-      case "toobig":
-        throw new IllegalArgumentException(
-            "permits must not exceed the limit " + reply.limit + ", was " + permits);
-      default:
-        return Optional.empty();
-    }
+    return requests.tryAcquire(permits);
   }
 
   /**
@@ -738,10 +492,10 @@ public final class RedisSemaphore implements Semaphore {
   /** An asynchronous request: never waits for Redis (see decision 33). */
   private CompletableFuture<Lease> submitAsync(int permits, @Nullable Duration timeout) {
     Arguments.checkWeight(permits, calls.knownLimit());
-    if (closed) {
-      return CompletableFuture.failedFuture(closedException());
+    if (requests.isClosed()) {
+      return CompletableFuture.failedFuture(requests.closedException());
     }
-    return submit(permits, false, timeout);
+    return requests.submit(permits, false, timeout);
   }
 
   @SuppressWarnings("unchecked") // a future of leases is a future of permits: only leases go in
@@ -773,7 +527,7 @@ public final class RedisSemaphore implements Semaphore {
 
   @Override
   public CompletableFuture<Void> awaitIdle() {
-    return submit(0, false, null);
+    return requests.submit(0, false, null);
   }
 
   /**
@@ -788,12 +542,7 @@ public final class RedisSemaphore implements Semaphore {
    */
   @Override
   public void close() {
-    closed = true;
-    for (RedisRequest<?> request : List.copyOf(waiting.values())) {
-      if (request.weight != 0) {
-        request.fail(closedException());
-      }
-    }
+    requests.close();
     finishIfClosed();
     if (!onEventLoop()) {
       calls.awaitInFlight();
@@ -809,7 +558,7 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   private void finishIfClosed() {
-    if (closed && leases.isEmpty() && waiting.isEmpty()) {
+    if (requests.isClosed() && leases.isEmpty() && requests.isEmpty()) {
       shutDown();
     }
   }
@@ -886,12 +635,12 @@ public final class RedisSemaphore implements Semaphore {
   @Override
   public String toString() {
     return "RedisSemaphore[name=" + name + ", prefix=" + options.keyPrefix()
-        + (closed ? ", closed]" : "]");
+        + (requests.isClosed() ? ", closed]" : "]");
   }
 
   /** For tests: the request ids this handle waits on. */
   Collection<String> waitingIds() {
-    return List.copyOf(waiting.keySet());
+    return requests.ids();
   }
 
   /** For tests: the leases this handle holds. */
