@@ -10,18 +10,13 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
@@ -52,33 +47,28 @@ import org.jspecify.annotations.Nullable;
  * semaphore.lua}, beside this class): who holds which slots until when, the FIFO queue of
  * waiters, each slot's last fencing token, and recently finished request ids.
  *
- * <p>Each request gets a random id, chosen here. A request is sent as "grant it if it is first
- * in line and fits, else queue it" and may be sent any number of times: a request id already
- * holding gets its lease back, a queued one keeps its place (and its entry's expiry is pushed
- * back), a finished one is refused by its tombstone. So a retry, or Lettuce re-sending a command
- * after a reconnect, never takes a second lease. Whoever frees permits (a release, an expiry, a
- * cancelled head, a larger limit) grants the requests at the head of the queue in the same call
- * and publishes the grants (lease expiry and fencing tokens); the waiting process takes its
- * lease from the message, without asking Redis again. A lost message costs at most one
- * {@linkplain RedisSemaphoreOptions#pollInterval() poll interval}: every waiting process asks
- * again that often, which also keeps its queue entries alive. A waiter that stops asking (its
- * process died) drops out after the {@linkplain RedisSemaphoreOptions#waiterExpiry() waiter
- * expiry}; a holder that stops renewing loses its lease after the lease time.
+ * <p>Each request gets a random id, chosen here, and may be sent any number of times: a request
+ * id already holding gets its lease back, a queued one keeps its place, a finished one is
+ * refused. So a retry, or Lettuce re-sending a command after a reconnect, never takes a second
+ * lease. Whoever frees permits grants the requests at the head of the queue in the same call and
+ * publishes the grants; the waiting process takes its lease from the message, without asking
+ * Redis again. A lost message costs at most one {@linkplain RedisSemaphoreOptions#pollInterval()
+ * poll interval}: every waiting process asks again that often, which also keeps its queue
+ * entries alive. A waiter that stops asking (its process died) drops out after the {@linkplain
+ * RedisSemaphoreOptions#waiterExpiry() waiter expiry}; a holder that stops renewing loses its
+ * lease after the lease time.
  *
  * <p>If the state vanishes (Redis restarted without persistence), the first call from a handle
  * that has seen it recreates it in quarantine: nothing is granted for one lease time, by when
  * every holder of the lost state has found its lease lost (see {@code semaphore.lua},
- * Recreation). With replica acknowledgements, a grant is relied on only after {@code WAIT}; the
- * first report of a grant (a wake-up or a reply) waits and settles it, any other is ignored.
+ * Recreation). With replica acknowledgements, a grant is relied on only after {@code WAIT}.
  *
  * <p>On this side, each request is a future whose first completion wins, as every Jeton
  * future's: a cancel (or any completion from outside) that returns true never leaves the caller
- * holding permits, whatever raced with it. Its state, pending, granted or withdrawn, changes
- * once by compare-and-set. A withdrawal sends a cancel, which gives the permits back if Redis had
- * granted them meanwhile; a grant seen here that loses to a cancel is given back the same way, by
- * a cancel of its id. Commands of one handle travel on one connection, so Redis sees them in the
- * order they were sent: once {@code cancel()} returns, a later {@link #queueLength()} no longer
- * counts it, nor {@link #available()} its permits.
+ * holding permits, whatever raced with it; a grant that loses to a cancel is given back. Commands
+ * of one handle travel on one connection, so Redis sees them in the order they were sent: once
+ * {@code cancel()} returns, a later {@link #queueLength()} no longer counts it, nor {@link
+ * #available()} its permits.
  *
  * <h2>Handles</h2>
  *
@@ -87,6 +77,27 @@ import org.jspecify.annotations.Nullable;
  * renewed) until released, and the connections close when the last one is.
  */
 public final class RedisSemaphore implements Semaphore {
+  /*
+   * Overview: a map of the parts (each package-private, each with its own overview)
+   *
+   *   RedisSemaphore  the public API, the builder, the handle's lifecycle (close, shut down)
+   *   Calls           the calls to the Redis function: keys, common arguments, the limit last
+   *                   seen, quarantine recreation (seen), calls in flight, withdrawals to resend
+   *   Reply           the codec: replies and wake-up messages, decoded
+   *   Requests        waiting requests: send, batch, poll, settle from replies and wake-ups,
+   *                   resubmit under a new id; RedisRequest (one request's future and state)
+   *   Leases          held leases: made from grants, renewed together, released, given back;
+   *                   RedisLease (one lease, its watch and its loss)
+   *   ReplicaAcks     WAIT for replicas before a grant or renewal is relied on
+   *   Link            the two connections (commands, wake-ups) and loading the function
+   *   RedisTimer, Ids the shared timer thread; request ids
+   *
+   * Who calls whom: the API calls Requests (acquires), Leases (through the leases it returns)
+   * and Calls (counts, limit, status). Requests and Leases call Calls and ReplicaAcks; Requests
+   * hands grants to Leases. RedisRequest and RedisLease call back into Requests and Leases, and
+   * both call finishIfClosed here when a request or lease leaves, so that a closed handle shuts
+   * down (timers cancelled, connections closed) once nothing is held or waiting.
+   */
 
   private final String name;
   private final RedisSemaphoreOptions options;
@@ -98,7 +109,6 @@ public final class RedisSemaphore implements Semaphore {
   private final ScheduledFuture<?> renewer;
   private final java.util.concurrent.atomic.AtomicBoolean shutDown =
       new java.util.concurrent.atomic.AtomicBoolean();
-  private volatile boolean ignoreWakeUps; // for tests: as if every message were lost
 
   private RedisSemaphore(
       Builder builder, Link link, int limit, ReplicaAcks.@Nullable Waiter replicaWaiter) {
@@ -296,7 +306,7 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   private void start(int requiredLimit) {
-    Calls.join(link.subscribe(calls.channel(), this::onWake));
+    Calls.join(link.subscribe(calls.channel(), requests::onWake));
     Reply reply = Calls.join(calls.call("counts"));
     if (reply.limit < 0) {
       throw new IllegalArgumentException(
@@ -328,13 +338,6 @@ public final class RedisSemaphore implements Semaphore {
   private static String oneLine(String text) {
     String line = text.replaceAll("[\\t\\r\\n]+", " ");
     return line.length() > 500 ? line.substring(0, 500) + "..." : line;
-  }
-
-  /** A wake-up, unless a test made this handle deaf. */
-  private void onWake(String message) {
-    if (!ignoreWakeUps) {
-      requests.onWake(message);
-    }
   }
 
   /** Checks a weight against the limit, asking Redis when the limit known here is too low. */
@@ -638,33 +641,21 @@ public final class RedisSemaphore implements Semaphore {
         + (requests.isClosed() ? ", closed]" : "]");
   }
 
-  /** For tests: the request ids this handle waits on. */
-  Collection<String> waitingIds() {
-    return requests.ids();
+  // The parts, for tests (RedisSemaphores, on the test side): nothing here calls these.
+
+  Link link() {
+    return link;
   }
 
-  /** For tests: the leases this handle holds. */
-  Collection<RedisLease> heldLeases() {
-    return leases.all();
+  Calls calls() {
+    return calls;
   }
 
-  /** For tests: calls the function as the handle does. */
-  CompletionStage<List<Object>> rawCall(String op, String... args) {
-    return calls.call(op, args).thenApply(reply -> reply.items);
+  Leases leases() {
+    return leases;
   }
 
-  /** For tests: drops every wake-up message from now on, as a broken subscription would. */
-  void ignoreWakeUps() {
-    ignoreWakeUps = true;
-  }
-
-  /** For tests: handles {@code message} as a wake-up that came on this handle's channel. */
-  void wakeUp(String message) {
-    onWake(message);
-  }
-
-  /** For tests: the channel this handle's wake-ups come on. */
-  String wakeChannel() {
-    return calls.channel();
+  Requests requests() {
+    return requests;
   }
 }

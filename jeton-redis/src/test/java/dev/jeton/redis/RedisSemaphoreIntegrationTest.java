@@ -302,7 +302,7 @@ class RedisSemaphoreIntegrationTest {
       String before = server.command("CLIENT", "LIST");
       RedisSemaphore one = RedisSemaphore.builder("c").client(client).limit(1).open();
       one.acquire(1).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
-      String channel = one.wakeChannel();
+      String channel = RedisSemaphores.wakeChannel(one);
       assertEquals(channel + "\n1", server.command("PUBSUB", "NUMSUB", channel));
       one.close();
       // The handle's own two connections close (and its subscription ends); the client stays.
@@ -391,7 +391,7 @@ class RedisSemaphoreIntegrationTest {
 
     // The same grant again, as a poll's reply crossing the wake-up brings it.
     LeaseInfo grant = other.status().holders().get(0);
-    sem.wakeUp(System.currentTimeMillis() + " " + grant.id() + "|granted|"
+    RedisSemaphores.wakeUp(sem, System.currentTimeMillis() + " " + grant.id() + "|granted|"
         + grant.expiresAt().toEpochMilli() + "|" + FencingToken.format(grant.fencingTokens()));
     List<CompletableFuture<Long>> later = new ArrayList<>();
     waits.drainTo(later);
