@@ -161,7 +161,9 @@ final class RedisLease implements Lease {
       return CompletableFuture.completedFuture(false);
     }
     stopWatch();
-    CompletableFuture<Boolean> released = leases.release(id);
+    // Answered on an I/O thread: handed off, so that no callback of the caller's runs there.
+    CompletableFuture<Boolean> released =
+        new Handoff.HandedOff<>(leases.release(id), leases.completionExecutor());
     leases.forget(this);
     return released;
   }

@@ -2,6 +2,8 @@ package dev.jeton.redis;
 
 import dev.jeton.internal.WithdrawingFuture;
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -38,6 +40,11 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
    * first and completes after, so that whoever wakes on the failure already sees the request
    * gone; if a completion from outside beat it to the future, the state was moved already and
    * there is nothing to give back.
+   *
+   * A blocking request is completed on the thread that brings its outcome (Lettuce's I/O thread,
+   * the timer): only the acquiring thread waits on it, and no callback is registered. An
+   * asynchronous one is handed off (Handoff): to a thread waiting in get/join, else to the
+   * completion executor, so that no user callback runs on an I/O thread.
    */
 
   private static final Object PENDING = "pending";
@@ -59,6 +66,8 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
   volatile long queuedSince;
   volatile boolean timeoutDue;
   volatile @Nullable Throwable lastFailure;
+  /** How an asynchronous request's completion leaves the I/O thread; null for a blocking one. */
+  private final @Nullable Handoff handoff;
 
   RedisRequest(
       Requests requests, int weight, boolean blocking, @Nullable Duration timeout) {
@@ -66,6 +75,7 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     this.weight = weight;
     this.blocking = blocking;
     this.timeout = timeout;
+    this.handoff = blocking ? null : new Handoff(this, requests.completionExecutor());
   }
 
   boolean isPending() {
@@ -152,14 +162,40 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
   }
 
   private void deliver(Runnable completion) {
-    if (blocking) {
+    Handoff h = handoff;
+    if (h == null) {
       completion.run(); // a thread waits in get(): no callbacks to keep off Lettuce's threads
       return;
     }
-    try {
-      requests.completionExecutor().execute(completion);
-    } catch (RuntimeException rejected) {
-      completion.run(); // never drop a completion
+    h.deliver(completion);
+  }
+
+  // An asynchronous request completes on the thread that waits for it, if any (Handoff).
+
+  @Override
+  public T get() throws InterruptedException, ExecutionException {
+    Handoff h = handoff;
+    if (h != null) {
+      h.await();
     }
+    return super.get();
+  }
+
+  @Override
+  public T get(long timeout, TimeUnit unit)
+      throws InterruptedException, ExecutionException, TimeoutException {
+    Handoff h = handoff;
+    return h == null
+        ? super.get(timeout, unit)
+        : super.get(h.await(timeout, unit), TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public T join() {
+    Handoff h = handoff;
+    if (h != null) {
+      h.awaitUninterruptibly();
+    }
+    return super.join();
   }
 }

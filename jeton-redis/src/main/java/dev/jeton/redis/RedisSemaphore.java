@@ -90,6 +90,8 @@ public final class RedisSemaphore implements Semaphore {
    *                   RedisLease (one lease, its watch and its loss)
    *   ReplicaAcks     WAIT for replicas before a grant or renewal is relied on
    *   Link            the two connections (commands, wake-ups) and loading the function
+   *   Handoff         how a future given to users leaves Lettuce's I/O thread: to a thread
+   *                   waiting in get/join, else to the completion executor
    *   RedisTimer, Ids the shared timer thread; request ids
    *
    * Who calls whom: the API calls Requests (acquires), Leases (through the leases it returns)
@@ -253,8 +255,9 @@ public final class RedisSemaphore implements Semaphore {
     }
 
     /**
-     * Where asynchronous requests and loss notices complete (default: the common fork-join
-     * pool), so that a callback that blocks never holds up Lettuce's I/O threads.
+     * Where asynchronous requests, releases and loss notices complete (default: the common
+     * fork-join pool), so that a callback that blocks never holds up Lettuce's I/O threads. A
+     * future that a thread waits for in {@code get} or {@code join} completes on that thread.
      *
      * @param executor the executor
      * @return this builder
