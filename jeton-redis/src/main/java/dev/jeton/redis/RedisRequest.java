@@ -53,7 +53,6 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
 
   private final Requests requests;
   final int weight; // 0: awaitIdle
-  final boolean blocking;
   final @Nullable Duration timeout;
   volatile String id = Ids.newId();
   /** PENDING, then WITHDRAWN, IDLE_GRANTED or the granted lease. */
@@ -73,7 +72,6 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
       Requests requests, int weight, boolean blocking, @Nullable Duration timeout) {
     this.requests = requests;
     this.weight = weight;
-    this.blocking = blocking;
     this.timeout = timeout;
     this.handoff = blocking ? null : new Handoff(this, requests.completionExecutor());
   }
