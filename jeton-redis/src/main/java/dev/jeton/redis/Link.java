@@ -270,6 +270,11 @@ final class Link implements AutoCloseable {
     return pubsub.async().subscribe(channel).toCompletableFuture();
   }
 
+  /** Drops the messages on {@code channel} from now on, as a broken subscription would. */
+  void ignore(String channel) {
+    listeners.remove(channel);
+  }
+
   @Override
   public void close() {
     AbstractRedisClient client = ownedClient;

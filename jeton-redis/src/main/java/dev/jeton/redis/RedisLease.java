@@ -19,7 +19,7 @@ final class RedisLease implements Lease {
   private static final int RELEASED = 1;
   private static final int LOST = 2;
 
-  private final RedisSemaphore semaphore;
+  private final Leases leases;
   private final String id;
   private final int permits;
   private final List<FencingToken> tokens;
@@ -30,13 +30,13 @@ final class RedisLease implements Lease {
   private @Nullable ScheduledFuture<?> watch; // guarded by this
 
   RedisLease(
-      RedisSemaphore semaphore,
+      Leases leases,
       String id,
       int permits,
       List<FencingToken> tokens,
       long expiresAtMillis,
       long deadlineNanos) {
-    this.semaphore = semaphore;
+    this.leases = leases;
     this.id = id;
     this.permits = permits;
     this.tokens = List.copyOf(tokens);
@@ -64,7 +64,7 @@ final class RedisLease implements Lease {
       old.cancel(false);
     }
     if (state.get() == HELD) {
-      watch = RedisSemaphore.schedule(this::deadlinePassed, deadlineNanos - System.nanoTime());
+      watch = RedisTimer.schedule(this::deadlinePassed, deadlineNanos - System.nanoTime());
     }
   }
 
@@ -73,7 +73,7 @@ final class RedisLease implements Lease {
       rewatch(); // renewed since this watch was set
       return;
     }
-    Throwable failure = semaphore.lastRenewFailure();
+    Throwable failure = leases.lastRenewFailure();
     lose(
         "it could not be renewed within the lease time"
             + (failure == null ? "" : " (last renewal failed: " + failure + ")"));
@@ -85,11 +85,11 @@ final class RedisLease implements Lease {
       return;
     }
     stopWatch();
-    semaphore.forget(this);
-    var unused = semaphore.sendRelease(id); // in case Redis still has it: free it for others now
+    leases.forget(this);
+    var unused = leases.release(id); // in case Redis still has it: free it for others now
     LeaseLoss loss = new LeaseLoss(id, reason, Instant.now());
     try {
-      semaphore.completionExecutor().execute(() -> lost.complete(loss));
+      leases.completionExecutor().execute(() -> lost.complete(loss));
     } catch (RuntimeException rejected) {
       lost.complete(loss);
     }
@@ -111,8 +111,8 @@ final class RedisLease implements Lease {
       return;
     }
     stopWatch();
-    semaphore.sendWithdrawals(List.of(id)); // sent before forget, which may close the handle
-    semaphore.forget(this);
+    leases.withdraw(id); // sent before forget, which may close the handle
+    leases.forget(this);
   }
 
   @Override
@@ -122,7 +122,7 @@ final class RedisLease implements Lease {
 
   @Override
   public String semaphore() {
-    return semaphore.name();
+    return leases.semaphoreName();
   }
 
   @Override
@@ -161,14 +161,16 @@ final class RedisLease implements Lease {
       return CompletableFuture.completedFuture(false);
     }
     stopWatch();
-    CompletableFuture<Boolean> released = semaphore.sendRelease(id);
-    semaphore.forget(this);
+    // Answered on an I/O thread: handed off, so that no callback of the caller's runs there.
+    CompletableFuture<Boolean> released =
+        new Handoff.HandedOff<>(leases.release(id), leases.completionExecutor());
+    leases.forget(this);
     return released;
   }
 
   @Override
   public String toString() {
-    return "Lease[id=" + id + ", permits=" + permits + ", semaphore=" + semaphore.name()
+    return "Lease[id=" + id + ", permits=" + permits + ", semaphore=" + leases.semaphoreName()
         + ", tokens=" + FencingToken.format(tokens) + "]";
   }
 }

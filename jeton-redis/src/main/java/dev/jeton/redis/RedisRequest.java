@@ -2,6 +2,8 @@ package dev.jeton.redis;
 
 import dev.jeton.internal.WithdrawingFuture;
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -12,8 +14,8 @@ import org.jspecify.annotations.Nullable;
  * request, and a grant it beat is given back), over a state that says whether this handle still
  * asks Redis for it.
  *
- * <p>Fields: {@code state} changes only by compare-and-set; {@code id} is changed only by the
- * semaphore when it resubmits the request under a new id; the rest are volatile flags and times
+ * <p>Fields: {@code state} changes only by compare-and-set; {@code id} is changed only by {@link
+ * Requests} when it resubmits the request under a new id; the rest are volatile flags and times
  * written by whichever thread handles a reply, a wake-up or the timer, each read as a whole.
  */
 final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T> {
@@ -38,17 +40,21 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
    * first and completes after, so that whoever wakes on the failure already sees the request
    * gone; if a completion from outside beat it to the future, the state was moved already and
    * there is nothing to give back.
+   *
+   * A blocking request is completed on the thread that brings its outcome (Lettuce's I/O thread,
+   * the timer): only the acquiring thread waits on it, and no callback is registered. An
+   * asynchronous one is handed off (Handoff): to a thread waiting in get/join, else to the
+   * completion executor, so that no user callback runs on an I/O thread.
    */
 
   private static final Object PENDING = "pending";
   private static final Object IDLE_GRANTED = "idle";
   private static final Object WITHDRAWN = "withdrawn";
 
-  private final RedisSemaphore semaphore;
+  private final Requests requests;
   final int weight; // 0: awaitIdle
-  final boolean blocking;
   final @Nullable Duration timeout;
-  volatile String id = RedisSemaphore.newId();
+  volatile String id = Ids.newId();
   /** PENDING, then WITHDRAWN, IDLE_GRANTED or the granted lease. */
   private final AtomicReference<Object> state = new AtomicReference<>(PENDING);
   volatile boolean answered;
@@ -59,13 +65,15 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
   volatile long queuedSince;
   volatile boolean timeoutDue;
   volatile @Nullable Throwable lastFailure;
+  /** How an asynchronous request's completion leaves the I/O thread; null for a blocking one. */
+  private final @Nullable Handoff handoff;
 
   RedisRequest(
-      RedisSemaphore semaphore, int weight, boolean blocking, @Nullable Duration timeout) {
-    this.semaphore = semaphore;
+      Requests requests, int weight, boolean blocking, @Nullable Duration timeout) {
+    this.requests = requests;
     this.weight = weight;
-    this.blocking = blocking;
     this.timeout = timeout;
+    this.handoff = blocking ? null : new Handoff(this, requests.completionExecutor());
   }
 
   boolean isPending() {
@@ -82,7 +90,7 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     if (!state.compareAndSet(PENDING, lease == null ? IDLE_GRANTED : lease)) {
       return false;
     }
-    semaphore.settled(this);
+    requests.settled(this);
     stopTimer();
     // If a completion from outside wins before this runs, its withdraw gives the lease back.
     deliver(() -> settle((T) lease));
@@ -116,7 +124,7 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     TimeoutException e =
         new TimeoutException(
             "timed out after " + timeout + " waiting for " + weight + " permits of semaphore '"
-                + semaphore.name() + "'");
+                + requests.semaphoreName() + "'");
     Throwable cause = lastFailure;
     if (cause != null) {
       e.initCause(cause);
@@ -147,19 +155,45 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
       return false;
     }
     stopTimer();
-    semaphore.withdrawn(this);
+    requests.withdrawn(this);
     return true;
   }
 
   private void deliver(Runnable completion) {
-    if (blocking) {
+    Handoff h = handoff;
+    if (h == null) {
       completion.run(); // a thread waits in get(): no callbacks to keep off Lettuce's threads
       return;
     }
-    try {
-      semaphore.completionExecutor().execute(completion);
-    } catch (RuntimeException rejected) {
-      completion.run(); // never drop a completion
+    h.deliver(completion);
+  }
+
+  // An asynchronous request completes on the thread that waits for it, if any (Handoff).
+
+  @Override
+  public T get() throws InterruptedException, ExecutionException {
+    Handoff h = handoff;
+    if (h != null) {
+      h.await();
     }
+    return super.get();
+  }
+
+  @Override
+  public T get(long timeout, TimeUnit unit)
+      throws InterruptedException, ExecutionException, TimeoutException {
+    Handoff h = handoff;
+    return h == null
+        ? super.get(timeout, unit)
+        : super.get(h.await(timeout, unit), TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public T join() {
+    Handoff h = handoff;
+    if (h != null) {
+      h.awaitUninterruptibly();
+    }
+    return super.join();
   }
 }

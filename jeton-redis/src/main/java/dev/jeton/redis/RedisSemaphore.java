@@ -10,23 +10,17 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
@@ -53,33 +47,28 @@ import org.jspecify.annotations.Nullable;
  * semaphore.lua}, beside this class): who holds which slots until when, the FIFO queue of
  * waiters, each slot's last fencing token, and recently finished request ids.
  *
- * <p>Each request gets a random id, chosen here. A request is sent as "grant it if it is first
- * in line and fits, else queue it" and may be sent any number of times: a request id already
- * holding gets its lease back, a queued one keeps its place (and its entry's expiry is pushed
- * back), a finished one is refused by its tombstone. So a retry, or Lettuce re-sending a command
- * after a reconnect, never takes a second lease. Whoever frees permits (a release, an expiry, a
- * cancelled head, a larger limit) grants the requests at the head of the queue in the same call
- * and publishes the grants (lease expiry and fencing tokens); the waiting process takes its
- * lease from the message, without asking Redis again. A lost message costs at most one
- * {@linkplain RedisSemaphoreOptions#pollInterval() poll interval}: every waiting process asks
- * again that often, which also keeps its queue entries alive. A waiter that stops asking (its
- * process died) drops out after the {@linkplain RedisSemaphoreOptions#waiterExpiry() waiter
- * expiry}; a holder that stops renewing loses its lease after the lease time.
+ * <p>Each request gets a random id, chosen here, and may be sent any number of times: a request
+ * id already holding gets its lease back, a queued one keeps its place, a finished one is
+ * refused. So a retry, or Lettuce re-sending a command after a reconnect, never takes a second
+ * lease. Whoever frees permits grants the requests at the head of the queue in the same call and
+ * publishes the grants; the waiting process takes its lease from the message, without asking
+ * Redis again. A lost message costs at most one {@linkplain RedisSemaphoreOptions#pollInterval()
+ * poll interval}: every waiting process asks again that often, which also keeps its queue
+ * entries alive. A waiter that stops asking (its process died) drops out after the {@linkplain
+ * RedisSemaphoreOptions#waiterExpiry() waiter expiry}; a holder that stops renewing loses its
+ * lease after the lease time.
  *
  * <p>If the state vanishes (Redis restarted without persistence), the first call from a handle
  * that has seen it recreates it in quarantine: nothing is granted for one lease time, by when
  * every holder of the lost state has found its lease lost (see {@code semaphore.lua},
- * Recreation). With replica acknowledgements, a grant is relied on only after {@code WAIT}; the
- * first report of a grant (a wake-up or a reply) waits and settles it, any other is ignored.
+ * Recreation). With replica acknowledgements, a grant is relied on only after {@code WAIT}.
  *
  * <p>On this side, each request is a future whose first completion wins, as every Jeton
  * future's: a cancel (or any completion from outside) that returns true never leaves the caller
- * holding permits, whatever raced with it. Its state, pending, granted or withdrawn, changes
- * once by compare-and-set. A withdrawal sends a cancel, which gives the permits back if Redis had
- * granted them meanwhile; a grant seen here that loses to a cancel is given back the same way, by
- * a cancel of its id. Commands of one handle travel on one connection, so Redis sees them in the
- * order they were sent: once {@code cancel()} returns, a later {@link #queueLength()} no longer
- * counts it, nor {@link #available()} its permits.
+ * holding permits, whatever raced with it; a grant that loses to a cancel is given back. Commands
+ * of one handle travel on one connection, so Redis sees them in the order they were sent: once
+ * {@code cancel()} returns, a later {@link #queueLength()} no longer counts it, nor {@link
+ * #available()} its permits.
  *
  * <h2>Handles</h2>
  *
@@ -88,65 +77,68 @@ import org.jspecify.annotations.Nullable;
  * renewed) until released, and the connections close when the last one is.
  */
 public final class RedisSemaphore implements Semaphore {
-
-  private static final ScheduledThreadPoolExecutor TIMER = newTimer();
+  /*
+   * Overview: a map of the parts (each package-private, each with its own overview)
+   *
+   *   RedisSemaphore  the public API, the builder, the handle's lifecycle (close, shut down)
+   *   Calls           the calls to the Redis function: keys, common arguments, the limit last
+   *                   seen, quarantine recreation (seen), calls in flight, withdrawals to resend
+   *   Reply           the codec: replies and wake-up messages, decoded
+   *   Requests        waiting requests: send, batch, poll, settle from replies and wake-ups,
+   *                   resubmit under a new id; RedisRequest (one request's future and state)
+   *   Leases          held leases: made from grants, renewed together, released, given back;
+   *                   RedisLease (one lease, its watch and its loss)
+   *   ReplicaAcks     WAIT for replicas before a grant or renewal is relied on
+   *   Link            the two connections (commands, wake-ups) and loading the function
+   *   Handoff         how a future given to users leaves Lettuce's I/O thread: to a thread
+   *                   waiting in get/join, else to the completion executor
+   *   RedisTimer, Ids the shared timer thread; request ids
+   *
+   * Who calls whom: the API calls Requests (acquires), Leases (through the leases it returns)
+   * and Calls (counts, limit, status). Requests and Leases call Calls and ReplicaAcks; Requests
+   * hands grants to Leases. RedisRequest and RedisLease call back into Requests and Leases, and
+   * both call finishIfClosed here when a request or lease leaves, so that a closed handle shuts
+   * down (timers cancelled, connections closed) once nothing is held or waiting.
+   */
 
   private final String name;
   private final RedisSemaphoreOptions options;
   private final Link link;
-  private final String[] keys;
-  private final String channel;
-  private final String owner;
-  private final Executor completionExecutor;
-  private final Map<String, RedisRequest<?>> waiting = new ConcurrentHashMap<>();
-  private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
-  private final Map<String, Boolean> unsentWithdrawals = new ConcurrentHashMap<>();
-  private final java.util.Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
-  /**
-   * Grants (lease ids) whose replica acknowledgement is awaited. A grant can be reported twice (a
-   * wake-up and a poll's reply); only the first report waits and settles it, so its success and
-   * its failure never both act on one lease.
-   */
-  private final java.util.Set<String> acknowledging = ConcurrentHashMap.newKeySet();
+  private final Calls calls;
+  private final Leases leases;
+  private final Requests requests;
   private final ScheduledFuture<?> poller;
   private final ScheduledFuture<?> renewer;
-  private volatile int knownLimit;
-  /**
-   * Whether a reply has shown the semaphore's state: from then on a call that finds no state
-   * recreates it in quarantine (see {@code semaphore.lua}, Recreation), since leases of the lost
-   * state may still be believed held.
-   */
-  private volatile boolean seen;
-  private volatile boolean closed;
   private final java.util.concurrent.atomic.AtomicBoolean shutDown =
       new java.util.concurrent.atomic.AtomicBoolean();
-  private volatile @Nullable Throwable lastRenewFailure;
-  private volatile boolean ignoreWakeUps; // for tests: as if every message were lost
-  // For tests: answers the replica acknowledgement waits in place of Redis's WAIT.
-  private volatile java.util.function.@Nullable Supplier<CompletableFuture<Long>> replicaWaits;
 
-  private RedisSemaphore(Builder builder, Link link, int limit) {
+  private RedisSemaphore(
+      Builder builder, Link link, int limit, ReplicaAcks.@Nullable Waiter replicaWaiter) {
     this.name = builder.name;
     this.options = builder.options;
     this.link = link;
-    String base = "{" + options.keyPrefix() + ":" + name + "}:";
-    this.keys =
-        new String[] {base + "state", base + "queue", base + "timers", base + "spare"};
-    // Its own channel: a grant is announced to the handle that queued the request, not to all.
-    this.channel = base + "wake:" + newId();
-    this.owner =
+    this.calls = new Calls(name, options, link, limit);
+    ReplicaAcks replicaAcks =
+        new ReplicaAcks(replicaWaiter != null ? replicaWaiter : link::waitForReplicas, options);
+    String owner =
         String.join(
             "\t",
             ThisProcess.hostName(),
             Long.toString(ThisProcess.pid()),
             oneLine(System.getProperty("user.name", "?")),
             oneLine(builder.owner));
-    this.completionExecutor = builder.completionExecutor;
-    this.knownLimit = limit;
+    Executor completionExecutor = builder.completionExecutor;
+    this.leases =
+        new Leases(
+            name, options, calls, replicaAcks, completionExecutor, this::finishIfClosed);
+    this.requests =
+        new Requests(
+            name, options, owner, calls, leases, replicaAcks, completionExecutor,
+            this::finishIfClosed);
     long poll = options.pollInterval().toNanos();
     long renew = options.renewInterval().toNanos();
-    this.poller = TIMER.scheduleWithFixedDelay(this::pollAll, poll, poll, TimeUnit.NANOSECONDS);
-    this.renewer = TIMER.scheduleWithFixedDelay(this::renewAll, renew, renew, TimeUnit.NANOSECONDS);
+    this.poller = RedisTimer.every(requests::pollAll, poll);
+    this.renewer = RedisTimer.every(leases::renewAll, renew);
   }
 
   /**
@@ -263,8 +255,9 @@ public final class RedisSemaphore implements Semaphore {
     }
 
     /**
-     * Where asynchronous requests and loss notices complete (default: the common fork-join
-     * pool), so that a callback that blocks never holds up Lettuce's I/O threads.
+     * Where asynchronous requests, releases and loss notices complete (default: the common
+     * fork-join pool), so that a callback that blocks never holds up Lettuce's I/O threads. A
+     * future that a thread waits for in {@code get} or {@code join} completes on that thread.
      *
      * @param executor the executor
      * @return this builder
@@ -285,6 +278,14 @@ public final class RedisSemaphore implements Semaphore {
      * @throws io.lettuce.core.RedisException if Redis cannot be reached
      */
     public RedisSemaphore open() {
+      return open(null);
+    }
+
+    /**
+     * {@link #open()}, with the replica acknowledgement waits answered by {@code replicaWaiter}
+     * (tests) instead of Redis's {@code WAIT} (null).
+     */
+    RedisSemaphore open(ReplicaAcks.@Nullable Waiter replicaWaiter) {
       Link link;
       String redisUri = uri;
       AbstractRedisClient redisClient = client;
@@ -295,7 +296,8 @@ public final class RedisSemaphore implements Semaphore {
       } else {
         throw new IllegalArgumentException("where is Redis? call uri(...) or client(...)");
       }
-      RedisSemaphore semaphore = new RedisSemaphore(this, link, Math.max(limit, limitIfNew));
+      RedisSemaphore semaphore =
+          new RedisSemaphore(this, link, Math.max(limit, limitIfNew), replicaWaiter);
       try {
         semaphore.start(limit);
         return semaphore;
@@ -307,8 +309,8 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   private void start(int requiredLimit) {
-    join(link.subscribe(channel, this::onWake));
-    Reply reply = join(call("counts"));
+    Calls.join(link.subscribe(calls.channel(), requests::onWake));
+    Reply reply = Calls.join(calls.call("counts"));
     if (reply.limit < 0) {
       throw new IllegalArgumentException(
           "there is no semaphore '" + name + "' in Redis");
@@ -341,448 +343,12 @@ public final class RedisSemaphore implements Semaphore {
     return line.length() > 500 ? line.substring(0, 500) + "..." : line;
   }
 
-  private static ScheduledThreadPoolExecutor newTimer() {
-    ScheduledThreadPoolExecutor timer =
-        new ScheduledThreadPoolExecutor(
-            1,
-            task -> {
-              Thread t = new Thread(task, "jeton-redis-timer");
-              t.setDaemon(true);
-              return t;
-            });
-    timer.setRemoveOnCancelPolicy(true);
-    return timer;
-  }
-
-  // ---------------------------------------------------------------- talking to Redis
-
-  /** A reply of the semaphore's function: its counts, the server's time, the operation's items. */
-  private static final class Reply {
-    final int limit;
-    final int used;
-    final int queued;
-    final long serverMillis;
-    final List<Object> items;
-
-    Reply(List<Object> raw) {
-      this.limit = ((Long) raw.get(0)).intValue();
-      this.used = ((Long) raw.get(1)).intValue();
-      this.queued = ((Long) raw.get(2)).intValue();
-      this.serverMillis = Long.parseLong((String) raw.get(3));
-      this.items = raw.subList(4, raw.size());
-    }
-
-    @SuppressWarnings("unchecked")
-    List<Object> item(int index) {
-      return (List<Object>) items.get(index);
-    }
-  }
-
-  private CompletableFuture<Reply> call(String op, String... args) {
-    String[] argv = new String[4 + args.length];
-    argv[0] = op;
-    int createLimit = knownLimit;
-    argv[1] =
-        seen && createLimit >= 0
-            ? createLimit + "/" + options.leaseTime().toMillis()
-            : Integer.toString(createLimit);
-    argv[2] = channel; // where grants of requests this call queues are announced
-    argv[3] = Long.toString(options.replayWindow().toMillis());
-    System.arraycopy(args, 0, argv, 4, args.length);
-    CompletableFuture<List<Object>> sent = link.run(keys, argv);
-    inFlight.add(sent);
-    var unused = sent.whenComplete((r, failure) -> inFlight.remove(sent));
-    return sent
-        .thenApply(
-            raw -> {
-              Reply reply = new Reply(raw);
-              if (reply.limit >= 0) {
-                knownLimit = reply.limit;
-                seen = true;
-              }
-              return reply;
-            });
-  }
-
-  /** Waits for a reply without being interruptible, and rethrows its failure unwrapped. */
-  private static <T> T join(CompletableFuture<T> future) {
-    try {
-      return future.join();
-    } catch (CompletionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof RuntimeException) {
-        throw (RuntimeException) cause;
-      }
-      if (cause instanceof Error) {
-        throw (Error) cause;
-      }
-      throw e;
-    }
-  }
-
-  /**
-   * A wake-up: the server's time, then for each request settled by another client's call {@code
-   * id|granted|expiry|slot:token,...} or {@code id|outcome}. Ours are settled from it, as from a
-   * reply, without asking Redis again.
-   */
-  private void onWake(String message) {
-    if (ignoreWakeUps) {
-      return;
-    }
-    String[] entries = message.split(" ", -1);
-    long serverMillis;
-    try {
-      serverMillis = Long.parseLong(entries[0]);
-    } catch (NumberFormatException foreign) {
-      return; // not a message of this version of the function: the poll still finds the outcome
-    }
-    for (int i = 1; i < entries.length; i++) {
-      String entry = entries[i];
-      int bar = entry.indexOf('|');
-      RedisRequest<?> request = bar < 0 ? null : waiting.get(entry.substring(0, bar));
-      if (request != null) {
-        List<Object> item = List.of((Object[]) entry.split("\\|", -1));
-        // Granted after Redis had our last request that found it queued, so its lease time
-        // counts from no earlier than when that request was sent.
-        settle(request, item, knownLimit, serverMillis, request.queuedSince);
-      }
-    }
-  }
-
-  /** The fallback poll, and the retry of withdrawals that could not be sent. */
-  private void pollAll() {
-    if (!unsentWithdrawals.isEmpty()) {
-      List<String> ids = new ArrayList<>(unsentWithdrawals.keySet());
-      ids.forEach(unsentWithdrawals::remove);
-      sendWithdrawals(ids);
-    }
-    if (!waiting.isEmpty()) {
-      List<RedisRequest<?>> answered = new ArrayList<>();
-      for (RedisRequest<?> request : waiting.values()) {
-        if (request.answered) { // one whose first reply is still on its way needs no second ask
-          answered.add(request);
-        }
-      }
-      poll(answered);
-    }
-  }
-
-  /** Sends (again) every request in {@code requests}, and settles each with its reply. */
-  private void poll(Collection<RedisRequest<?>> requests) {
-    List<RedisRequest<?>> batch = new ArrayList<>();
-    for (RedisRequest<?> request : requests) {
-      if (request.isPending()) {
-        batch.add(request);
-      }
-      if (batch.size() == 200) {
-        var unused = send(batch, false);
-        batch = new ArrayList<>();
-      }
-    }
-    if (!batch.isEmpty()) {
-      var unused = send(batch, false);
-    }
-  }
-
-  private CompletableFuture<Reply> send(List<RedisRequest<?>> batch, boolean trying) {
-    String[] args = new String[2 + 4 * batch.size()];
-    args[0] = trying ? "try" : "queue";
-    args[1] = Long.toString(options.waiterExpiry().toMillis());
-    String lease = Long.toString(options.leaseTime().toMillis());
-    int i = 2;
-    for (RedisRequest<?> request : batch) {
-      args[i++] = request.id;
-      args[i++] = Integer.toString(request.weight);
-      args[i++] = lease;
-      args[i++] = owner;
-    }
-    long sentNanos = System.nanoTime();
-    for (RedisRequest<?> request : batch) {
-      if (request.queuedSince == 0) {
-        request.queuedSince = sentNanos; // its first send: a grant can only come after it
-      }
-    }
-    CompletableFuture<Reply> reply = call("acquire", args);
-    if (trying) {
-      return reply; // the caller reads the one reply itself
-    }
-    var unused =
-        reply.whenComplete(
-            (r, failure) -> {
-              if (failure != null) {
-                batch.forEach(request -> request.attemptFailed(failure));
-                return;
-              }
-              try {
-                for (int k = 0; k < r.items.size(); k++) {
-                  settle(batch.get(k), r.item(k), r.limit, r.serverMillis, sentNanos);
-                }
-              } catch (RuntimeException unexpected) {
-                // A reply this code does not understand (another version of the function?): fail
-                // the requests rather than leave them waiting for ever.
-                batch.forEach(request -> request.fail(unexpected));
-              }
-            });
-    return reply;
-  }
-
-  /**
-   * Settles a request with what Redis said of it: {@code item} is {@code id, status[, expiry,
-   * tokens]}, {@code serverMillis} the server's time then, {@code sentNanos} a local time before
-   * Redis said it (the lease's local deadline counts from there).
-   */
-  private void settle(
-      RedisRequest<?> request, List<Object> item, int limit, long serverMillis, long sentNanos) {
-    String id = (String) item.get(0);
-    String status = (String) item.get(1);
-    if (!id.equals(request.id) || !request.isPending()) {
-      return; // withdrawn meanwhile: its cancel, sent after this request, gives back any grant
-    }
-    switch (status) {
-      case "granted":
-        RedisLease lease = newLease(request, item, serverMillis, sentNanos);
-        if (options.replicaAcks() > 0) {
-          if (!acknowledging.add(lease.id())) {
-            return; // the first report of this grant settles it
-          }
-          var unused =
-              waitForReplicas()
-              .whenComplete(
-                  (acks, failure) -> {
-                    try {
-                      settleAcknowledged(request, lease, acks, failure);
-                    } finally {
-                      // Settled: a later report finds the request granted, or under a new id.
-                      acknowledging.remove(lease.id());
-                    }
-                  });
-        } else {
-          grant(request, lease);
-        }
-        break;
-      case "queued":
-        if (sentNanos - request.queuedSince > 0) {
-          request.queuedSince = sentNanos;
-        }
-        request.queued();
-        break;
-      case "busy":
-        request.fail(new IllegalStateException("a queued request got 'busy'"));
-        break;
-      case "idle":
-        request.grant(null);
-        break;
-      case "toobig":
-        request.fail(
-            new IllegalArgumentException(
-                "permits must not exceed the limit " + limit + ", was " + request.weight));
-        break;
-      case "expired":
-      case "abandoned":
-        // Our queue entry expired (we could not poll in time), or a grant expired before we saw
-        // it: the request is still wanted, so it queues again, under a new id.
-        resubmit(request);
-        break;
-      default:
-        request.fail(
-            new IllegalStateException(
-                "request " + id + " of semaphore '" + name + "' was " + status
-                    + " in Redis by another client"));
-    }
-  }
-
-  /**
-   * Settles a grant once Redis's {@code WAIT} answered: grants it if enough replicas have it;
-   * otherwise gives it back (a failover could forget it) and asks again under a new id.
-   */
-  private void settleAcknowledged(
-      RedisRequest<?> request, RedisLease lease, @Nullable Long acks, @Nullable Throwable failure) {
-    if (failure == null && acks != null && acks >= options.replicaAcks()) {
-      grant(request, lease);
-      return;
-    }
-    var releasing = sendRelease(lease.id()); // gives it back, or it expires
-    request.attemptFailed(
-        failure != null
-            ? failure
-            : new IllegalStateException(
-                "grant reached " + acks + " replicas, not " + options.replicaAcks()));
-    resubmit(request);
-  }
-
-  private void grant(RedisRequest<?> request, RedisLease lease) {
-    // Registered before the caller can see it (and release it); a second reply for the same
-    // grant (a poll crossing the first reply) finds it registered and the request settled.
-    if (held.putIfAbsent(lease.id(), lease) != null) {
-      return;
-    }
-    if (request.grant(lease)) {
-      lease.watch();
-    } else {
-      held.remove(lease.id(), lease); // withdrawn meanwhile: its cancel gives the permits back
-    }
-  }
-
-  private RedisLease newLease(
-      RedisRequest<?> request, List<Object> item, long serverMillis, long sentNanos) {
-    long expiry = Long.parseLong((String) item.get(2));
-    List<FencingToken> tokens = FencingToken.parse((String) item.get(3));
-    long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - serverMillis);
-    return new RedisLease(this, request.id, request.weight, tokens, expiry, deadline);
-  }
-
-  /**
-   * Sends the request again under a new id, and withdraws the old one: a poll still in flight
-   * for it may yet be granted, and the withdrawal, sent after it, gives that grant back.
-   */
-  private void resubmit(RedisRequest<?> request) {
-    String old = request.id;
-    String fresh = newId();
-    request.queuedSince = 0;
-    request.id = fresh;
-    waiting.put(fresh, request);
-    waiting.remove(old, request);
-    sendWithdrawals(List.of(old));
-    if (request.isPending()) {
-      poll(List.of(request));
-    } else {
-      waiting.remove(fresh, request);
-    }
-  }
-
-  void sendWithdrawals(List<String> ids) {
-    var unused =
-        call("cancel", ids.toArray(new String[0]))
-        .whenComplete(
-            (reply, failure) -> {
-              if (failure != null) {
-                ids.forEach(id -> unsentWithdrawals.put(id, Boolean.TRUE));
-              }
-            });
-  }
-
-  CompletableFuture<Boolean> sendRelease(String leaseId) {
-    return call("release", leaseId)
-        .thenApply(reply -> "released".equals(reply.item(0).get(1)));
-  }
-
-  private void renewAll() {
-    if (held.isEmpty()) {
-      return;
-    }
-    List<RedisLease> leases = new ArrayList<>(held.values());
-    String[] args = new String[1 + leases.size()];
-    args[0] = Long.toString(options.leaseTime().toMillis());
-    for (int i = 0; i < leases.size(); i++) {
-      args[i + 1] = leases.get(i).id();
-    }
-    long sentNanos = System.nanoTime();
-    var unused =
-        call("renew", args)
-        .thenCompose(
-            reply ->
-                options.replicaAcks() == 0
-                    ? CompletableFuture.completedFuture(reply)
-                    : waitForReplicas()
-                        .thenApply(
-                            acks -> {
-                              if (acks < options.replicaAcks()) {
-                                throw new IllegalStateException(
-                                    "renewal reached " + acks + " replicas, not "
-                                        + options.replicaAcks());
-                              }
-                              return reply;
-                            }))
-        .whenComplete(
-            (reply, failure) -> {
-              if (failure != null) {
-                lastRenewFailure = failure; // leases not renewed in time are lost by their watch
-                return;
-              }
-              lastRenewFailure = null;
-              for (int i = 0; i < leases.size(); i++) {
-                List<Object> item = reply.item(i);
-                String status = (String) item.get(1);
-                RedisLease lease = leases.get(i);
-                if ("renewed".equals(status)) {
-                  long expiry = Long.parseLong((String) item.get(2));
-                  lease.renewed(
-                      expiry,
-                      sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - reply.serverMillis));
-                } else {
-                  lease.lose("it is no longer held in Redis (" + status + ")");
-                }
-              }
-            });
-  }
-
-  @Nullable Throwable lastRenewFailure() {
-    return lastRenewFailure;
-  }
-
-  void forget(RedisLease lease) {
-    held.remove(lease.id(), lease);
-    finishIfClosed();
-  }
-
-  Executor completionExecutor() {
-    return completionExecutor;
-  }
-
-  static ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
-    return TIMER.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-  }
-
-  static String newId() {
-    return java.util.UUID.randomUUID().toString();
-  }
-
-  // ---------------------------------------------------------------- requests
-
-  /** A request left the pending state (granted or withdrawn): it no longer waits here. */
-  void settled(RedisRequest<?> request) {
-    waiting.remove(request.id, request);
-  }
-
-  /** A request was withdrawn: it leaves, and Redis is told (which gives back a late grant). */
-  void withdrawn(RedisRequest<?> request) {
-    waiting.remove(request.id, request);
-    sendWithdrawals(List.of(request.id));
-    finishIfClosed();
-  }
-
-  private <T extends @Nullable Object> RedisRequest<T> submit(
-      int weight, boolean blocking, @Nullable Duration timeout) {
-    RedisRequest<T> request = new RedisRequest<>(this, weight, blocking, timeout);
-    if (timeout != null) {
-      request.expectTimer();
-    }
-    if (closed && weight != 0) {
-      request.fail(closedException());
-      return request;
-    }
-    waiting.put(request.id, request);
-    if (closed && weight != 0) { // closed while we queued it
-      request.fail(closedException());
-      return request;
-    }
-    if (timeout != null) {
-      request.setTimer(schedule(request::timerFired, Arguments.toNanos(timeout)));
-    }
-    var unused = send(List.of(request), false);
-    return request;
-  }
-
-  private SemaphoreClosedException closedException() {
-    return new SemaphoreClosedException("semaphore '" + name + "' is closed (this handle)");
-  }
-
   /** Checks a weight against the limit, asking Redis when the limit known here is too low. */
   private void checkWeight(int permits) {
-    if (permits >= 1 && permits > knownLimit) {
-      join(call("counts"));
+    if (permits >= 1 && permits > calls.knownLimit()) {
+      Calls.join(calls.call("counts"));
     }
-    Arguments.checkWeight(permits, knownLimit);
+    Arguments.checkWeight(permits, calls.knownLimit());
   }
 
   // ---------------------------------------------------------------- Semaphore
@@ -808,11 +374,11 @@ public final class RedisSemaphore implements Semaphore {
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
-    if (closed) {
-      throw closedException();
+    if (requests.isClosed()) {
+      throw requests.closedException();
     }
     checkWeight(permits);
-    RedisRequest<Lease> request = submit(permits, true, timeout);
+    RedisRequest<Lease> request = requests.submit(permits, true, timeout);
     try {
       return request.get();
     } catch (InterruptedException e) {
@@ -872,25 +438,11 @@ public final class RedisSemaphore implements Semaphore {
    * @throws SemaphoreClosedException if this handle is closed
    */
   public Optional<Lease> tryAcquireLease(int permits) {
-    if (closed) {
-      throw closedException();
+    if (requests.isClosed()) {
+      throw requests.closedException();
     }
     checkWeight(permits);
-    RedisRequest<Lease> request = new RedisRequest<>(this, permits, true, null);
-    Reply reply = join(send(List.of(request), true));
-    List<Object> item = reply.item(0);
-    switch ((String) item.get(1)) {
-      case "granted":
-        RedisLease lease = newLease(request, item, reply.serverMillis, request.queuedSince);
-        held.put(lease.id(), lease);
-        lease.watch();
-        return Optional.of(lease);
-      case "toobig":
-        throw new IllegalArgumentException(
-            "permits must not exceed the limit " + reply.limit + ", was " + permits);
-      default:
-        return Optional.empty();
-    }
+    return requests.tryAcquire(permits);
   }
 
   /**
@@ -945,11 +497,11 @@ public final class RedisSemaphore implements Semaphore {
 
   /** An asynchronous request: never waits for Redis (see decision 33). */
   private CompletableFuture<Lease> submitAsync(int permits, @Nullable Duration timeout) {
-    Arguments.checkWeight(permits, knownLimit);
-    if (closed) {
-      return CompletableFuture.failedFuture(closedException());
+    Arguments.checkWeight(permits, calls.knownLimit());
+    if (requests.isClosed()) {
+      return CompletableFuture.failedFuture(requests.closedException());
     }
-    return submit(permits, false, timeout);
+    return requests.submit(permits, false, timeout);
   }
 
   @SuppressWarnings("unchecked") // a future of leases is a future of permits: only leases go in
@@ -959,43 +511,29 @@ public final class RedisSemaphore implements Semaphore {
 
   @Override
   public int limit() {
-    return join(call("counts")).limit;
+    return Calls.join(calls.call("counts")).limit;
   }
 
   @Override
   public int available() {
-    Reply reply = join(call("counts"));
+    Reply reply = Calls.join(calls.call("counts"));
     return reply.limit - reply.used;
   }
 
   @Override
   public int queueLength() {
-    return join(call("counts")).queued;
+    return Calls.join(calls.call("counts")).queued;
   }
 
   @Override
   public void setLimit(int limit) {
     checkLimit(limit);
-    join(callCreating("limit", limit, Integer.toString(limit)));
-  }
-
-  private CompletableFuture<Reply> callCreating(String op, int createLimit, String... args) {
-    int previous = knownLimit;
-    knownLimit = createLimit; // creates the semaphore with the new limit if it is gone
-    CompletableFuture<Reply> reply = call(op, args);
-    var unused =
-        reply.whenComplete(
-        (r, failure) -> {
-          if (failure != null) {
-            knownLimit = previous;
-          }
-        });
-    return reply;
+    Calls.join(calls.callCreating("limit", limit, Integer.toString(limit)));
   }
 
   @Override
   public CompletableFuture<Void> awaitIdle() {
-    return submit(0, false, null);
+    return requests.submit(0, false, null);
   }
 
   /**
@@ -1010,22 +548,10 @@ public final class RedisSemaphore implements Semaphore {
    */
   @Override
   public void close() {
-    closed = true;
-    for (RedisRequest<?> request : List.copyOf(waiting.values())) {
-      if (request.weight != 0) {
-        request.fail(closedException());
-      }
-    }
+    requests.close();
     finishIfClosed();
     if (!onEventLoop()) {
-      try {
-        CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
-            .get(5, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (ExecutionException | TimeoutException e) {
-        // Redis did not answer: what was not withdrawn or released expires on its own
-      }
+      calls.awaitInFlight();
     }
   }
 
@@ -1038,7 +564,7 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   private void finishIfClosed() {
-    if (closed && held.isEmpty() && waiting.isEmpty()) {
+    if (requests.isClosed() && leases.isEmpty() && requests.isEmpty()) {
       shutDown();
     }
   }
@@ -1052,7 +578,7 @@ public final class RedisSemaphore implements Semaphore {
     // Let the withdrawals and releases already sent reach Redis first. The handle's own
     // connections close either way; a client passed in with client(...) stays open.
     var unused =
-        CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0]))
+        calls.inFlight()
             .orTimeout(5, TimeUnit.SECONDS)
             .whenComplete((done, failure) -> link.close());
   }
@@ -1096,16 +622,8 @@ public final class RedisSemaphore implements Semaphore {
 
   /** {@return who holds permits now and who waits, oldest first, as Redis sees it} */
   public Status status() {
-    Reply reply = join(call("status"));
-    List<LeaseInfo> holders = new ArrayList<>();
-    for (Object entry : (List<?>) reply.items.get(0)) {
-      holders.add(LeaseInfo.of((List<?>) entry));
-    }
-    List<LeaseInfo> waiters = new ArrayList<>();
-    for (Object entry : (List<?>) reply.items.get(1)) {
-      waiters.add(LeaseInfo.of((List<?>) entry));
-    }
-    return new Status(name, reply.limit, reply.used, holders, waiters);
+    Reply reply = Calls.join(calls.call("status"));
+    return new Status(name, reply.limit, reply.used, reply.leaseInfos(0), reply.leaseInfos(1));
   }
 
   /**
@@ -1123,48 +641,24 @@ public final class RedisSemaphore implements Semaphore {
   @Override
   public String toString() {
     return "RedisSemaphore[name=" + name + ", prefix=" + options.keyPrefix()
-        + (closed ? ", closed]" : "]");
+        + (requests.isClosed() ? ", closed]" : "]");
   }
 
-  /** For tests: the request ids this handle waits on. */
-  Collection<String> waitingIds() {
-    return List.copyOf(waiting.keySet());
+  // The parts, for tests (RedisSemaphores, on the test side): nothing here calls these.
+
+  Link link() {
+    return link;
   }
 
-  /** For tests: the leases this handle holds. */
-  Collection<RedisLease> heldLeases() {
-    return List.copyOf(held.values());
+  Calls calls() {
+    return calls;
   }
 
-  /** For tests: calls the function as the handle does. */
-  CompletionStage<List<Object>> rawCall(String op, String... args) {
-    return call(op, args).thenApply(reply -> reply.items);
+  Leases leases() {
+    return leases;
   }
 
-  /** For tests: drops every wake-up message from now on, as a broken subscription would. */
-  void ignoreWakeUps() {
-    ignoreWakeUps = true;
-  }
-
-  private CompletableFuture<Long> waitForReplicas() {
-    var answers = replicaWaits;
-    return answers != null
-        ? answers.get()
-        : link.waitForReplicas(options.replicaAcks(), options.replicaTimeout());
-  }
-
-  /** For tests: answers the replica acknowledgement waits with {@code answers}. */
-  void answerReplicaWaitsWith(java.util.function.Supplier<CompletableFuture<Long>> answers) {
-    replicaWaits = answers;
-  }
-
-  /** For tests: handles {@code message} as a wake-up that came on this handle's channel. */
-  void wakeUp(String message) {
-    onWake(message);
-  }
-
-  /** For tests: the channel this handle's wake-ups come on. */
-  String wakeChannel() {
-    return channel;
+  Requests requests() {
+    return requests;
   }
 }

@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import static dev.jeton.redis.RedisSemaphores.rawCall;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -248,7 +249,7 @@ class RedisFaultIntegrationTest {
   void wakeUpsLost_waitersStillGetTheirLeaseByPolling() throws Exception {
     RedisSemaphore sem = open("pubsub", 1);
     RedisSemaphore deaf = open("pubsub", 1);
-    deaf.ignoreWakeUps(); // every message to it is lost
+    RedisSemaphores.deafen(deaf); // every message to it is lost
     Lease held = sem.acquire(1);
     CompletableFuture<Lease> waiter = deaf.acquireLeaseAsync(1);
     Await.until(() -> sem.queueLength() == 1, "the waiter to queue");
@@ -271,20 +272,20 @@ class RedisFaultIntegrationTest {
     RedisSemaphore sem = open("replay", 2);
     String lease = Long.toString(LEASE.toMillis());
     String[] request = {"queue", "10000", "the-request", "1", lease, "h\t1\ttest"};
-    List<Object> first = sem.rawCall("acquire", request).toCompletableFuture().get();
-    List<Object> second = sem.rawCall("acquire", request).toCompletableFuture().get();
+    List<Object> first = rawCall(sem, "acquire", request).toCompletableFuture().get();
+    List<Object> second = rawCall(sem, "acquire", request).toCompletableFuture().get();
     assertEquals("granted", ((List<?>) first.get(0)).get(1));
     assertEquals(first, second, "the replay returns the same lease");
     assertEquals(1, sem.available(), "one permit held, not two");
 
-    sem.rawCall("release", "the-request").toCompletableFuture().get();
-    List<Object> late = sem.rawCall("acquire", request).toCompletableFuture().get();
+    rawCall(sem, "release", "the-request").toCompletableFuture().get();
+    List<Object> late = rawCall(sem, "acquire", request).toCompletableFuture().get();
     assertEquals("released", ((List<?>) late.get(0)).get(1), "a replay after release is refused");
     assertEquals(2, sem.available());
 
     String[] cancelled = {"queue", "10000", "cancelled-request", "1", lease, "h\t1\ttest"};
-    sem.rawCall("cancel", "cancelled-request").toCompletableFuture().get();
-    List<Object> afterCancel = sem.rawCall("acquire", cancelled).toCompletableFuture().get();
+    rawCall(sem, "cancel", "cancelled-request").toCompletableFuture().get();
+    List<Object> afterCancel = rawCall(sem, "acquire", cancelled).toCompletableFuture().get();
     assertEquals("cancelled", ((List<?>) afterCancel.get(0)).get(1));
     assertEquals(2, sem.available());
   }
@@ -297,12 +298,12 @@ class RedisFaultIntegrationTest {
     Lease held = sem.acquire(1);
     CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1);
     Await.until(() -> sem.queueLength() == 1, "the waiter to queue");
-    String id = sem.waitingIds().iterator().next();
+    String id = RedisSemaphores.waitingIds(sem).iterator().next();
     held.release(); // grants the waiter in Redis
     Lease granted = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     String lease = Long.toString(LEASE.toMillis());
     List<Object> replay =
-        sem.rawCall("acquire", "queue", "10000", id, "1", lease, "h\t1\ttest")
+        rawCall(sem, "acquire", "queue", "10000", id, "1", lease, "h\t1\ttest")
             .toCompletableFuture()
             .get();
     assertEquals("granted", ((List<?>) replay.get(0)).get(1));

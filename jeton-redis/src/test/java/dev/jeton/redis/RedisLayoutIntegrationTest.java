@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import static dev.jeton.redis.RedisSemaphores.rawCall;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -122,7 +123,7 @@ class RedisLayoutIntegrationTest {
     RedisMonitor monitor = RedisMonitor.start(server.port(), "{jeton:sweep}");
     List<MonitorLine> log;
     try {
-      List<Object> items = sem.rawCall("release", "touched").toCompletableFuture().get();
+      List<Object> items = rawCall(sem, "release", "touched").toCompletableFuture().get();
       assertEquals(List.of("touched", "expired"), items.get(0), "a release after the expiry");
       Lease lease = waiter.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
       lease.release();
@@ -144,7 +145,7 @@ class RedisLayoutIntegrationTest {
 
   private static CompletableFuture<List<Object>> rawAcquire(
       RedisSemaphore sem, String id, String leaseMs) {
-    return sem.rawCall("acquire", "queue", "10000", id, "1", leaseMs, "h\t1\ttest")
+    return rawCall(sem, "acquire", "queue", "10000", id, "1", leaseMs, "h\t1\ttest")
         .toCompletableFuture();
   }
 

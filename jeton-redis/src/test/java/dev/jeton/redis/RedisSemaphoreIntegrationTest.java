@@ -302,7 +302,7 @@ class RedisSemaphoreIntegrationTest {
       String before = server.command("CLIENT", "LIST");
       RedisSemaphore one = RedisSemaphore.builder("c").client(client).limit(1).open();
       one.acquire(1).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
-      String channel = one.wakeChannel();
+      String channel = RedisSemaphores.wakeChannel(one);
       assertEquals(channel + "\n1", server.command("PUBSUB", "NUMSUB", channel));
       one.close();
       // The handle's own two connections close (and its subscription ends); the client stays.
@@ -368,12 +368,11 @@ class RedisSemaphoreIntegrationTest {
    */
   private void twoSettlesOfOneGrant(String name, boolean successFirst) throws Exception {
     RedisSemaphore other = open(builder(name).limit(1));
-    RedisSemaphore sem =
-        open(builder(name).options(
-            RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))));
     BlockingQueue<CompletableFuture<Long>> waits = new LinkedBlockingQueue<>();
     AtomicBoolean acknowledgeAll = new AtomicBoolean();
-    sem.answerReplicaWaitsWith(
+    RedisSemaphore sem = RedisSemaphores.openAnsweringReplicaWaits(
+        builder(name).options(
+            RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))),
         () -> {
           if (acknowledgeAll.get()) {
             return CompletableFuture.completedFuture(1L);
@@ -382,6 +381,7 @@ class RedisSemaphoreIntegrationTest {
           waits.add(wait);
           return wait;
         });
+    toClose.add(sem);
     Lease held = other.acquire(1);
     CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1);
     Await.until(() -> other.queueLength() == 1, "the waiter to queue");
@@ -391,7 +391,7 @@ class RedisSemaphoreIntegrationTest {
 
     // The same grant again, as a poll's reply crossing the wake-up brings it.
     LeaseInfo grant = other.status().holders().get(0);
-    sem.wakeUp(System.currentTimeMillis() + " " + grant.id() + "|granted|"
+    RedisSemaphores.wakeUp(sem, System.currentTimeMillis() + " " + grant.id() + "|granted|"
         + grant.expiresAt().toEpochMilli() + "|" + FencingToken.format(grant.fencingTokens()));
     List<CompletableFuture<Long>> later = new ArrayList<>();
     waits.drainTo(later);

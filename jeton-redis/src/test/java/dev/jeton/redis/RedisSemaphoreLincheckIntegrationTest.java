@@ -51,7 +51,7 @@ public class RedisSemaphoreLincheckIntegrationTest {
       semaphore = old;
     } else {
       if (old != null) {
-        old.heldLeases().forEach(Lease::release);
+        RedisSemaphores.heldLeases(old).forEach(Lease::release);
         old.close();
       }
       semaphore =

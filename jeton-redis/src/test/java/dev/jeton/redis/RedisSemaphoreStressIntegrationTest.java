@@ -88,8 +88,8 @@ class RedisSemaphoreStressIntegrationTest {
           () -> check.available() == LIMIT && check.queueLength() == 0,
           "the semaphore to come back to free and empty");
       for (RedisSemaphore h : handles) {
-        assertEquals(List.of(), List.copyOf(h.waitingIds()), "nothing left waiting");
-        assertEquals(List.of(), List.copyOf(h.heldLeases()), "nothing left held");
+        assertEquals(List.of(), List.copyOf(RedisSemaphores.waitingIds(h)), "nothing left waiting");
+        assertEquals(List.of(), List.copyOf(RedisSemaphores.heldLeases(h)), "nothing left held");
         h.close();
       }
     }

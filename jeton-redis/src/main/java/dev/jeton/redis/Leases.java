@@ -1,0 +1,158 @@
+package dev.jeton.redis;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The leases one handle holds: made from grants, renewed together in the background, released
+ * or given back. Each {@link RedisLease} talks to its handle through this.
+ */
+final class Leases {
+  /*
+   * Overview
+   *
+   * A lease is in held from just before its caller can see it (so that a release, which removes
+   * it, always finds it) until it is released, given back or lost; held is a concurrent map, by
+   * lease id. A grant reported twice (a wake-up and a poll's reply) is registered once: the
+   * second registration fails and changes nothing.
+   *
+   * Every renewal interval, one call renews every lease in held. Each lease's local deadline
+   * counts the lease time from when that call was sent, so it is never later than the expiry in
+   * Redis (unless clocks run at different rates); a lease Redis no longer has is lost at once,
+   * and one whose renewals keep failing is lost by its own watch at its deadline, with the last
+   * failure (lastRenewFailure, volatile: written by each renewal's answer) as the reason.
+   */
+
+  private final String name;
+  private final RedisSemaphoreOptions options;
+  private final Calls calls;
+  private final ReplicaAcks replicaAcks;
+  private final Executor completionExecutor;
+  private final Runnable forgotten;
+  private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
+  private volatile @Nullable Throwable lastRenewFailure;
+
+  /** {@code forgotten} runs each time a lease leaves (the handle may then be done). */
+  Leases(
+      String name,
+      RedisSemaphoreOptions options,
+      Calls calls,
+      ReplicaAcks replicaAcks,
+      Executor completionExecutor,
+      Runnable forgotten) {
+    this.name = name;
+    this.options = options;
+    this.calls = calls;
+    this.replicaAcks = replicaAcks;
+    this.completionExecutor = completionExecutor;
+    this.forgotten = forgotten;
+  }
+
+  /**
+   * A lease from a grant's {@code item}: {@code serverMillis} is the server's time then, {@code
+   * sentNanos} a local time before Redis granted it (the local deadline counts from there).
+   */
+  RedisLease newLease(
+      String id, int permits, List<Object> item, long serverMillis, long sentNanos) {
+    long expiry = Reply.expiry(item);
+    List<FencingToken> tokens = Reply.tokens(item);
+    long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - serverMillis);
+    return new RedisLease(this, id, permits, tokens, expiry, deadline);
+  }
+
+  /** Holds {@code lease} from now on; false if a lease of that id is held already. */
+  boolean register(RedisLease lease) {
+    return held.putIfAbsent(lease.id(), lease) == null;
+  }
+
+  /** Drops a registered lease whose request was withdrawn meanwhile (its cancel frees it). */
+  void unregister(RedisLease lease) {
+    held.remove(lease.id(), lease);
+  }
+
+  /** A lease was released, given back or lost: it is no longer held here. */
+  void forget(RedisLease lease) {
+    held.remove(lease.id(), lease);
+    forgotten.run();
+  }
+
+  boolean isEmpty() {
+    return held.isEmpty();
+  }
+
+  Collection<RedisLease> all() {
+    return List.copyOf(held.values());
+  }
+
+  /** Releases {@code leaseId} in Redis: true if it was held there, false if it had expired. */
+  CompletableFuture<Boolean> release(String leaseId) {
+    return calls.call("release", leaseId)
+        .thenApply(reply -> "released".equals(Reply.status(reply.item(0))));
+  }
+
+  /** Cancels the request {@code leaseId}: gives its grant back, recorded as cancelled. */
+  void withdraw(String leaseId) {
+    calls.withdraw(List.of(leaseId));
+  }
+
+  void renewAll() {
+    if (held.isEmpty()) {
+      return;
+    }
+    List<RedisLease> leases = new ArrayList<>(held.values());
+    String[] args = new String[1 + leases.size()];
+    args[0] = Long.toString(options.leaseTime().toMillis());
+    for (int i = 0; i < leases.size(); i++) {
+      args[i + 1] = leases.get(i).id();
+    }
+    long sentNanos = System.nanoTime();
+    var unused =
+        calls.call("renew", args)
+        .thenCompose(
+            reply ->
+                replicaAcks.enabled()
+                    ? replicaAcks.confirm("renewal").thenApply(confirmed -> reply)
+                    : CompletableFuture.completedFuture(reply))
+        .whenComplete(
+            (reply, failure) -> {
+              if (failure != null) {
+                lastRenewFailure = failure; // leases not renewed in time are lost by their watch
+                return;
+              }
+              lastRenewFailure = null;
+              for (int i = 0; i < leases.size(); i++) {
+                List<Object> item = reply.item(i);
+                String status = Reply.status(item);
+                RedisLease lease = leases.get(i);
+                if ("renewed".equals(status)) {
+                  long expiry = Reply.expiry(item);
+                  lease.renewed(
+                      expiry,
+                      sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - reply.serverMillis));
+                } else {
+                  lease.lose("it is no longer held in Redis (" + status + ")");
+                }
+              }
+            });
+  }
+
+  @Nullable Throwable lastRenewFailure() {
+    return lastRenewFailure;
+  }
+
+  /** {@return the semaphore's name} */
+  String semaphoreName() {
+    return name;
+  }
+
+  Executor completionExecutor() {
+    return completionExecutor;
+  }
+}

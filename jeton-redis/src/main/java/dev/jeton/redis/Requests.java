@@ -1,0 +1,366 @@
+package dev.jeton.redis;
+
+import dev.jeton.SemaphoreClosedException;
+import dev.jeton.internal.Arguments;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The requests one handle waits on: sends them to Redis, alone or in batches, and settles each
+ * with what Redis says of it, in a reply or a wake-up. Each {@link RedisRequest} talks to its
+ * handle through this.
+ */
+final class Requests {
+  /*
+   * Overview
+   *
+   * Each request gets a random id, chosen here. A request is sent as "grant it if it is first in
+   * line and fits, else queue it" and may be sent any number of times: a request id already
+   * holding gets its lease back, a queued one keeps its place (and its entry's expiry is pushed
+   * back), a finished one is refused by its tombstone. So a retry, or Lettuce re-sending a
+   * command after a reconnect, never takes a second lease.
+   *
+   * Whoever frees permits in Redis grants the requests at the head of the queue in the same call
+   * and publishes the grants (lease expiry and fencing tokens) on the channel of the handle that
+   * queued them: onWake settles ours from the message, without asking Redis again. A lost
+   * message costs at most one poll interval: pollAll sends every request already answered once
+   * again (in batches of 200), which also keeps its queue entry alive. A request whose entry
+   * expired anyway, or whose grant expired before it was seen, is resubmitted under a new id,
+   * and the old id is withdrawn.
+   *
+   * A reply or a wake-up acts on a request only while it is pending (RedisRequest's state) and
+   * known by the id the item names, so a late or duplicated report of a withdrawn or resubmitted
+   * request does nothing; its cancel, sent after it on the same connection, gives back any grant.
+   *
+   * Fields: waiting maps each pending request's current id to it (a concurrent map): a request
+   * enters at submit and leaves when it is granted or withdrawn; resubmit enters the new id
+   * before the old one leaves. closed is volatile and set once: submit checks it before and
+   * after entering waiting, and close() fails what it then finds in waiting, so a request
+   * submitted as the handle closes either fails or is failed.
+   */
+
+  private static final int BATCH = 200;
+
+  private final String name;
+  private final RedisSemaphoreOptions options;
+  private final String owner;
+  private final Calls calls;
+  private final Leases leases;
+  private final ReplicaAcks replicaAcks;
+  private final Executor completionExecutor;
+  private final Runnable left;
+  private final Map<String, RedisRequest<?>> waiting = new ConcurrentHashMap<>();
+  private volatile boolean closed;
+
+  /**
+   * {@code owner} is who this handle's requests say they are; {@code left} runs each time a
+   * request is withdrawn (the handle may then be done).
+   */
+  Requests(
+      String name,
+      RedisSemaphoreOptions options,
+      String owner,
+      Calls calls,
+      Leases leases,
+      ReplicaAcks replicaAcks,
+      Executor completionExecutor,
+      Runnable left) {
+    this.name = name;
+    this.options = options;
+    this.owner = owner;
+    this.calls = calls;
+    this.leases = leases;
+    this.replicaAcks = replicaAcks;
+    this.completionExecutor = completionExecutor;
+    this.left = left;
+  }
+
+  /** Starts a request that waits (or {@code weight} 0: until the semaphore is idle). */
+  <T extends @Nullable Object> RedisRequest<T> submit(
+      int weight, boolean blocking, @Nullable Duration timeout) {
+    RedisRequest<T> request = new RedisRequest<>(this, weight, blocking, timeout);
+    if (timeout != null) {
+      request.expectTimer();
+    }
+    if (closed && weight != 0) {
+      request.fail(closedException());
+      return request;
+    }
+    waiting.put(request.id, request);
+    if (closed && weight != 0) { // closed while we queued it
+      request.fail(closedException());
+      return request;
+    }
+    if (timeout != null) {
+      request.setTimer(RedisTimer.schedule(request::timerFired, Arguments.toNanos(timeout)));
+    }
+    var unused = send(List.of(request), false);
+    return request;
+  }
+
+  /** A request that never waits: the lease if Redis grants it at once, else empty. */
+  Optional<Lease> tryAcquire(int permits) {
+    RedisRequest<Lease> request = new RedisRequest<>(this, permits, true, null);
+    Reply reply = Calls.join(send(List.of(request), true));
+    List<Object> item = reply.item(0);
+    switch (Reply.status(item)) {
+      case "granted":
+        RedisLease lease =
+            leases.newLease(
+                request.id, request.weight, item, reply.serverMillis, request.queuedSince);
+        leases.register(lease);
+        lease.watch();
+        return Optional.of(lease);
+      case "toobig":
+        throw new IllegalArgumentException(
+            "permits must not exceed the limit " + reply.limit + ", was " + permits);
+      default:
+        return Optional.empty();
+    }
+  }
+
+  /** A wake-up: ours among its items are settled from it, as from a reply. */
+  void onWake(String message) {
+    Reply.Wake wake = Reply.Wake.parse(message);
+    if (wake == null) {
+      return; // not a message of this version of the function: the poll still finds the outcome
+    }
+    for (List<Object> item : wake.items()) {
+      RedisRequest<?> request = waiting.get(Reply.id(item));
+      if (request != null) {
+        // Granted after Redis had our last request that found it queued, so its lease time
+        // counts from no earlier than when that request was sent.
+        settle(request, item, calls.knownLimit(), wake.serverMillis(), request.queuedSince);
+      }
+    }
+  }
+
+  /** The fallback poll, and the retry of withdrawals that could not be sent. */
+  void pollAll() {
+    calls.resendWithdrawals();
+    if (!waiting.isEmpty()) {
+      List<RedisRequest<?>> answered = new ArrayList<>();
+      for (RedisRequest<?> request : waiting.values()) {
+        if (request.answered) { // one whose first reply is still on its way needs no second ask
+          answered.add(request);
+        }
+      }
+      poll(answered);
+    }
+  }
+
+  /** Sends (again) every request in {@code requests}, and settles each with its reply. */
+  private void poll(Collection<RedisRequest<?>> requests) {
+    List<RedisRequest<?>> batch = new ArrayList<>();
+    for (RedisRequest<?> request : requests) {
+      if (request.isPending()) {
+        batch.add(request);
+      }
+      if (batch.size() == BATCH) {
+        var unused = send(batch, false);
+        batch = new ArrayList<>();
+      }
+    }
+    if (!batch.isEmpty()) {
+      var unused = send(batch, false);
+    }
+  }
+
+  private CompletableFuture<Reply> send(List<RedisRequest<?>> batch, boolean trying) {
+    String[] args = new String[2 + 4 * batch.size()];
+    args[0] = trying ? "try" : "queue";
+    args[1] = Long.toString(options.waiterExpiry().toMillis());
+    String lease = Long.toString(options.leaseTime().toMillis());
+    int i = 2;
+    for (RedisRequest<?> request : batch) {
+      args[i++] = request.id;
+      args[i++] = Integer.toString(request.weight);
+      args[i++] = lease;
+      args[i++] = owner;
+    }
+    long sentNanos = System.nanoTime();
+    for (RedisRequest<?> request : batch) {
+      if (request.queuedSince == 0) {
+        request.queuedSince = sentNanos; // its first send: a grant can only come after it
+      }
+    }
+    CompletableFuture<Reply> reply = calls.call("acquire", args);
+    if (trying) {
+      return reply; // the caller reads the one reply itself
+    }
+    var unused =
+        reply.whenComplete(
+            (r, failure) -> {
+              if (failure != null) {
+                batch.forEach(request -> request.attemptFailed(failure));
+                return;
+              }
+              try {
+                for (int k = 0; k < r.items.size(); k++) {
+                  settle(batch.get(k), r.item(k), r.limit, r.serverMillis, sentNanos);
+                }
+              } catch (RuntimeException unexpected) {
+                // A reply this code does not understand (another version of the function?): fail
+                // the requests rather than leave them waiting for ever.
+                batch.forEach(request -> request.fail(unexpected));
+              }
+            });
+    return reply;
+  }
+
+  /**
+   * Settles a request with what Redis said of it: {@code item} is {@code id, status[, expiry,
+   * tokens]}, {@code serverMillis} the server's time then, {@code sentNanos} a local time before
+   * Redis said it (the lease's local deadline counts from there).
+   */
+  private void settle(
+      RedisRequest<?> request, List<Object> item, int limit, long serverMillis, long sentNanos) {
+    String id = Reply.id(item);
+    String status = Reply.status(item);
+    if (!id.equals(request.id) || !request.isPending()) {
+      return; // withdrawn meanwhile: its cancel, sent after this request, gives back any grant
+    }
+    switch (status) {
+      case "granted":
+        RedisLease lease =
+            leases.newLease(request.id, request.weight, item, serverMillis, sentNanos);
+        if (replicaAcks.enabled()) {
+          replicaAcks.settleGrant(lease.id(), missed -> settleAcknowledged(request, lease, missed));
+        } else {
+          grant(request, lease);
+        }
+        break;
+      case "queued":
+        if (sentNanos - request.queuedSince > 0) {
+          request.queuedSince = sentNanos;
+        }
+        request.queued();
+        break;
+      case "busy":
+        request.fail(new IllegalStateException("a queued request got 'busy'"));
+        break;
+      case "idle":
+        request.grant(null);
+        break;
+      case "toobig":
+        request.fail(
+            new IllegalArgumentException(
+                "permits must not exceed the limit " + limit + ", was " + request.weight));
+        break;
+      case "expired":
+      case "abandoned":
+        // Our queue entry expired (we could not poll in time), or a grant expired before we saw
+        // it: the request is still wanted, so it queues again, under a new id.
+        resubmit(request);
+        break;
+      default:
+        request.fail(
+            new IllegalStateException(
+                "request " + id + " of semaphore '" + name + "' was " + status
+                    + " in Redis by another client"));
+    }
+  }
+
+  /**
+   * Settles a grant once replicas answered: grants it if enough have it; otherwise gives it back
+   * (a failover could forget it) and asks again under a new id.
+   */
+  private void settleAcknowledged(
+      RedisRequest<?> request, RedisLease lease, @Nullable Throwable missed) {
+    if (missed == null) {
+      grant(request, lease);
+      return;
+    }
+    var releasing = leases.release(lease.id()); // gives it back, or it expires
+    request.attemptFailed(missed);
+    resubmit(request);
+  }
+
+  private void grant(RedisRequest<?> request, RedisLease lease) {
+    // Registered before the caller can see it (and release it); a second reply for the same
+    // grant (a poll crossing the first reply) finds it registered and the request settled.
+    if (!leases.register(lease)) {
+      return;
+    }
+    if (request.grant(lease)) {
+      lease.watch();
+    } else {
+      leases.unregister(lease); // withdrawn meanwhile: its cancel gives the permits back
+    }
+  }
+
+  /**
+   * Sends the request again under a new id, and withdraws the old one: a poll still in flight
+   * for it may yet be granted, and the withdrawal, sent after it, gives that grant back.
+   */
+  private void resubmit(RedisRequest<?> request) {
+    String old = request.id;
+    String fresh = Ids.newId();
+    request.queuedSince = 0;
+    request.id = fresh;
+    waiting.put(fresh, request);
+    waiting.remove(old, request);
+    calls.withdraw(List.of(old));
+    if (request.isPending()) {
+      poll(List.of(request));
+    } else {
+      waiting.remove(fresh, request);
+    }
+  }
+
+  /** A request left the pending state (granted or withdrawn): it no longer waits here. */
+  void settled(RedisRequest<?> request) {
+    waiting.remove(request.id, request);
+  }
+
+  /** A request was withdrawn: it leaves, and Redis is told (which gives back a late grant). */
+  void withdrawn(RedisRequest<?> request) {
+    waiting.remove(request.id, request);
+    calls.withdraw(List.of(request.id));
+    left.run();
+  }
+
+  /** Takes no new requests, and fails the queued ones; awaitIdle requests keep waiting. */
+  void close() {
+    closed = true;
+    for (RedisRequest<?> request : List.copyOf(waiting.values())) {
+      if (request.weight != 0) {
+        request.fail(closedException());
+      }
+    }
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  boolean isEmpty() {
+    return waiting.isEmpty();
+  }
+
+  /** {@return the ids of the requests waiting now} */
+  Collection<String> ids() {
+    return List.copyOf(waiting.keySet());
+  }
+
+  SemaphoreClosedException closedException() {
+    return new SemaphoreClosedException("semaphore '" + name + "' is closed (this handle)");
+  }
+
+  /** {@return the semaphore's name} */
+  String semaphoreName() {
+    return name;
+  }
+
+  Executor completionExecutor() {
+    return completionExecutor;
+  }
+}

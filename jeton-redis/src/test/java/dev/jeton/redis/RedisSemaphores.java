@@ -1,0 +1,52 @@
+package dev.jeton.redis;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+
+/**
+ * Test access to a {@link RedisSemaphore} handle's parts: what tests set up, look at or provoke
+ * that the public API does not show. Nothing here is on a production path.
+ */
+final class RedisSemaphores {
+  private RedisSemaphores() {}
+
+  /** Opens a handle whose replica acknowledgement waits are answered by {@code answers}. */
+  static RedisSemaphore openAnsweringReplicaWaits(
+      RedisSemaphore.Builder builder, Supplier<CompletableFuture<Long>> answers) {
+    return builder.open((replicas, timeout) -> answers.get());
+  }
+
+  /** The request ids {@code semaphore} waits on. */
+  static Collection<String> waitingIds(RedisSemaphore semaphore) {
+    return semaphore.requests().ids();
+  }
+
+  /** The leases {@code semaphore} holds. */
+  static Collection<RedisLease> heldLeases(RedisSemaphore semaphore) {
+    return semaphore.leases().all();
+  }
+
+  /** Calls the function as {@code semaphore} does; its items. */
+  static CompletionStage<List<Object>> rawCall(
+      RedisSemaphore semaphore, String op, String... args) {
+    return semaphore.calls().call(op, args).thenApply(reply -> reply.items);
+  }
+
+  /** Drops every wake-up to {@code semaphore} from now on, as a broken subscription would. */
+  static void deafen(RedisSemaphore semaphore) {
+    semaphore.link().ignore(semaphore.calls().channel());
+  }
+
+  /** Handles {@code message} as a wake-up that came on {@code semaphore}'s channel. */
+  static void wakeUp(RedisSemaphore semaphore, String message) {
+    semaphore.requests().onWake(message);
+  }
+
+  /** The channel {@code semaphore}'s wake-ups come on. */
+  static String wakeChannel(RedisSemaphore semaphore) {
+    return semaphore.calls().channel();
+  }
+}
