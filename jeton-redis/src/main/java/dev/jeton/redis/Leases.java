@@ -15,6 +15,12 @@ import org.jspecify.annotations.Nullable;
  * or given back. Each {@link RedisLease} talks to its handle through this.
  */
 final class Leases {
+  /**
+   * Bounds the work of one call: Redis serves no one else while it runs, so thousands of leases
+   * of one handle must not stall every other client for that long.
+   */
+  private static final int RENEWALS_PER_CALL = 200;
+
   /*
    * Overview
    *
@@ -102,11 +108,16 @@ final class Leases {
     calls.withdraw(List.of(leaseId));
   }
 
+  /** Renews every lease held, in calls of at most {@value #RENEWALS_PER_CALL} leases. */
   void renewAll() {
-    if (held.isEmpty()) {
-      return;
-    }
     List<RedisLease> leases = new ArrayList<>(held.values());
+    for (int from = 0; from < leases.size(); from += RENEWALS_PER_CALL) {
+      renew(leases.subList(from, Math.min(from + RENEWALS_PER_CALL, leases.size())));
+    }
+  }
+
+
+  private void renew(List<RedisLease> leases) {
     String[] args = new String[1 + leases.size()];
     args[0] = Long.toString(options.leaseTime().toMillis());
     for (int i = 0; i < leases.size(); i++) {

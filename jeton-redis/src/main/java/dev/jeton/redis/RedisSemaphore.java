@@ -77,6 +77,9 @@ import org.jspecify.annotations.Nullable;
  * renewed) until released, and the connections close when the last one is.
  */
 public final class RedisSemaphore implements Semaphore {
+  /** How much of an owner's description is kept (see {@link Builder#owner}). */
+  private static final int OWNER_CHARS = 120;
+
   /*
    * Overview: a map of the parts (each package-private, each with its own overview)
    *
@@ -246,7 +249,8 @@ public final class RedisSemaphore implements Semaphore {
     /**
      * Who this handle's holders and waiters say they are (default: the command line).
      *
-     * @param description any text; tabs and line breaks become spaces
+     * @param description any text; tabs and line breaks become spaces, and only its first 120
+     *     characters are kept
      * @return this builder
      */
     public Builder owner(String description) {
@@ -338,9 +342,13 @@ public final class RedisSemaphore implements Semaphore {
     return limit;
   }
 
+  /**
+   * The owner's description as sent with every acquire and kept in each record: on one line, and
+   * at most {@value #OWNER_CHARS} characters, since Redis copies it on every grant.
+   */
   private static String oneLine(String text) {
     String line = text.replaceAll("[\\t\\r\\n]+", " ");
-    return line.length() > 500 ? line.substring(0, 500) + "..." : line;
+    return line.length() > OWNER_CHARS ? line.substring(0, OWNER_CHARS) + "..." : line;
   }
 
   /** Checks a weight against the limit, asking Redis when the limit known here is too low. */

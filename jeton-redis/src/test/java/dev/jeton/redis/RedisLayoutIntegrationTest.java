@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -147,6 +148,39 @@ class RedisLayoutIntegrationTest {
       RedisSemaphore sem, String id, String leaseMs) {
     return rawCall(sem, "acquire", "queue", "10000", id, "1", leaseMs, "h\t1\ttest")
         .toCompletableFuture();
+  }
+
+  @Test
+  void aHandleRenewsManyLeasesInCallsOfAtMost200() throws Exception {
+    RedisSemaphoreOptions quick =
+        RedisSemaphoreOptions.defaults()
+            .withLeaseTime(Duration.ofMillis(3000))
+            .withRenewInterval(Duration.ofMillis(1000));
+    RedisSemaphore sem = open("renewals", 450, quick);
+    List<Lease> held = RedisRandomizedIntegrationTest.takeLeases(sem, 450);
+    RedisMonitor monitor = RedisMonitor.start(server.port(), "{jeton:renewals}");
+    List<MonitorLine> log;
+    try {
+      // Two renewal rounds: every lease's expiry moved past the one it was granted with.
+      Instant granted = held.get(held.size() - 1).expiresAt();
+      Await.until(
+          () -> held.stream().allMatch(l -> l.expiresAt().isAfter(granted.plusMillis(1500))),
+          "two renewals of every lease");
+      log = monitor.finish(server);
+    } finally {
+      monitor.close();
+    }
+    List<Integer> sizes = new ArrayList<>();
+    for (MonitorLine line : log) {
+      if (!line.lua() && line.command().equals("FCALL") && line.arg(7).equals("renew")) {
+        // FCALL, name, 4, the keys, renew, limit, channel, replay ms, lease ms, then the ids
+        sizes.add(line.args().size() - 12);
+      }
+    }
+    assertTrue(sizes.size() >= 3, "renewal calls: " + sizes);
+    assertTrue(sizes.stream().allMatch(n -> n >= 1 && n <= 200), "leases per call: " + sizes);
+    assertTrue(sizes.contains(200) && sizes.contains(50), "450 leases in 200 + 200 + 50: " + sizes);
+    held.forEach(lease -> assertTrue(lease.isHeld()));
   }
 
   // ----------------------------------------------------------------------- the layout before
