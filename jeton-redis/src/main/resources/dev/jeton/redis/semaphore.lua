@@ -94,24 +94,19 @@ local STATE, QUEUE, TIMERS, SPARE
 local channel, tombstoneMs, slackMs
 local now, nowText, lim, used, queued, nextSlot, hot, spare, token, seq, sweepAt, forgetAt
 local quarantine, hotSlots, freed
--- Tables kept from call to call (emptied first), since making a table costs as much as a command.
-local known = {}     -- state field -> its value in Redis (false: absent), as read by this call
-local pending = {}   -- state field -> its new value (false: delete it), written at the end
-local scores = {}    -- request id -> its new score in timers, written at the end
-local announced = {} -- wake-up channel -> list of entries
-local before = {}    -- counter -> its value as read, to write back only those that changed
+-- Made anew by each call: a table emptied for reuse keeps its size, and after one large call (a
+-- status of thousands of holders) walking it to empty it again cost more than the whole call.
+local known     -- state field -> its value in Redis (false: absent), as read by this call
+local pending   -- state field -> its new value (false: delete it), written at the end
+local scores    -- request id -> its new score in timers, written at the end
+local announced -- wake-up channel -> list of entries
+local before    -- counter -> its value as read, to write back only those that changed
 
 local COUNTERS = {'limit', 'used', 'queued', 'next', 'hot', 'spare', 'token', 'seq', 'sweep',
   'forget', 'until', 'layout'}
 
 local function int(x)
   return string.format('%d', x)
-end
-
-local function clear(t)
-  for k in pairs(t) do
-    t[k] = nil
-  end
 end
 
 -- Runs `command key ...` over `list` in pieces Lua's stack can take (pairs stay together).
@@ -685,11 +680,7 @@ local function semaphore(keys, args)
   channel = args[3]
   tombstoneMs = tonumber(args[4])
   slackMs = math.floor(tombstoneMs / 4)
-  clear(known)
-  clear(pending)
-  clear(scores)
-  clear(announced)
-  clear(before)
+  known, pending, scores, announced, before = {}, {}, {}, {}, {}
   hotSlots, freed = nil, false
   local operation = operations[args[1]]
   if not operation then
