@@ -30,9 +30,10 @@ import org.redisson.config.Config;
  * <ul>
  *   <li>{@value #JETON}: {@link RedisSemaphore}, default options (leases of 30 s, renewed every
  *       10 s) but a replay window of 5 s ({@link #REPLAY_WINDOW}), so that finished requests are
- *       swept inside a trial rather than after it. Each thread opens its own handle ({@code RedisSemaphore.builder(name).client(c)}),
- *       as each member of a fleet has its own; the handles share one Lettuce {@link RedisClient}
- *       (so its event loops), and each has its own two connections (commands, wake-ups).
+ *       swept inside a trial rather than after it. Each thread opens its own handle ({@code
+ *       RedisSemaphore.builder(name).client(c)}), as each member of a fleet has its own; the
+ *       handles share one Lettuce {@link RedisClient} (so its event loops), and each has its own
+ *       two connections (commands, wake-ups).
  *   <li>{@value #JETON_SHARED}: one {@link RedisSemaphore} handle shared by every thread: one
  *       client process with many threads, the way {@value #REDISSON_SEMAPHORE} is used.
  *   <li>{@value #REDISSON_SEMAPHORE}: Redisson's {@link RSemaphore} ({@code acquire()}, {@code
