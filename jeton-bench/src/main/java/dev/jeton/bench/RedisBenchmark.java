@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -74,9 +75,9 @@ import org.openjdk.jmh.runner.IterationType;
  * ({@code evalsha µs}, {@code fcall µs}), and the CPU time
  * of redis-server (when started here) and of the benchmark JVM, per operation; then per script
  * or function call: calls per operation, Redis's µs per call and the commands run inside per
- * call. That line is also appended to {@code target/redis-stats.csv} (or the file named by
- * {@code -jvmArgsAppend -Djeton.redisStats=PATH}), which {@link RedisGoals} reads with JMH's
- * JSON result. The run fails if permits leaked.
+ * call. That line is also appended to {@code target/redis-stats.csv} under the working
+ * directory (or to {@code $JETON_REDIS_STATS}), which {@link RedisGoals} reads with JMH's JSON
+ * result. The run fails if permits leaked.
  *
  * <p>Run: {@code java -jar jeton-bench/target/benchmarks.jar RedisBenchmark -f 1 -wi 3 -w 5s -i 5
  * -r 5s}. {@link RedisRoundTrips} counts the round trips of one acquire and of one release
@@ -91,8 +92,12 @@ public class RedisBenchmark {
       (com.sun.management.OperatingSystemMXBean)
           java.lang.management.ManagementFactory.getOperatingSystemMXBean();
 
-  /** Where each trial's line of Redis statistics is appended (a system property may say). */
-  static final String STATS_FILE = System.getProperty("jeton.redisStats", "target/redis-stats.csv");
+  /**
+   * Where each trial's line of Redis statistics is appended: {@code $JETON_REDIS_STATS} if set
+   * (the forked JVM inherits the environment), else {@code target/redis-stats.csv}.
+   */
+  static final String STATS_FILE =
+      Objects.requireNonNullElse(System.getenv("JETON_REDIS_STATS"), "target/redis-stats.csv");
 
   /** The header of {@link #STATS_FILE}; {@link RedisGoals} reads columns by these names. */
   static final String STATS_HEADER =

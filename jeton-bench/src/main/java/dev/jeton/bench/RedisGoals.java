@@ -151,18 +151,21 @@ public final class RedisGoals {
         score("latency", "avgt", JETON, "10"),
         score("latency", "avgt", RedisFleet.FLOOR, "10"),
         1.6,
+        false,
         false);
     ratio(
         "latency µs/op: jeton 3000 holders / jeton 10 holders",
         score("latency", "avgt", JETON, "3000"),
         score("latency", "avgt", JETON, "10"),
         1.2,
+        false,
         false);
     ratio(
         "Redis µs per call during latency: jeton 3000 holders / jeton 10 holders",
         usecPerCall(JETON, "3000"),
         usecPerCall(JETON, "10"),
         1.2,
+        false,
         false);
     // Ahead of Redisson: less time per operation, more operations per ms.
     for (String holders : HOLDERS) {
@@ -172,21 +175,19 @@ public final class RedisGoals {
             score("latency", "avgt", JETON, holders),
             score("latency", "avgt", other, holders),
             1.0,
-            true);
+            true,
+            false);
       }
     }
     for (String jeton : List.of(JETON, RedisFleet.JETON_SHARED)) {
       for (String other : REDISSON) {
         ratio(
-            (jeton.equals(JETON) ? "" : "(for information) ")
-                + "contended ops/ms: "
-                + other
-                + " / "
-                + jeton,
+            "contended ops/ms: " + other + " / " + jeton,
             score("contended", "thrpt", other, ""),
             score("contended", "thrpt", jeton, ""),
             1.0,
-            true);
+            true,
+            !jeton.equals(JETON));
       }
     }
     listTails();
@@ -200,17 +201,17 @@ public final class RedisGoals {
 
   /**
    * Judges {@code numerator / denominator}: at most {@code bound}, or below it if {@code
-   * strictly} ("ahead"). A goal line whose name starts with "(" is information: never a FAIL.
+   * strictly} ("ahead"); if {@code information}, the line is only shown (INFO), never a goal.
    */
   private void ratio(
       String name,
       @Nullable Score numerator,
       @Nullable Score denominator,
       double bound,
-      boolean strictly) {
-    boolean information = name.startsWith("(");
+      boolean strictly,
+      boolean information) {
     if (numerator == null || denominator == null) {
-      lines.add(String.format("MISSING  %s: no result", name));
+      lines.add(String.format("%-7s  %s: no result", information ? "INFO" : "MISSING", name));
       allPassed &= information;
       return;
     }
@@ -221,9 +222,9 @@ public final class RedisGoals {
     lines.add(
         String.format(
             Locale.ROOT,
-            "%-7s  %s: %s / %s = %.2f (goal %s %.1f)",
+            "%-7s  %s: %s / %s = %.2f (%s %s %.1f)",
             verdict, name, describe(numerator), describe(denominator), ratio,
-            strictly ? "<" : "≤", bound));
+            information ? "for information; jeton's goal:" : "goal", strictly ? "<" : "≤", bound));
   }
 
   private static String describe(Score score) {
