@@ -222,15 +222,17 @@ public final class RedisGoals {
     lines.add(
         String.format(
             Locale.ROOT,
-            "%-7s  %s: %s / %s = %.2f (%s %s %.1f)",
+            "%-7s  %s: %s / %s = %.3f (%s %s %.1f)",
             verdict, name, describe(numerator), describe(denominator), ratio,
             information ? "for information; jeton's goal:" : "goal", strictly ? "<" : "≤", bound));
   }
 
   private static String describe(Score score) {
+    double magnitude = Math.abs(score.score());
+    String f = magnitude >= 100 ? "%.0f" : magnitude >= 10 ? "%.1f" : "%.2f";
     return Double.isNaN(score.error())
-        ? String.format(Locale.ROOT, "%.1f", score.score())
-        : String.format(Locale.ROOT, "%.1f ± %.1f", score.score(), score.error());
+        ? String.format(Locale.ROOT, f, score.score())
+        : String.format(Locale.ROOT, f + " ± " + f, score.score(), score.error());
   }
 
   /** Sample-mode latency's 99.9th percentiles, where measured. */
