@@ -3,8 +3,18 @@ package dev.jeton.bench;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -23,14 +33,21 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
 import org.openjdk.jmh.runner.IterationType;
 
 /**
  * Jeton's {@link dev.jeton.redis.RedisSemaphore} side by side with Redisson's {@code RSemaphore}
  * and {@code RPermitExpirableSemaphore} (see {@link RedisFleet} for how each is set up), on one
- * real {@code redis-server}. Each operation is {@code acquire(1)} + release of one permit of a
- * semaphore of {@code limit} (4).
+ * real {@code redis-server}, and the floor they can get near ({@value RedisFleet#FLOOR}: two
+ * Lettuce round trips of a trivial function). Each operation is {@code acquire(1)} + release of
+ * one permit of a semaphore of {@code limit} (4) free permits.
+ *
+ * <p>The one-thread benchmarks also take {@code holders} (10 and 3,000): before warm-up a
+ * background client takes that many more permits of a semaphore of {@code limit + holders} and
+ * keeps them to the end of the trial ({@link RedisFleet#hold}), as the rest of a fleet would;
+ * the goal is a cost per call that does not grow with them.
  *
  * <ul>
  *   <li>{@code latency}: one thread, nothing else using the semaphore; µs per acquire + release,
@@ -56,8 +73,11 @@ import org.openjdk.jmh.runner.IterationType;
  * commands run per operation during the measurement iterations are printed, from {@code INFO
  * commandstats} (commands run inside scripts and functions included), Redis's time in them
  * ({@code evalsha µs}, {@code fcall µs}), and the CPU time
- * of redis-server (when started here) and of the benchmark JVM, per operation; the run fails if
- * permits leaked.
+ * of redis-server (when started here) and of the benchmark JVM, per operation; then per script
+ * or function call: calls per operation, Redis's µs per call and the commands run inside per
+ * call. That line is also appended to {@code target/redis-stats.csv} under the working
+ * directory (or to {@code $JETON_REDIS_STATS}), which {@link RedisGoals} reads with JMH's JSON
+ * result. The run fails if permits leaked.
  *
  * <p>Run: {@code java -jar jeton-bench/target/benchmarks.jar RedisBenchmark -f 1 -wi 3 -w 5s -i 5
  * -r 5s}. {@link RedisRoundTrips} counts the round trips of one acquire and of one release
@@ -72,11 +92,43 @@ public class RedisBenchmark {
       (com.sun.management.OperatingSystemMXBean)
           java.lang.management.ManagementFactory.getOperatingSystemMXBean();
 
+  /**
+   * Where each trial's line of Redis statistics is appended: {@code $JETON_REDIS_STATS} if set
+   * (the forked JVM inherits the environment), else {@code target/redis-stats.csv}.
+   */
+  static final String STATS_FILE =
+      Objects.requireNonNullElse(System.getenv("JETON_REDIS_STATS"), "target/redis-stats.csv");
+
+  /** The header of {@link #STATS_FILE}; {@link RedisGoals} reads columns by these names. */
+  static final String STATS_HEADER =
+      "time,benchmark,mode,impl,holders,ops,calls_per_op,usec_per_call,inner_cmds_per_call,"
+          + "redis_usec_per_op,redis_cpu_usec_per_op,jvm_cpu_usec_per_op";
+
+  /** Script and function calls, as {@code INFO commandstats} names them. */
+  private static final Set<String> SCRIPT_CALLS =
+      Set.of("fcall", "fcall_ro", "evalsha", "evalsha_ro", "eval", "eval_ro");
+
+  /**
+   * Commands clients send for their connections (and ours for the statistics), never counted as
+   * run inside a script: {@code INFO commandstats} does not say which ran inside one, so every
+   * other command is counted as if it did ({@link RedisRoundTrips} tells them apart exactly).
+   */
+  private static final Set<String> HOUSEKEEPING =
+      Set.of(
+          "ping", "hello", "client", "select", "auth", "command", "cluster", "readonly", "echo",
+          "quit", "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
+          "sunsubscribe", "function", "script", "config", "info");
+
   /** The server, the fleet's shared clients and the per-iteration statistics of one trial. */
   static final class Trial implements AutoCloseable {
     final String impl;
-    final int limit;
+    final int holders;
+    /** The permits free when nobody but the background holders holds one. */
+    final int free;
     final RedisFleet fleet;
+    private final String benchmark;
+    private final String mode;
+    private final RedisFleet.Held held;
     final LongAdder ops = new LongAdder();
     private final @Nullable RedisProcess server;
     private final RedisClient adminClient;
@@ -88,15 +140,29 @@ public class RedisBenchmark {
     private long measuredRedisCpu; // ns; stays 0 with a server not ours
     private long measuredClientCpu; // ns
 
-    Trial(String impl, String redisUri, int limit) {
+    Trial(String impl, String redisUri, int limit, int holders, BenchmarkParams params) {
       this.impl = impl;
-      this.limit = limit;
+      this.holders = holders;
+      this.free = limit;
+      String name = params.getBenchmark();
+      this.benchmark = name.substring(name.lastIndexOf('.') + 1);
+      this.mode = params.getMode().shortLabel();
       this.server = redisUri.isEmpty() ? RedisProcess.start() : null;
       String uri = server != null ? server.uri() : redisUri;
       this.adminClient = RedisClient.create(uri);
       this.admin = adminClient.connect();
       admin.sync().flushdb();
-      this.fleet = RedisFleet.open(impl, uri, limit);
+      this.fleet = RedisFleet.open(impl, uri, limit + holders);
+      RedisFleet.Held taken = () -> {};
+      try {
+        if (holders > 0) {
+          taken = fleet.hold(holders);
+        }
+      } catch (RuntimeException e) {
+        close();
+        throw e;
+      }
+      this.held = taken;
     }
 
     void startIteration() {
@@ -140,9 +206,40 @@ public class RedisBenchmark {
           }
         }
       }
-      calls.remove("config"); // our own RESETSTAT
-      calls.remove("info");
+      // our own CONFIG RESETSTAT and INFO ("config|resetstat" from Redis 7 on)
+      calls.keySet().removeIf(c -> baseName(c).equals("config") || baseName(c).equals("info"));
       return calls;
+    }
+
+    /** {@code command} without its subcommand: {@code config|resetstat} is {@code config}. */
+    private static String baseName(String command) {
+      int bar = command.indexOf('|');
+      return bar < 0 ? command : command.substring(0, bar);
+    }
+
+    /**
+     * Per script or function call over the measurement iterations: calls per operation, Redis's
+     * µs per call, and the commands run inside per call; {@code {0, 0, 0}} without calls.
+     */
+    private double[] perCall() {
+      long calls = 0;
+      long usec = 0;
+      long inner = 0;
+      for (Map.Entry<String, Long> entry : measuredCalls.entrySet()) {
+        String command = entry.getKey();
+        if (command.endsWith(" µs")) {
+          usec += entry.getValue();
+        } else if (SCRIPT_CALLS.contains(baseName(command))) {
+          calls += entry.getValue();
+        } else if (!HOUSEKEEPING.contains(baseName(command))) {
+          inner += entry.getValue();
+        }
+      }
+      return calls == 0
+          ? new double[] {0, 0, 0}
+          : new double[] {
+            (double) calls / measuredOps, (double) usec / calls, (double) inner / calls
+          };
     }
 
     private void report() {
@@ -163,31 +260,64 @@ public class RedisBenchmark {
           });
       System.out.println();
       System.out.println(line);
+      double redisCpu = measuredRedisCpu / 1e3 / measuredOps; // 0: not measured
+      double clientCpu = measuredClientCpu / 1e3 / measuredOps;
       System.out.printf(
           "CPU per operation, measurement iterations, %s: redis-server %s µs, benchmark JVM"
               + " (clients, JMH) %.1f µs%n",
-          impl,
-          measuredRedisCpu == 0 ? "?" : String.format("%.1f", measuredRedisCpu / 1e3 / measuredOps),
-          measuredClientCpu / 1e3 / measuredOps);
+          impl, redisCpu == 0 ? "?" : String.format("%.1f", redisCpu), clientCpu);
+      double[] perCall = perCall();
+      System.out.printf(
+          "Redis per script/function call, measurement iterations, %s, %d holders: %.2f calls/op,"
+              + " %.1f µs/call, %.2f inner commands/call%n",
+          impl, holders, perCall[0], perCall[1], perCall[2]);
+      appendStats(
+          String.format(
+              Locale.ROOT,
+              "%s,%s,%s,%s,%d,%d,%.3f,%.2f,%.3f,%.2f,%.2f,%.2f",
+              Instant.now(), benchmark, mode, impl, holders, measuredOps, perCall[0], perCall[1],
+              perCall[2], perCall[0] * perCall[1], redisCpu, clientCpu));
     }
 
-    /** Fails unless every permit is free again (allowing releases in flight to land). */
+    /** Appends {@code line} to {@link #STATS_FILE}, after the header if the file is new. */
+    private static void appendStats(String line) {
+      Path file = Path.of(STATS_FILE);
+      try {
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+          Files.createDirectories(parent);
+        }
+        String text = (Files.exists(file) ? "" : STATS_HEADER + "\n") + line + "\n";
+        Files.writeString(
+            file, text, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+            StandardOpenOption.APPEND);
+      } catch (IOException e) {
+        throw new UncheckedIOException("could not append to " + file.toAbsolutePath(), e);
+      }
+    }
+
+    /**
+     * Fails unless every permit, the holders' too, is free again (allowing releases in flight to
+     * land).
+     */
     private void checkAllFree() throws InterruptedException {
+      int all = free + holders;
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       int available = fleet.available();
-      while (available != limit && System.nanoTime() - deadline < 0) {
+      while (available != all && System.nanoTime() - deadline < 0) {
         Thread.sleep(50);
         available = fleet.available();
       }
-      if (available != limit) {
+      if (available != all) {
         throw new IllegalStateException(
-            "permits leaked: " + available + " of " + limit + " free after the run, " + impl);
+            "permits leaked: " + available + " of " + all + " free after the run, " + impl);
       }
     }
 
     void finish() throws InterruptedException {
       try {
         report();
+        held.release();
         checkAllFree();
       } finally {
         close();
@@ -225,9 +355,14 @@ public class RedisBenchmark {
     /** The implementation measured (a {@code @Param} of each subclass). */
     abstract String impl();
 
+    /** Permits a background client holds through the trial. */
+    int holders() {
+      return 0;
+    }
+
     @Setup(Level.Trial)
-    public void setUp() {
-      trial = new Trial(impl(), redisUri, limit);
+    public void setUp(BenchmarkParams params) {
+      trial = new Trial(impl(), redisUri, limit, holders(), params);
     }
 
     @Setup(Level.Iteration)
@@ -246,15 +381,29 @@ public class RedisBenchmark {
     }
   }
 
-  /** One thread: the three implementations compared. */
+  /** One thread: the three implementations compared, and the floor. */
   @State(Scope.Benchmark)
   public static class Single extends RedisState {
-    @Param({RedisFleet.JETON, RedisFleet.REDISSON_SEMAPHORE, RedisFleet.REDISSON_EXPIRABLE})
+    @Param({
+      RedisFleet.JETON,
+      RedisFleet.REDISSON_SEMAPHORE,
+      RedisFleet.REDISSON_EXPIRABLE,
+      RedisFleet.FLOOR
+    })
     public String impl = RedisFleet.JETON;
+
+    /** Permits a background client takes before warm-up and holds through the trial. */
+    @Param({"10", "3000"})
+    public int holders = 10;
 
     @Override
     String impl() {
       return impl;
+    }
+
+    @Override
+    int holders() {
+      return holders;
     }
   }
 

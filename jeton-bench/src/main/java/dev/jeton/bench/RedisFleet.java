@@ -2,9 +2,18 @@ package dev.jeton.bench;
 
 import dev.jeton.redis.Lease;
 import dev.jeton.redis.RedisSemaphore;
+import dev.jeton.redis.RedisSemaphoreOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.redisson.Redisson;
@@ -20,9 +29,11 @@ import org.redisson.config.Config;
  *
  * <ul>
  *   <li>{@value #JETON}: {@link RedisSemaphore}, default options (leases of 30 s, renewed every
- *       10 s). Each thread opens its own handle ({@code RedisSemaphore.builder(name).client(c)}),
- *       as each member of a fleet has its own; the handles share one Lettuce {@link RedisClient}
- *       (so its event loops), and each has its own two connections (commands, wake-ups).
+ *       10 s) but a replay window of 5 s ({@link #REPLAY_WINDOW}), so that finished requests are
+ *       swept inside a trial rather than after it. Each thread opens its own handle ({@code
+ *       RedisSemaphore.builder(name).client(c)}), as each member of a fleet has its own; the
+ *       handles share one Lettuce {@link RedisClient} (so its event loops), and each has its own
+ *       two connections (commands, wake-ups).
  *   <li>{@value #JETON_SHARED}: one {@link RedisSemaphore} handle shared by every thread: one
  *       client process with many threads, the way {@value #REDISSON_SEMAPHORE} is used.
  *   <li>{@value #REDISSON_SEMAPHORE}: Redisson's {@link RSemaphore} ({@code acquire()}, {@code
@@ -33,7 +44,15 @@ import org.redisson.config.Config;
  *       acquire(30, SECONDS)} (a permit that expires after 30 s, like Jeton's default lease, but
  *       is never renewed) returns a permit id, {@code release(permitId)} gives it back. Same
  *       shared client.
+ *   <li>{@value #FLOOR}: no semaphore: acquire and release are each one {@code FCALL} of a
+ *       function that returns 1 ({@link #FLOOR_LIBRARY}), on a key in Jeton's hash tag, through
+ *       the same Lettuce {@link RedisClient} setup and {@link StringCodec} as {@value #JETON},
+ *       async and then {@code get()} as Jeton's blocking path. Its {@code latency} is two Lettuce
+ *       round trips of a trivial function: the floor a Redis semaphore can get near.
  * </ul>
+ *
+ * <p>{@link #hold(int)} has a background client take permits before a trial and keep them, as
+ * the other members of a fleet would; see there for how each implementation does it.
  *
  * <p>Each benchmark fork loads one implementation, so calls through these interfaces are
  * monomorphic; and at the tens of microseconds a Redis round trip costs, the adapter is noise.
@@ -43,12 +62,43 @@ abstract class RedisFleet implements AutoCloseable {
   static final String JETON_SHARED = "jeton-shared";
   static final String REDISSON_SEMAPHORE = "redissonSemaphore";
   static final String REDISSON_EXPIRABLE = "redissonExpirable";
+  static final String FLOOR = "floor";
 
   /** The semaphore's name; Jeton's keys are {@code {jeton:<name>}:...}. */
   static final String NAME = "bench";
 
   /** The lease of a Redisson expirable permit: Jeton's default lease time. */
   static final long REDISSON_LEASE_SECONDS = 30;
+
+  /**
+   * The benchmark's Jeton handles remember finished requests this long (the default is 60 s, and
+   * the sweep that forgets them would never run inside a trial of 40 s).
+   */
+  static final Duration REPLAY_WINDOW = Duration.ofSeconds(5);
+
+  /** Options of the benchmark's Jeton handles. */
+  static final RedisSemaphoreOptions JETON_OPTIONS =
+      RedisSemaphoreOptions.defaults().withReplayWindow(REPLAY_WINDOW);
+
+  /**
+   * The background holders' leases: 10 minutes, renewed every 5, so no renewal lands inside a
+   * trial.
+   */
+  static final RedisSemaphoreOptions HOLDER_OPTIONS =
+      JETON_OPTIONS.withLeaseTime(Duration.ofMinutes(10)).withRenewInterval(Duration.ofMinutes(5));
+
+  /** The floor's Redis function library: one function, which returns 1. */
+  static final String FLOOR_LIBRARY =
+      "#!lua name=jeton_floor\n"
+          + "redis.register_function('jeton_floor', function(keys, args) return 1 end)";
+
+  /** The floor's key: in Jeton's hash tag, as Jeton's keys are. */
+  static final String FLOOR_KEY = "{jeton:" + NAME + "}:floor";
+
+  /** Permits a background client holds; {@link #release()} gives them all back. */
+  interface Held {
+    void release();
+  }
 
   /** One client's handle; {@link #acquire()} returns what {@link #release} takes back. */
   interface Handle extends AutoCloseable {
@@ -78,6 +128,7 @@ abstract class RedisFleet implements AutoCloseable {
       case JETON_SHARED -> new JetonFleet(uri, limit, true);
       case REDISSON_SEMAPHORE -> new RedissonSemaphoreFleet(uri, limit);
       case REDISSON_EXPIRABLE -> new RedissonExpirableFleet(uri, limit);
+      case FLOOR -> new FloorFleet(uri, limit);
       default -> throw new IllegalArgumentException("unknown implementation: " + impl);
     };
   }
@@ -88,17 +139,37 @@ abstract class RedisFleet implements AutoCloseable {
   /** The permits free now, as Redis sees them; for the sanity check after a run. */
   abstract int available();
 
+  /**
+   * Has a client of its own (not one of the handles') take {@code permits} permits and keep
+   * them until {@link Held#release()}; returns once all are held. Jeton: a separate handle with
+   * {@link #HOLDER_OPTIONS}, {@code acquireLeaseAsync(1)} × permits, then joined; {@code
+   * RPermitExpirableSemaphore}: {@code acquireAsync(10, MINUTES)} × permits, then joined; {@code
+   * RSemaphore}: {@code acquire(permits)}; the floor has no permits and takes nothing.
+   */
+  abstract Held hold(int permits);
+
+  /** Waits for every future; the values in order. */
+  static <T> List<T> joinAll(List<? extends CompletableFuture<? extends T>> futures) {
+    List<T> values = new ArrayList<>(futures.size());
+    for (CompletableFuture<? extends T> future : futures) {
+      values.add(future.join());
+    }
+    return values;
+  }
+
   @Override
   public abstract void close();
 
   // ---------------------------------------------------------------- Jeton
 
   private static final class JetonFleet extends RedisFleet {
+    private final String uri;
     private final RedisClient client;
     private final int limit;
     private final @Nullable RedisSemaphore shared;
 
     JetonFleet(String uri, int limit, boolean shareOneHandle) {
+      this.uri = uri;
       this.client = RedisClient.create(uri);
       this.limit = limit;
       // With a handle per thread, the first handle opened creates the semaphore (limitIfNew).
@@ -109,7 +180,39 @@ abstract class RedisFleet implements AutoCloseable {
     }
 
     private RedisSemaphore open() {
-      return RedisSemaphore.builder(NAME).client(client).limitIfNew(limit).open();
+      return RedisSemaphore.builder(NAME)
+          .client(client)
+          .options(JETON_OPTIONS)
+          .limitIfNew(limit)
+          .open();
+    }
+
+    @Override
+    Held hold(int permits) {
+      // Its own Lettuce client (uri): another member of the fleet, closed with the handle.
+      RedisSemaphore holder =
+          RedisSemaphore.builder(NAME)
+              .uri(uri)
+              .options(HOLDER_OPTIONS)
+              .limitIfNew(limit)
+              .owner("jeton-bench holders")
+              .open();
+      List<CompletableFuture<Lease>> acquiring = new ArrayList<>(permits);
+      for (int i = 0; i < permits; i++) {
+        acquiring.add(holder.acquireLeaseAsync(1));
+      }
+      List<Lease> leases = joinAll(acquiring);
+      return () -> {
+        try {
+          List<CompletableFuture<Boolean>> releasing = new ArrayList<>(leases.size());
+          for (Lease lease : leases) {
+            releasing.add(lease.releaseAsync());
+          }
+          joinAll(releasing);
+        } finally {
+          holder.close();
+        }
+      };
     }
 
     @Override
@@ -222,6 +325,17 @@ abstract class RedisFleet implements AutoCloseable {
     }
 
     @Override
+    Held hold(int permits) {
+      try {
+        semaphore.acquire(permits);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while taking the holders' permits", e);
+      }
+      return () -> semaphore.release(permits);
+    }
+
+    @Override
     public void close() {
       client.shutdown();
     }
@@ -270,8 +384,96 @@ abstract class RedisFleet implements AutoCloseable {
     }
 
     @Override
+    Held hold(int permits) {
+      List<CompletableFuture<String>> acquiring = new ArrayList<>(permits);
+      for (int i = 0; i < permits; i++) {
+        acquiring.add(semaphore.acquireAsync(10, TimeUnit.MINUTES).toCompletableFuture());
+      }
+      List<String> ids = joinAll(acquiring);
+      return () -> {
+        List<CompletableFuture<Void>> releasing = new ArrayList<>(ids.size());
+        for (String id : ids) {
+          releasing.add(semaphore.releaseAsync(id).toCompletableFuture());
+        }
+        joinAll(releasing);
+      };
+    }
+
+    @Override
     public void close() {
       client.shutdown();
+    }
+  }
+
+  // ---------------------------------------------------------------- the floor
+
+  private static final class FloorFleet extends RedisFleet {
+    private final RedisClient client;
+    private final int limit;
+
+    FloorFleet(String uri, int limit) {
+      this.client = RedisClient.create(uri);
+      this.limit = limit;
+      try (StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8)) {
+        connection.sync().functionLoad(FLOOR_LIBRARY, true);
+      }
+    }
+
+    @Override
+    Handle handle() {
+      StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
+      RedisAsyncCommands<String, String> commands = connection.async();
+      return new Handle() {
+        @Override
+        public Object acquire() throws InterruptedException {
+          return call();
+        }
+
+        @Override
+        public void release(Object permit) {
+          try {
+            call();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+          }
+        }
+
+        private Long call() throws InterruptedException {
+          try {
+            return commands.<Long>fcall("jeton_floor", ScriptOutputType.INTEGER, FLOOR_KEY).get();
+          } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
+          }
+        }
+
+        @Override
+        @SuppressWarnings("FutureReturnValueIgnored") // fire and forget, as Jeton's release()
+        public void releaseNoWait(Object permit) {
+          commands.fcall("jeton_floor", ScriptOutputType.INTEGER, FLOOR_KEY);
+        }
+
+        @Override
+        public void close() {
+          connection.close();
+        }
+      };
+    }
+
+    /** No permits to leak: the limit, so that the check after a run passes. */
+    @Override
+    int available() {
+      return limit;
+    }
+
+    @Override
+    Held hold(int permits) {
+      return () -> {};
+    }
+
+    @Override
+    public void close() {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
   }
 }

@@ -3,6 +3,7 @@ package dev.jeton.bench;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -12,17 +13,21 @@ import org.jspecify.annotations.Nullable;
 /**
  * Counts the commands each implementation sends Redis for one uncontended {@code acquire(1)}
  * and for one release (awaited), exactly: a plain program, not a benchmark. It watches the
- * server with {@code MONITOR}, which shows every command a client sends (and, marked {@code
- * lua}, the commands scripts run, which are not counted here), and marks the start of each
- * acquire and each release with an {@code ECHO} sent, and answered, on another connection in
- * between. Since each command waits for its reply, a command is a round trip.
+ * server with {@code MONITOR}, which shows every command a client sends and, marked {@code lua},
+ * the commands scripts and functions run, and marks the start of each acquire and each release
+ * with an {@code ECHO} sent, and answered, on another connection in between. Since each command
+ * a client sends waits for its reply, a client command is a round trip; the {@code lua} ones
+ * are counted apart, as the commands run inside per acquire and per release.
  *
  * <pre>
- * java -cp jeton-bench/target/benchmarks.jar dev.jeton.bench.RedisRoundTrips [operations] [redis://host:port]
+ * java -cp jeton-bench/target/benchmarks.jar dev.jeton.bench.RedisRoundTrips \
+ *     [operations [holders]] [redis://host:port]
  * </pre>
  *
- * <p>Without a URI it starts its own {@code redis-server} ({@link RedisProcess}). With one, the
- * database is flushed before each implementation.
+ * <p>{@code holders} (default 0): permits a background client takes first and holds while the
+ * operations are counted, of a semaphore of 4 + holders ({@link RedisFleet#hold}). Without a
+ * URI it starts its own {@code redis-server} ({@link RedisProcess}). With one, the database is
+ * flushed before each implementation.
  */
 public final class RedisRoundTrips {
   private static final String ACQUIRE = "jeton-bench:acquire";
@@ -32,20 +37,35 @@ public final class RedisRoundTrips {
   private RedisRoundTrips() {}
 
   public static void main(String[] args) throws Exception {
-    int operations = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
-    RedisProcess server = args.length > 1 ? null : RedisProcess.start();
-    String uri = server != null ? server.uri() : args[1];
+    List<Integer> numbers = new ArrayList<>();
+    String given = null;
+    for (String arg : args) {
+      if (arg.matches("[0-9]+")) {
+        numbers.add(Integer.parseInt(arg));
+      } else {
+        given = arg;
+      }
+    }
+    int operations = numbers.size() > 0 ? numbers.get(0) : 1000;
+    int holders = numbers.size() > 1 ? numbers.get(1) : 0;
+    RedisProcess server = given == null ? RedisProcess.start() : null;
+    String uri = server != null ? server.uri() : Objects.requireNonNull(given);
     java.net.URI parsed = java.net.URI.create(uri);
     String host = parsed.getHost();
     int port = parsed.getPort() < 0 ? 6379 : parsed.getPort();
     try {
       System.out.printf(
           "Client commands (round trips) per uncontended acquire(1) and per awaited release,"
-              + " %d operations each, limit 4, redis %s%n",
-          operations, uri);
+              + " and the commands run inside scripts and functions, %d operations each, 4 free"
+              + " permits, %d held by another client, redis %s%n",
+          operations, holders, uri);
       for (String impl :
-          List.of(RedisFleet.JETON, RedisFleet.REDISSON_SEMAPHORE, RedisFleet.REDISSON_EXPIRABLE)) {
-        count(impl, uri, host, port, operations);
+          List.of(
+              RedisFleet.JETON,
+              RedisFleet.REDISSON_SEMAPHORE,
+              RedisFleet.REDISSON_EXPIRABLE,
+              RedisFleet.FLOOR)) {
+        count(impl, uri, host, port, operations, holders);
       }
     } finally {
       if (server != null) {
@@ -55,12 +75,14 @@ public final class RedisRoundTrips {
     System.exit(0); // Redisson's and Lettuce's threads are gone, but not a moment too soon
   }
 
-  private static void count(String impl, String uri, String host, int port, int operations)
+  private static void count(
+      String impl, String uri, String host, int port, int operations, int holders)
       throws Exception {
     try (Resp control = Resp.connect(host, port, 5000)) {
       control.call("FLUSHDB");
-      try (RedisFleet fleet = RedisFleet.open(impl, uri, 4);
+      try (RedisFleet fleet = RedisFleet.open(impl, uri, 4 + holders);
           RedisFleet.Handle handle = fleet.handle()) {
+        RedisFleet.Held held = holders > 0 ? fleet.hold(holders) : () -> {};
         for (int i = 0; i < 200; i++) { // warm up; loads the scripts and functions
           handle.release(handle.acquire());
         }
@@ -105,24 +127,30 @@ public final class RedisRoundTrips {
           System.out.printf(
               "  %-18s acquire %s%n  %-18s release %s%n",
               impl, tally.acquire.describe(operations), "", tally.release.describe(operations));
+        } finally {
+          held.release();
         }
       }
     }
   }
 
-  /** Commands seen in one phase, by name. */
+  /** Commands seen in one phase, by name: those clients sent, and those scripts ran. */
   private static final class Phase {
     final Map<String, Long> commands = new TreeMap<>();
-
-    void add(String command) {
-      commands.merge(command, 1L, Long::sum);
-    }
+    final Map<String, Long> inner = new TreeMap<>();
 
     String describe(int operations) {
-      long total = commands.values().stream().mapToLong(Long::longValue).sum();
+      return perOperation(commands, operations, "round trips/op")
+          + "; inside: "
+          + perOperation(inner, operations, "commands/op");
+    }
+
+    private static String perOperation(Map<String, Long> counts, int operations, String unit) {
+      long total = counts.values().stream().mapToLong(Long::longValue).sum();
       List<String> parts = new ArrayList<>();
-      commands.forEach((c, n) -> parts.add(String.format("%s %.3f", c, (double) n / operations)));
-      return String.format("%.3f round trips/op  (%s)", (double) total / operations, String.join(", ", parts));
+      counts.forEach((c, n) -> parts.add(String.format("%s %.3f", c, (double) n / operations)));
+      return String.format(
+          "%.3f %s (%s)", (double) total / operations, unit, String.join(", ", parts));
     }
   }
 
@@ -165,10 +193,17 @@ public final class RedisRoundTrips {
     /** False once the end marker is seen. */
     boolean add(String line) {
       int close = line.indexOf("] ");
-      if (close < 0 || line.substring(0, close).endsWith(" lua")) {
-        return true; // a command run by a script, or not a command line
+      if (close < 0) {
+        return true; // not a command line
       }
       String rest = line.substring(close + 2);
+      if (line.substring(0, close).endsWith(" lua")) { // run by a script or function
+        Phase phase = current;
+        if (phase != null) {
+          phase.inner.merge(commandName(rest), 1L, Long::sum);
+        }
+        return true;
+      }
       if (rest.contains('"' + END + '"')) {
         return false;
       }
@@ -182,7 +217,7 @@ public final class RedisRoundTrips {
       }
       Phase phase = current;
       if (phase != null) {
-        phase.add(commandName(rest));
+        phase.commands.merge(commandName(rest), 1L, Long::sum);
       }
       return true;
     }
