@@ -6,14 +6,15 @@
 --
 -- Keys (layout 2; see "Layouts" below)
 --   1 state    hash  the counters, and one record per live or recently finished request:
---                      layout (2); limit; used (permits held); queued (requests waiting);
---                      next (slot indices from here up have never been handed out); hot (up to
---                      HOT free slot indices below both next and the limit, comma-separated);
---                      spare (how many more are in the spare list); token (the last fencing
---                      token handed out); seq (arrival counter); sweep (no lease or waiter is
---                      due before it); forget (no tombstone is to be forgotten before it);
---                      until (absent, or: nothing is granted before this server time in ms, the
---                      quarantine of a semaphore recreated after its state vanished);
+--                      limit; layout (2); c, the other counters in one field, each after a |:
+--                        used (permits held), queued (requests waiting), next (slot indices
+--                        from here up have never been handed out), spare (how many free slot
+--                        indices are in the spare list), token (the last fencing token handed
+--                        out), seq (arrival counter), sweep (no lease or waiter is due before
+--                        it), forget (no tombstone is to be forgotten before it), until (0, or:
+--                        nothing is granted before this server time in ms, the quarantine of a
+--                        semaphore recreated after its state vanished), hot (up to HOT free
+--                        slot indices below both next and the limit, comma-separated; last);
 --                      r:<id>  H|weight|expiry ms|granted-at ms|slot:token,...|owner  a lease
 --                              Q|weight|lease ms|queued-at ms|wake-up channel|owner    a waiter
 --                                (weight 0 = awaitIdle)
@@ -93,17 +94,15 @@ local SWEEP_BATCH = 64 -- leases or waiters ended, or tombstones forgotten, per 
 local STATE, QUEUE, TIMERS, SPARE
 local channel, tombstoneMs, slackMs
 local now, nowText, lim, used, queued, nextSlot, hot, spare, token, seq, sweepAt, forgetAt
-local quarantine, hotSlots, freed
+local quarantine, hotSlots, freed, limitBefore, countersBefore
 -- Made anew by each call: a table emptied for reuse keeps its size, and after one large call (a
 -- status of thousands of holders) walking it to empty it again cost more than the whole call.
 local known     -- state field -> its value in Redis (false: absent), as read by this call
 local pending   -- state field -> its new value (false: delete it), written at the end
 local scores    -- request id -> its new score in timers, written at the end
 local announced -- wake-up channel -> list of entries
-local before    -- counter -> its value as read, to write back only those that changed
 
-local COUNTERS = {'limit', 'used', 'queued', 'next', 'hot', 'spare', 'token', 'seq', 'sweep',
-  'forget', 'until', 'layout'}
+local COUNTERS = '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$'
 
 local function int(x)
   return string.format('%d', x)
@@ -428,13 +427,15 @@ local function finish(items)
   if hotSlots then
     hot = table.concat(hotSlots, ',')
   end
-  local after = {limit = lim, used = used, queued = queued, next = nextSlot, hot = hot,
-    spare = spare, token = token, seq = seq, sweep = sweepAt, forget = forgetAt}
-  for field, value in pairs(after) do
-    if value ~= before[field] then
-      writes[#writes + 1] = field
-      writes[#writes + 1] = field == 'hot' and value or int(value)
-    end
+  if lim ~= limitBefore then
+    writes[#writes + 1] = 'limit'
+    writes[#writes + 1] = int(lim)
+  end
+  local counters = string.format('%d|%d|%d|%d|%d|%d|%d|%d|%d|%s', used, queued, nextSlot, spare,
+    token, seq, sweepAt, forgetAt, quarantine, hot)
+  if counters ~= countersBefore then
+    writes[#writes + 1] = 'c'
+    writes[#writes + 1] = counters
   end
   for field, value in pairs(pending) do
     if value then
@@ -651,25 +652,24 @@ local function create(limit, lastToken, quarantineUntil)
   redis.call('DEL', QUEUE, TIMERS, SPARE)
   lim, used, queued, nextSlot, hot, spare, token, seq = limit, 0, 0, 0, '', 0, lastToken, 0
   sweepAt, forgetAt, quarantine = FAR, FAR, quarantineUntil
+  limitBefore, countersBefore = nil, nil
   pending['layout'] = '2'
   if quarantineUntil > 0 then
-    pending['until'] = int(quarantineUntil)
     deadline(quarantineUntil)
   end
 end
 
 -- Takes over a layout 1 state (see Layouts above); returns an error reply if it is in use.
-local function takeOver(state)
-  if tonumber(state.used) ~= 0 or tonumber(state.queued) ~= 0 then
+local function takeOver(limit)
+  local old = redis.call('HMGET', STATE, 'used', 'queued', 'token', 'until')
+  if tonumber(old[1]) ~= 0 or tonumber(old[2]) ~= 0 then
     return redis.error_reply('jeton: semaphore ' .. STATE .. ' is in use by an older Jeton'
       .. ' (state layout 1): stop its users, or use another key prefix')
   end
-  local limit = tonumber(state.limit)
-  local lastToken = tonumber(redis.call('HGET', STATE, 'token')) or 0
   -- layout 1's tombstone index: the same name as the state key, ending in done
   local done = string.gsub(STATE, 'state$', 'done')
   redis.call('DEL', STATE, done)
-  create(limit, lastToken, tonumber(state['until']) or 0)
+  create(tonumber(limit), tonumber(old[3]) or 0, tonumber(old[4]) or 0)
   return nil
 end
 
@@ -680,7 +680,7 @@ local function semaphore(keys, args)
   channel = args[3]
   tombstoneMs = tonumber(args[4])
   slackMs = math.floor(tombstoneMs / 4)
-  known, pending, scores, announced, before = {}, {}, {}, {}, {}
+  known, pending, scores, announced = {}, {}, {}, {}
   hotSlots, freed = nil, false
   local operation = operations[args[1]]
   if not operation then
@@ -689,7 +689,7 @@ local function semaphore(keys, args)
   local clock = redis.call('TIME')
   now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
   nowText = int(now)
-  local fields = {unpack(COUNTERS)}
+  local fields = {'limit', 'layout', 'c'}
   local first = FIRST_ID[args[1]] or #args + 1
   local step = ID_STEP[args[1]] or 1
   local last = math.min(#args, first + (MAX_FIRST_READ - 1) * step)
@@ -697,31 +697,25 @@ local function semaphore(keys, args)
     fields[#fields + 1] = 'r:' .. args[i]
   end
   local values = redis.call('HMGET', STATE, unpack(fields))
-  for i, field in ipairs(COUNTERS) do
-    before[field] = values[i]
-  end
-  for i = #COUNTERS + 1, #fields do
+  for i = 4, #fields do
     known[fields[i]] = values[i]
   end
-  if before.limit and not before.layout then
-    local refused = takeOver(before)
+  local limitText, layout, counters = values[1], values[2], values[3]
+  if limitText and not layout then
+    local refused = takeOver(limitText)
     if refused then
       return refused
     end
-  elseif before.limit and before.layout ~= '2' then
+  elseif limitText and layout ~= '2' then
     return redis.error_reply('jeton: semaphore ' .. STATE .. ' has state layout '
-      .. before.layout .. ', made by a newer Jeton: this one knows layout 2 only')
-  elseif before.limit then
-    lim, used, queued = tonumber(before.limit), tonumber(before.used), tonumber(before.queued)
-    nextSlot, hot, spare = tonumber(before.next), before.hot, tonumber(before.spare)
-    token, seq = tonumber(before.token), tonumber(before.seq)
-    sweepAt, forgetAt = tonumber(before.sweep), tonumber(before.forget)
-    quarantine = tonumber(before['until']) or 0
-    for field, value in pairs(before) do
-      if field ~= 'hot' then
-        before[field] = tonumber(value)
-      end
-    end
+      .. layout .. ', made by a newer Jeton: this one knows layout 2 only')
+  elseif limitText then
+    local u, q, n, sp, t, sq, sw, f, un
+    u, q, n, sp, t, sq, sw, f, un, hot = string.match(counters, COUNTERS)
+    lim, used, queued, nextSlot = tonumber(limitText), tonumber(u), tonumber(q), tonumber(n)
+    spare, token, seq = tonumber(sp), tonumber(t), tonumber(sq)
+    sweepAt, forgetAt, quarantine = tonumber(sw), tonumber(f), tonumber(un)
+    limitBefore, countersBefore = lim, counters
   else
     local create_, quarantineMs = string.match(args[2], '^(-?%d+)/?(%d*)$')
     if tonumber(create_) < 0 then
