@@ -378,7 +378,8 @@ final class CommandSession implements AutoCloseable {
     }
   }
 
-  private static void deleteTree(Path dir) {
+  /** Deletes {@code dir} and everything in it, as far as it can. */
+  static void deleteTree(Path dir) {
     try (Stream<Path> tree = Files.walk(dir)) {
       for (Path p : (Iterable<Path>) tree.sorted(Comparator.reverseOrder())::iterator) {
         Files.deleteIfExists(p);
