@@ -211,7 +211,8 @@ class LauncherTest {
     jeton("--version");
     awaitArchive();
     Path archive = archive();
-    // Damaged inside, its size unchanged: the JVM's own check (-XX:+VerifySharedSpaces).
+    FileTime made = Files.getLastModifiedTime(meta());
+    // Damaged inside, its size unchanged (the JVM would crash on it): changed since it was made.
     try (RandomAccessFile file = new RandomAccessFile(archive.toFile(), "rw")) {
       for (long at = 4096; at < file.length(); at += 65536) {
         file.seek(at);
@@ -221,8 +222,11 @@ class LauncherTest {
     assertEquals(VERSION, jeton("--version"));
     Path dir = temporary.resolve("semaphores");
     assertEquals("ok\n", jeton("--dir", dir.toString(), "run", "--", "echo", "ok"));
-    assertFalse(startsFromTheArchive());
-    // Cut short (the JVM would crash on it): the launcher's size check.
+    awaitNoTraining();
+    assertTrue(Files.getLastModifiedTime(meta()).compareTo(made) > 0, "made again");
+    assertTrue(startsFromTheArchive());
+    // Cut short (the JVM would crash on it too): the launcher's size check.
+    archive = archive();
     try (RandomAccessFile file = new RandomAccessFile(archive.toFile(), "rw")) {
       file.setLength(file.length() / 2);
     }
