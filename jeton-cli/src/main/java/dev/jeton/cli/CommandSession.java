@@ -155,7 +155,7 @@ final class CommandSession implements AutoCloseable {
   /**
    * A new directory in java.io.tmpdir, mode 700, with a random name, as {@link
    * Files#createTempDirectory} makes, but without its SecureRandom (15 ms of {@code jeton run}'s
-   * start, decision 57): the name need only be one no one else has taken, and the
+   * start, decision 59): the name need only be one no one else has taken, and the
    * directory is made, private, by one atomic mkdir that fails if the name exists.
    */
   static Path privateTemporaryDirectory(String prefix) throws IOException {

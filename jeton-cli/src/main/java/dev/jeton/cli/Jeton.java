@@ -121,7 +121,7 @@ public final class Jeton {
   /**
    * Runs the command line and returns the exit code (what {@code main} exits with). A command
    * line {@link QuickParser} understands runs without picocli, which would take most of the
-   * start-up time (decision 57); anything else (help, completion, bad usage) goes to picocli.
+   * start-up time (decision 59); anything else (help, completion, bad usage) goes to picocli.
    */
   static int run(String... args) {
     Jeton jeton = new Jeton();

@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Parses the well-formed command lines of {@code run}, {@code status}, {@code wait} and {@code
  * limit} without picocli, whose start-up (its classes, annotations read by reflection, proxies)
- * took most of {@code jeton run}'s (decision 57). It fills the same command objects as picocli
+ * took most of {@code jeton run}'s (decision 59). It fills the same command objects as picocli
  * would, and gives up (returns null) on anything it is not sure of: help, version, completion,
  * unknown or repeated options, values that do not parse, {@code @files}. picocli then parses
  * the command line as before, with its messages. A test checks both parse alike.

@@ -36,7 +36,7 @@ final class RedisDefaults {
 
   static Backend backend(String uri, String keyPrefix, @Nullable Duration leaseTime) {
     // Lettuce records JFR events unless told not to; setting them up costs ~0.4 s of start-up.
-    // The rest is start-up a short-lived command does not need (decision 57): the native
+    // The rest is start-up a short-lived command does not need (decision 59): the native
     // transports (Netty unpacks and loads a library), a pooled allocator (arenas, their JFR
     // events), leak sampling, and the machine id (a walk over the network interfaces; it only
     // names channels in logs). Properties the user set are left as they are.

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The {@code jeton} launcher as install.sh installs it, with its start-up archive (decision 57):
+ * The {@code jeton} launcher as install.sh installs it, with its start-up archive (decision 59):
  * made in the background, used once made, and ignored, without a word, when it is missing,
  * stale, damaged, or in a directory others could change. Each test has a home of its own.
  */
