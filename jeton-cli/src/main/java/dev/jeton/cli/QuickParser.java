@@ -201,15 +201,26 @@ final class QuickParser {
     throw new GiveUp();
   }
 
+  /** Takes one argument of a command, with its value; false if it is not one of its options. */
+  private interface Argument {
+    boolean take(String arg) throws GiveUp;
+  }
+
+  /** Gives {@code take} each argument left but the options of every command; gives up on others. */
+  private void rest(Argument take) throws GiveUp {
+    while (next < args.length) {
+      String arg = args[next++];
+      if (!inherited(arg) && !take.take(arg)) {
+        throw new GiveUp();
+      }
+    }
+  }
+
   private Callable<Integer> status() throws GiveUp {
     StatusCommand status = new StatusCommand();
     status.jeton = jeton;
     boolean[] seen = new boolean[2];
-    while (next < args.length) {
-      String arg = args[next++];
-      if (inherited(arg)) {
-        continue;
-      }
+    rest(arg -> {
       if (arg.equals("--json")) {
         once(seen, 1);
         status.json = true;
@@ -217,9 +228,10 @@ final class QuickParser {
         once(seen, 0);
         status.name = value(arg);
       } else {
-        throw new GiveUp();
+        return false;
       }
-    }
+      return true;
+    });
     return status;
   }
 
@@ -227,11 +239,7 @@ final class QuickParser {
     WaitCommand wait = new WaitCommand();
     wait.jeton = jeton;
     boolean[] seen = new boolean[2];
-    while (next < args.length) {
-      String arg = args[next++];
-      if (inherited(arg)) {
-        continue;
-      }
+    rest(arg -> {
       String option = optionName(arg);
       if (option.equals("--name")) {
         once(seen, 0);
@@ -240,9 +248,10 @@ final class QuickParser {
         once(seen, 1);
         wait.timeout = Durations.parse(value(arg));
       } else {
-        throw new GiveUp();
+        return false;
       }
-    }
+      return true;
+    });
     return wait;
   }
 
@@ -250,11 +259,7 @@ final class QuickParser {
     LimitCommand limit = new LimitCommand();
     limit.jeton = jeton;
     boolean[] seen = new boolean[2];
-    while (next < args.length) {
-      String arg = args[next++];
-      if (inherited(arg)) {
-        continue;
-      }
+    rest(arg -> {
       if (optionName(arg).equals("--name")) {
         once(seen, 0);
         limit.name = value(arg);
@@ -262,9 +267,10 @@ final class QuickParser {
         once(seen, 1);
         limit.limit = integer(arg);
       } else {
-        throw new GiveUp();
+        return false;
       }
-    }
+      return true;
+    });
     if (!seen[0] || !seen[1]) {
       throw new GiveUp(); // picocli says what is missing
     }
