@@ -8,18 +8,32 @@ import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
 /** Parses durations written as a whole number and a unit: {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}. */
-final class Durations implements ITypeConverter<Duration> {
+final class Durations {
   private static final Pattern FORM = Pattern.compile("(\\d{1,12})(ms|s|m|h)");
 
-  @Override
-  public Duration convert(String text) {
-    return parse(text);
+  private Durations() {}
+
+  /** The converter picocli calls: a bad duration is a bad value of the option given. */
+  static final class Converter implements ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String text) {
+      try {
+        return parse(text);
+      } catch (IllegalArgumentException e) {
+        throw new TypeConversionException(e.getMessage());
+      }
+    }
   }
 
+  /**
+   * Parses {@code text}.
+   *
+   * @throws IllegalArgumentException if it is not a duration, or too long
+   */
   static Duration parse(String text) {
     Matcher m = FORM.matcher(text.trim());
     if (!m.matches()) {
-      throw new TypeConversionException(
+      throw new IllegalArgumentException(
           "'" + text + "' is not a duration: write a number and a unit, like 500ms, 30s, 5m or 1h");
     }
     long amount = Long.parseLong(m.group(1));
@@ -38,7 +52,7 @@ final class Durations implements ITypeConverter<Duration> {
         duration = Duration.ofHours(amount);
     }
     if (duration.compareTo(MAX) > 0) {
-      throw new TypeConversionException(
+      throw new IllegalArgumentException(
           "'" + text + "' is too long: a duration may be at most " + Arguments.format(MAX)
               + " (about 290 years)");
     }

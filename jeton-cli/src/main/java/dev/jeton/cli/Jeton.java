@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.AutoComplete.GenerateCompletion;
 import picocli.CommandLine;
@@ -81,6 +82,19 @@ public final class Jeton {
           "With --redis: the first part of the semaphores' keys (default: ${DEFAULT-VALUE}).")
   String keyPrefix = RedisDefaults.KEY_PREFIX;
 
+  private @Nullable PrintWriter out; // where the commands write: picocli's, or System's
+  private @Nullable PrintWriter err;
+
+  /** Standard output, as the commands write to it. */
+  PrintWriter out() {
+    return java.util.Objects.requireNonNull(out, "not running");
+  }
+
+  /** Standard error, as the commands write to it. */
+  PrintWriter err() {
+    return java.util.Objects.requireNonNull(err, "not running");
+  }
+
   /**
    * Where the semaphores are: in Redis with {@code --redis} (or JETON_REDIS_URL), else in the
    * directory given with {@code --dir}, else in the default directory.
@@ -104,15 +118,45 @@ public final class Jeton {
     System.exit(run(args));
   }
 
-  /** Runs the command line and returns the exit code (what {@code main} exits with). */
+  /**
+   * Runs the command line and returns the exit code (what {@code main} exits with). A command
+   * line {@link QuickParser} understands runs without picocli, which would take most of the
+   * start-up time (decision 59); anything else (help, completion, bad usage) goes to picocli.
+   */
   static int run(String... args) {
-    return commandLine().execute(args);
+    Jeton jeton = new Jeton();
+    Callable<Integer> command = QuickParser.parse(jeton, args);
+    if (command == null) {
+      return commandLine(jeton).execute(args);
+    }
+    jeton.out = new PrintWriter(System.out, true);
+    jeton.err = new PrintWriter(System.err, true);
+    try {
+      return command.call();
+    } catch (Exception e) {
+      try {
+        return handle(e, jeton.err());
+      } catch (IllegalStateException unexpected) {
+        unexpected.printStackTrace(jeton.err()); // as picocli reports it
+        return EXIT_ERROR;
+      }
+    } finally {
+      jeton.out().flush();
+      jeton.err().flush();
+    }
   }
 
-  /** The command line, set up as {@code main} runs it. */
+  /** The command line, set up as {@code main} runs it when picocli parses it. */
   static CommandLine commandLine() {
-    CommandLine commandLine = new CommandLine(new Jeton());
-    commandLine.setExecutionExceptionHandler(Jeton::handle);
+    return commandLine(new Jeton());
+  }
+
+  private static CommandLine commandLine(Jeton jeton) {
+    CommandLine commandLine = new CommandLine(jeton);
+    jeton.out = commandLine.getOut();
+    jeton.err = commandLine.getErr();
+    commandLine.setExecutionExceptionHandler(
+        (e, bad, parsed) -> handle(e, bad.getErr()));
     commandLine.setParameterExceptionHandler(Jeton::badUsage);
     // Everything after the command's name is the command's: `jeton run make --jobs 4` runs
     // `make --jobs 4`, as sudo, timeout and flock do. Options of jeton come before it.
@@ -132,8 +176,7 @@ public final class Jeton {
   }
 
   /** Bad input and I/O failures get one line on stderr, not a stack trace. */
-  private static int handle(Exception e, CommandLine commandLine, CommandLine.ParseResult parsed) {
-    PrintWriter err = commandLine.getErr();
+  private static int handle(Exception e, PrintWriter err) {
     if (e instanceof IllegalArgumentException) {
       err.println("jeton: " + e.getMessage());
       return EXIT_USAGE;

@@ -6,8 +6,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code jeton limit}: changes a semaphore's stored limit. */
 @Command(
@@ -21,7 +19,6 @@ import picocli.CommandLine.Model.CommandSpec;
         "  jeton limit --redis redis://redis:6379 --name migrate 2"})
 final class LimitCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
-  @Spec CommandSpec spec;
 
   @Option(names = "--name", required = true, paramLabel = "NAME", description = "The semaphore.")
   String name = "";
@@ -36,7 +33,7 @@ final class LimitCommand implements Callable<Integer> {
     }
     try (Backend backend = jeton.backend(null)) {
       backend.open(name, null, limit, "jeton limit").setLimit(limit);
-      spec.commandLine().getOut().println("the limit of '" + name + "' is now " + limit);
+      jeton.out().println("the limit of '" + name + "' is now " + limit);
       return 0;
     }
   }

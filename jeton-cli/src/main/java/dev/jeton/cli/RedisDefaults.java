@@ -20,12 +20,30 @@ final class RedisDefaults {
     java.util.logging.Logger.getLogger("io.lettuce"), java.util.logging.Logger.getLogger("io.netty")
   };
 
+  /** System properties for Lettuce and Netty, set unless the user set them. */
+  static final String[][] STARTUP_PROPERTIES = {
+    {"io.lettuce.core.jfr", "false"},
+    {"io.lettuce.core.epoll", "false"},
+    {"io.lettuce.core.iouring", "false"},
+    {"io.lettuce.core.kqueue", "false"},
+    {"io.netty.transport.noNative", "true"},
+    {"io.netty.allocator.type", "unpooled"},
+    {"io.netty.leakDetection.level", "disabled"},
+    {"io.netty.machineId", "00:00:00:00:00:00:00:01"},
+  };
+
   private RedisDefaults() {}
 
   static Backend backend(String uri, String keyPrefix, @Nullable Duration leaseTime) {
     // Lettuce records JFR events unless told not to; setting them up costs ~0.4 s of start-up.
-    if (System.getProperty("io.lettuce.core.jfr") == null) {
-      System.setProperty("io.lettuce.core.jfr", "false");
+    // The rest is start-up a short-lived command does not need (decision 59): the native
+    // transports (Netty unpacks and loads a library), a pooled allocator (arenas, their JFR
+    // events), leak sampling, and the machine id (a walk over the network interfaces; it only
+    // names channels in logs). Properties the user set are left as they are.
+    for (String[] property : STARTUP_PROPERTIES) {
+      if (System.getProperty(property[0]) == null) {
+        System.setProperty(property[0], property[1]);
+      }
     }
     for (java.util.logging.Logger logger : QUIET) {
       logger.setLevel(java.util.logging.Level.OFF);

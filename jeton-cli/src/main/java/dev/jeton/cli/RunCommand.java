@@ -22,8 +22,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code jeton run}: runs a command while holding permits. */
 @Command(
@@ -51,7 +49,6 @@ import picocli.CommandLine.Model.CommandSpec;
     })
 final class RunCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
-  @Spec CommandSpec spec;
 
   @Option(names = "--name", defaultValue = "default", paramLabel = "NAME",
       description = "The semaphore (default: ${DEFAULT-VALUE}).")
@@ -70,7 +67,7 @@ final class RunCommand implements Callable<Integer> {
   @Nullable Waiting waiting;
 
   static final class Waiting {
-    @Option(names = "--timeout", converter = Durations.class, paramLabel = "DURATION",
+    @Option(names = "--timeout", converter = Durations.Converter.class, paramLabel = "DURATION",
         description = "Give up after waiting this long: 500ms, 30s, 5m, 1h.")
     @Nullable Duration timeout;
 
@@ -85,7 +82,7 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = {"-q", "--quiet"}, description = "Say nothing while waiting or on giving up.")
   boolean quiet;
 
-  @Option(names = "--lease", converter = Durations.class, paramLabel = "DURATION",
+  @Option(names = "--lease", converter = Durations.Converter.class, paramLabel = "DURATION",
       description = "With --redis: how long the lease lasts without a renewal; it is renewed"
           + " every third of it while CMD runs (default: 30s).")
   @Nullable Duration lease;
@@ -192,7 +189,7 @@ final class RunCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     checkOptions();
-    PrintWriter err = spec.commandLine().getErr();
+    PrintWriter err = jeton.err();
     String unrunnable = CommandSession.unrunnable(command.get(0));
     if (unrunnable != null) { // known before any permit is taken
       err.println("jeton: cannot run '" + command.get(0) + "': " + unrunnable);

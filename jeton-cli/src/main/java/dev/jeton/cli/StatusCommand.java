@@ -10,8 +10,6 @@ import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code jeton status}: limits, holders and waiters. */
 @Command(
@@ -22,7 +20,6 @@ import picocli.CommandLine.Model.CommandSpec;
         "  jeton status --redis redis://redis:6379"})
 final class StatusCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
-  @Spec CommandSpec spec;
 
   @Option(names = "--name", paramLabel = "NAME", description = "One semaphore (default: all).")
   @Nullable String name;
@@ -39,7 +36,7 @@ final class StatusCommand implements Callable<Integer> {
       for (String n : names) {
         all.add(backend.status(backend.open(n, null, 0, "jeton status")));
       }
-      PrintWriter out = spec.commandLine().getOut();
+      PrintWriter out = jeton.out();
       out.print(json ? toJson(all) : toText(all, backend.where()));
       out.flush();
     }

@@ -9,8 +9,6 @@ import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code jeton wait}: returns once no one holds the semaphore. */
 @Command(
@@ -21,13 +19,12 @@ import picocli.CommandLine.Model.CommandSpec;
         "  jeton wait --redis redis://redis:6379 --name migrate"})
 final class WaitCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
-  @Spec CommandSpec spec;
 
   @Option(names = "--name", defaultValue = "default", paramLabel = "NAME",
       description = "The semaphore (default: ${DEFAULT-VALUE}).")
   String name = "default";
 
-  @Option(names = "--timeout", converter = Durations.class, paramLabel = "DURATION",
+  @Option(names = "--timeout", converter = Durations.Converter.class, paramLabel = "DURATION",
       description = "Give up after this long (exit 75): 500ms, 30s, 5m, 1h.")
   @Nullable Duration timeout;
 
@@ -39,7 +36,7 @@ final class WaitCommand implements Callable<Integer> {
       Duration limit = timeout;
       while (backend.status(semaphore).held() > 0) {
         if (limit != null && System.nanoTime() - start >= limit.toNanos()) {
-          spec.commandLine().getErr().println(
+          jeton.err().println(
               "jeton: semaphore '" + name + "' still held after " + Arguments.format(limit));
           return Jeton.EXIT_BUSY;
         }

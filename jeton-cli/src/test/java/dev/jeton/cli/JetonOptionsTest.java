@@ -21,8 +21,8 @@ class JetonOptionsTest {
     assertEquals(Duration.ofMinutes(5), Durations.parse("5m"));
     assertEquals(Duration.ofHours(1), Durations.parse("1h"));
     for (String bad : new String[] {"", "5", "-1s", "1.5s", "10d", "s"}) {
-      CommandLine.TypeConversionException e =
-          assertThrows(CommandLine.TypeConversionException.class, () -> Durations.parse(bad));
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> Durations.parse(bad));
       assertTrue(e.getMessage().contains("500ms"), e.getMessage());
     }
   }
@@ -31,8 +31,8 @@ class JetonOptionsTest {
   void durations_thatOverflow_areRefusedWithAMessage() {
     assertEquals(Durations.MAX, Durations.parse("2562047h"));
     for (String huge : new String[] {"2562048h", "999999999999h", "999999999999m"}) {
-      CommandLine.TypeConversionException e =
-          assertThrows(CommandLine.TypeConversionException.class, () -> Durations.parse(huge));
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> Durations.parse(huge));
       assertTrue(e.getMessage().contains("too long"), e.getMessage());
     }
   }
