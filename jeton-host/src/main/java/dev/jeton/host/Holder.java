@@ -4,8 +4,6 @@ import dev.jeton.internal.Sessions;
 import dev.jeton.internal.ThisProcess;
 import java.io.IOException;
 import java.io.StringReader;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.Properties;
@@ -95,14 +93,44 @@ public record Holder(
     return p;
   }
 
-  private static String store(Properties p) {
-    StringWriter out = new StringWriter();
-    try {
-      p.store(out, null);
-    } catch (IOException impossible) {
-      throw new UncheckedIOException(impossible);
+  /**
+   * The record in the format {@link Properties#load(java.io.Reader)} reads, written here rather
+   * than by {@link Properties#store}: that one begins with a date comment, and formatting a date
+   * loads the time-zone and locale data, which cost the command's start-up several milliseconds.
+   */
+  static String store(Properties p) {
+    StringBuilder out = new StringBuilder();
+    for (String key : p.stringPropertyNames()) {
+      escape(key, true, out);
+      out.append('=');
+      escape(p.getProperty(key), false, out);
+      out.append('\n');
     }
     return out.toString();
+  }
+
+  /** Escapes as {@code Properties.store} does for a writer (other characters are kept as is). */
+  private static void escape(String text, boolean key, StringBuilder out) {
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      switch (c) {
+        case '\\' -> out.append("\\\\");
+        case '\t' -> out.append("\\t");
+        case '\n' -> out.append("\\n");
+        case '\r' -> out.append("\\r");
+        case '\f' -> out.append("\\f");
+        case '=', ':', '#', '!' -> out.append('\\').append(c);
+        case ' ' -> out.append(i == 0 || key ? "\\ " : " ");
+        default -> {
+          if (c < 0x20) {
+            String hex = Integer.toHexString(c);
+            out.append("\\u").append("0000", hex.length(), 4).append(hex);
+          } else {
+            out.append(c);
+          }
+        }
+      }
+    }
   }
 
   /** Parses a record; empty if the text is not one (a file being written, or foreign). */
