@@ -141,12 +141,18 @@ final class Calls {
 
   /** Waits up to 5 seconds, interruptibly, for the calls sent so far to be answered. */
   void awaitInFlight() {
+    // if Redis did not answer, what was not withdrawn or released expires on its own
+    awaitQuietly(inFlight(), java.time.Duration.ofSeconds(5));
+  }
+
+  /** Waits up to {@code limit} for {@code future}, whatever its outcome. */
+  static void awaitQuietly(CompletableFuture<?> future, java.time.Duration limit) {
     try {
-      inFlight().get(5, TimeUnit.SECONDS);
+      future.get(limit.toNanos(), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {
-      // Redis did not answer: what was not withdrawn or released expires on its own
+      // the caller goes on either way
     }
   }
 

@@ -60,18 +60,18 @@ final class Link implements AutoCloseable {
   /** How long a command may take on a client Jeton creates itself. */
   private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
 
-  private final @Nullable AbstractRedisClient ownedClient;
+  private final @Nullable OwnClient own; // null: the caller's client, which stays open
   private final StatefulConnection<String, String> connection;
   private final RedisClusterAsyncCommands<String, String> commands;
   private final StatefulRedisPubSubConnection<String, String> pubsub;
   private final Map<String, Consumer<String>> listeners = new ConcurrentHashMap<>();
 
   private Link(
-      @Nullable AbstractRedisClient ownedClient,
+      @Nullable OwnClient own,
       StatefulConnection<String, String> connection,
       RedisClusterAsyncCommands<String, String> commands,
       StatefulRedisPubSubConnection<String, String> pubsub) {
-    this.ownedClient = ownedClient;
+    this.own = own;
     this.connection = connection;
     this.commands = commands;
     this.pubsub = pubsub;
@@ -96,14 +96,15 @@ final class Link implements AutoCloseable {
   static Link connect(String uri) {
     List<RedisURI> seeds = clusterSeeds(uri);
     if (seeds != null) {
-      RedisClusterClient client = RedisClusterClient.create(seeds);
       // Node connections open lazily, so commands may not be rejected while one is missing:
       // on a cluster, an unreachable node shows as a command timeout instead.
-      client.setOptions(
-          ClusterClientOptions.builder()
-              .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-              .build());
-      return open(client, true);
+      OwnClient own =
+          OwnClient.cluster(
+              seeds,
+              ClusterClientOptions.builder()
+                  .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
+                  .build());
+      return open(own.client(), own);
     }
     RedisURI parsed;
     try {
@@ -111,15 +112,16 @@ final class Link implements AutoCloseable {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("not a Redis URI: '" + uri + "': " + e.getMessage(), e);
     }
-    RedisClient client = RedisClient.create(parsed);
     // While disconnected, commands fail at once with the reason, rather than wait for a
     // reconnection: an acquire keeps retrying within its timeout, and fails with that cause.
-    client.setOptions(
-        ClientOptions.builder()
-            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-            .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
-            .build());
-    return open(client, true);
+    OwnClient own =
+        OwnClient.standalone(
+            parsed,
+            ClientOptions.builder()
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(COMMAND_TIMEOUT))
+                .build());
+    return open(own.client(), own);
   }
 
   /** The seeds of a {@code redis-cluster://} URI, or null if it is another kind. */
@@ -155,29 +157,26 @@ final class Link implements AutoCloseable {
     return seeds;
   }
 
-  /** Opens connections through {@code client}; closes the client with the link if owned. */
-  static Link open(AbstractRedisClient client, boolean owned) {
+  /**
+   * Opens connections through {@code client}; {@code own}: the client is the link's, closed with
+   * it (null: the caller's).
+   */
+  static Link open(AbstractRedisClient client, @Nullable OwnClient own) {
     try {
       if (client instanceof RedisClusterClient) {
         RedisClusterClient cluster = (RedisClusterClient) client;
         StatefulRedisClusterConnection<String, String> connection =
             cluster.connect(StringCodec.UTF8);
         return new Link(
-            owned ? client : null,
-            connection,
-            connection.async(),
-            cluster.connectPubSub(StringCodec.UTF8));
+            own, connection, connection.async(), cluster.connectPubSub(StringCodec.UTF8));
       }
       RedisClient standalone = (RedisClient) client;
       StatefulRedisConnection<String, String> connection = standalone.connect(StringCodec.UTF8);
       return new Link(
-          owned ? client : null,
-          connection,
-          connection.async(),
-          standalone.connectPubSub(StringCodec.UTF8));
+          own, connection, connection.async(), standalone.connectPubSub(StringCodec.UTF8));
     } catch (RuntimeException e) {
-      if (owned) {
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+      if (own != null) {
+        awaitClosed(own, own.shutdownAsync());
       }
       throw e;
     }
@@ -275,15 +274,56 @@ final class Link implements AutoCloseable {
     listeners.remove(channel);
   }
 
+  /**
+   * Closes both connections, and the client if it is the link's own; the future completes when
+   * they have.
+   */
+  CompletableFuture<Void> closeAsync() {
+    OwnClient client = own;
+    if (client != null) {
+      return client.shutdownAsync(); // closes both connections too
+    }
+    return CompletableFuture.allOf(pubsub.closeAsync(), connection.closeAsync());
+  }
+
+  /** Closes the link and, unless called on one of its threads, waits until it is closed. */
   @Override
   public void close() {
-    AbstractRedisClient client = ownedClient;
+    CompletableFuture<Void> closing = closeAsync();
+    awaitClosed(closing);
+  }
+
+  /**
+   * Waits, unless called on a Netty event loop, for {@code closing} (3 s at most) and then for
+   * the threads of the link's own client to end (2 s at most).
+   */
+  void awaitClosed(CompletableFuture<?> closing) {
+    OwnClient client = own;
     if (client != null) {
-      client.shutdownAsync(0, 2, java.util.concurrent.TimeUnit.SECONDS); // closes both, too
-    } else {
-      pubsub.closeAsync();
-      connection.closeAsync();
+      awaitClosed(client, closing);
+    } else if (!onEventLoop()) {
+      Calls.awaitQuietly(closing, Duration.ofSeconds(3));
     }
+  }
+
+  private static void awaitClosed(OwnClient client, CompletableFuture<?> closing) {
+    if (onEventLoop()) {
+      return; // the loop must stay free to close
+    }
+    Calls.awaitQuietly(closing, Duration.ofSeconds(3));
+    try {
+      client.awaitThreadsEnded(Duration.ofSeconds(2));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Whether this thread runs a Netty event executor: an I/O thread of any Lettuce client, or one
+   * of its event threads. Netty records that for each thread it runs, whatever its name.
+   */
+  static boolean onEventLoop() {
+    return io.netty.util.internal.ThreadExecutorMap.currentExecutor() != null;
   }
 
   private static String loadCode() {

@@ -112,6 +112,9 @@ public final class RedisSemaphore implements Semaphore {
   private final Requests requests;
   private final ScheduledFuture<?> poller;
   private final ScheduledFuture<?> renewer;
+  /** Completed when the connections (and the client, if the handle's own) have closed. */
+  private final CompletableFuture<@Nullable Void> linkClosed = new CompletableFuture<>();
+
   private final java.util.concurrent.atomic.AtomicBoolean shutDown =
       new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -294,7 +297,7 @@ public final class RedisSemaphore implements Semaphore {
       String redisUri = uri;
       AbstractRedisClient redisClient = client;
       if (redisClient != null) {
-        link = Link.open(redisClient, false);
+        link = Link.open(redisClient, null);
       } else if (redisUri != null) {
         link = Link.connect(redisUri);
       } else {
@@ -550,25 +553,22 @@ public final class RedisSemaphore implements Semaphore {
    * renewed, until released; the connections close after the last one.
    *
    * <p>Waits (up to 5 seconds) until Redis has answered the withdrawals and releases this handle
-   * has sent, so that a process may exit right after; it does not wait when called on a Netty
-   * event loop (Lettuce's I/O and event threads, whatever the client's resources name them),
-   * which must stay free to read those answers.
+   * has sent, so that a process may exit right after; when no lease is held, also until the
+   * connections have closed and the threads of a client the handle opened itself have ended (up
+   * to 5 more seconds). It does not wait when called on a Netty event loop (Lettuce's I/O and
+   * event threads, whatever the client's resources name them), which must stay free to read
+   * those answers.
    */
   @Override
   public void close() {
     requests.close();
     finishIfClosed();
-    if (!onEventLoop()) {
+    if (!Link.onEventLoop()) {
       calls.awaitInFlight();
+      if (shutDown.get()) {
+        link.awaitClosed(linkClosed); // so that a program may exit at once (see OwnClient)
+      }
     }
-  }
-
-  /**
-   * Whether this thread runs a Netty event executor: an I/O thread of any Lettuce client, or one
-   * of its event threads. Netty records that for each thread it runs, whatever its name.
-   */
-  private static boolean onEventLoop() {
-    return io.netty.util.internal.ThreadExecutorMap.currentExecutor() != null;
   }
 
   private void finishIfClosed() {
@@ -588,7 +588,8 @@ public final class RedisSemaphore implements Semaphore {
     var unused =
         calls.inFlight()
             .orTimeout(5, TimeUnit.SECONDS)
-            .whenComplete((done, failure) -> link.close());
+            .whenComplete((done, failure) -> link.closeAsync().whenComplete(
+                (closed, closeFailure) -> linkClosed.complete(null)));
   }
 
   /** Statistics are not kept for the Redis semaphore. */

@@ -430,6 +430,35 @@ class RedisSemaphoreIntegrationTest {
     pending.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS).release();
   }
 
+  /**
+   * Regression test: close() returned while the handle's own client was still stopping, and a
+   * JVM that exits while one of its threads is in native code (an I/O thread in its selector)
+   * waits 300 ms first: a third of `jeton run --redis` commands took that much longer.
+   */
+  @Test
+  void close_withNoLeaseHeld_returnsWhenTheHandlesOwnThreadsHaveStopped() throws Exception {
+    for (int round = 0; round < 20; round++) { // the threads were stopping, and often done
+      java.util.Set<Long> before = new java.util.HashSet<>();
+      for (Thread t : Thread.getAllStackTraces().keySet()) {
+        before.add(t.getId());
+      }
+      RedisSemaphore sem = builder("threads").limit(1).open();
+      sem.acquire(1).release();
+      List<Thread> started = new ArrayList<>();
+      for (Thread t : Thread.getAllStackTraces().keySet()) {
+        if (!before.contains(t.getId()) && t.getName().startsWith("lettuce-")) {
+          started.add(t);
+        }
+      }
+      assertFalse(started.isEmpty(), "the handle's client started threads");
+      sem.close();
+      for (Thread t : started) {
+        assertFalse(t.isAlive(), "round " + round + ": " + t.getName() + " runs after close(): "
+            + java.util.Arrays.toString(t.getStackTrace()));
+      }
+    }
+  }
+
   @Test
   void close_onAnIoThreadOfACallersClient_doesNotBlockIt() throws Exception {
     // One I/O thread, named as no Lettuce default is: the reply close() would wait for could
