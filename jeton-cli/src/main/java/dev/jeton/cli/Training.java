@@ -18,8 +18,9 @@ final class Training {
   private Training() {}
 
   /**
-   * Runs the commands of this machine's semaphores once each ({@code host}), or starts a Redis
-   * client ({@code redis}); {@code --check}: nothing.
+   * Runs the commands of this machine's semaphores once each ({@code host}), or looks up a
+   * semaphore that does not exist in the Redis at {@code JETON_REDIS_URL}, and one that cannot be
+   * reached ({@code redis}); {@code --check}: nothing.
    */
   public static void main(String[] args) throws IOException {
     if (args.length == 0 || args[0].equals("--check")) {
@@ -34,7 +35,15 @@ final class Training {
     try {
       String d = dir.toString();
       if (args[0].equals("redis")) {
-        // Lettuce and Netty's start-up, as far as a refused connection goes: a port just freed.
+        // The user's Redis, read only: a semaphore no one has is looked up, which connects,
+        // subscribes and calls the function once, and writes nothing (the command then says
+        // there is no such semaphore). Most of a --redis command's classes are on that path.
+        String uri = System.getenv("JETON_REDIS_URL");
+        if (uri != null && !uri.isEmpty()) {
+          String nobodys = "jeton-training-" + Long.toHexString(new java.util.Random().nextLong());
+          Jeton.run("--redis", uri, "status", "--name", nobodys);
+        }
+        // And the paths of a Redis that cannot be reached: a port just freed.
         int port;
         try (ServerSocket socket = new ServerSocket(0)) {
           port = socket.getLocalPort();

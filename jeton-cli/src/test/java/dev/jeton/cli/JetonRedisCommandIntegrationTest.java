@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -154,6 +155,49 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
       assertTrue(out.startsWith("jeton: Redis: "), sub + ": " + out);
       assertTrue(out.contains("127.0.0.1"), "names where it tried: " + out);
     }
+  }
+
+  /**
+   * The launcher's training run for {@code --redis} commands (decision 60) goes to the user's
+   * Redis: it must reach it, call the function there, and change nothing.
+   */
+  @Test
+  void training_callsTheUsersRedis_andWritesNothing() throws Exception {
+    Process warm = jeton("status", "--name", "nobody"); // loads the function if it is missing
+    outputOf(warm);
+    assertEquals(2, warm.exitValue(), "there is no semaphore 'nobody'");
+    String keysBefore = sortedKeys();
+    long writesBefore = infoField("persistence", "rdb_changes_since_last_save");
+    long callsBefore = infoField("commandstats", "cmdstat_fcall:calls");
+
+    List<String> command = launcher(List.of("redis"));
+    command.set(command.size() - 2, Training.class.getName());
+    ProcessBuilder training = new ProcessBuilder(command).redirectErrorStream(true);
+    training.environment().put("JETON_REDIS_URL", server.uri());
+    Process p = training.start();
+    started.add(p);
+    String out = outputOf(p);
+
+    assertEquals(0, p.exitValue(), out);
+    assertEquals("", out, "the training prints nothing");
+    assertTrue(infoField("commandstats", "cmdstat_fcall:calls") > callsBefore,
+        "it called the function in Redis");
+    assertEquals(writesBefore, infoField("persistence", "rdb_changes_since_last_save"),
+        "it wrote nothing");
+    assertEquals(keysBefore, sortedKeys());
+  }
+
+  private static String sortedKeys() {
+    return server.command("KEYS", "*").lines().sorted().collect(Collectors.joining("\n"));
+  }
+
+  /** A number from {@code INFO section}: the value after {@code name=} or {@code name:}. */
+  private static long infoField(String section, String name) {
+    String info = server.command("INFO", section);
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(name) + "[=:](\\d+)")
+            .matcher(info);
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
   }
 
   private static List<String> launcher(List<String> args) {
