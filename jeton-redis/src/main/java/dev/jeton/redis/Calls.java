@@ -43,6 +43,9 @@ final class Calls {
   private final String channel;
   private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
   private final Map<String, Boolean> unsentWithdrawals = new ConcurrentHashMap<>();
+  /** How the handle's threads wait for the outcomes of its calls. */
+  final ReplySpin spin = new ReplySpin();
+
   private volatile int knownLimit;
   /**
    * Whether a reply has shown the semaphore's state: from then on a call that finds no state
@@ -157,6 +160,16 @@ final class Calls {
   }
 
   /** Waits for a reply without being interruptible, and rethrows its failure unwrapped. */
+  /** Waits for a call's reply as {@link #join} does, spinning first as {@link #spin} says. */
+  <T> T await(CompletableFuture<T> reply) {
+    long began = spin.spin(() -> !reply.isDone(), Long.MAX_VALUE);
+    try {
+      return join(reply);
+    } finally {
+      spin.waited(began);
+    }
+  }
+
   static <T> T join(CompletableFuture<T> future) {
     try {
       return future.join();

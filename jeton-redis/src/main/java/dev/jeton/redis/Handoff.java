@@ -39,13 +39,18 @@ final class Handoff {
    */
 
   private final Executor executor;
+  private final ReplySpin spin;
   private final CompletableFuture<Runnable> ready = new CompletableFuture<>();
   private final AtomicInteger waiters = new AtomicInteger();
   private final AtomicBoolean claimed = new AtomicBoolean();
 
-  /** A handoff for {@code future}, whose completions from outside wake its waiters. */
-  Handoff(CompletableFuture<?> future, Executor executor) {
+  /**
+   * A handoff for {@code future}, whose completions from outside wake its waiters; they spin
+   * first as {@code spin} says.
+   */
+  Handoff(CompletableFuture<?> future, Executor executor, ReplySpin spin) {
     this.executor = executor;
+    this.spin = spin;
     var unused = future.whenComplete((result, failure) -> ready.complete(Handoff::nothing));
   }
 
@@ -67,11 +72,13 @@ final class Handoff {
       return;
     }
     waiters.incrementAndGet();
+    long began = spin.spin(this::pending, Long.MAX_VALUE);
     try {
       ready.get();
     } catch (ExecutionException impossible) {
       throw new AssertionError(impossible); // ready never fails
     } finally {
+      spin.waited(began);
       leave();
     }
   }
@@ -88,13 +95,15 @@ final class Handoff {
       return nanos;
     }
     waiters.incrementAndGet();
+    long began = spin.spin(this::pending, nanos);
     try {
-      ready.get(nanos, TimeUnit.NANOSECONDS);
+      ready.get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       // the caller's get times out on the future itself
     } catch (ExecutionException impossible) {
       throw new AssertionError(impossible);
     } finally {
+      spin.waited(began);
       leave();
     }
     return deadline - System.nanoTime();
@@ -106,11 +115,17 @@ final class Handoff {
       return;
     }
     waiters.incrementAndGet();
+    long began = spin.spin(this::pending, Long.MAX_VALUE);
     try {
       ready.join();
     } finally {
+      spin.waited(began);
       leave();
     }
+  }
+
+  private boolean pending() {
+    return !ready.isDone();
   }
 
   private void leave() {
@@ -136,8 +151,8 @@ final class Handoff {
   static final class HandedOff<T> extends CompletableFuture<T> {
     private final Handoff handoff;
 
-    HandedOff(CompletableFuture<T> source, Executor executor) {
-      this.handoff = new Handoff(this, executor);
+    HandedOff(CompletableFuture<T> source, Executor executor, ReplySpin spin) {
+      this.handoff = new Handoff(this, executor, spin);
       var unused =
           source.whenComplete(
               (result, failure) ->

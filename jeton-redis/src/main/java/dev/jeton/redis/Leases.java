@@ -166,4 +166,9 @@ final class Leases {
   Executor completionExecutor() {
     return completionExecutor;
   }
+
+  /** How this handle's threads wait for Redis. */
+  ReplySpin spin() {
+    return calls.spin;
+  }
 }

@@ -163,7 +163,8 @@ final class RedisLease implements Lease {
     stopWatch();
     // Answered on an I/O thread: handed off, so that no callback of the caller's runs there.
     CompletableFuture<Boolean> released =
-        new Handoff.HandedOff<>(leases.release(id), leases.completionExecutor());
+        new Handoff.HandedOff<>(
+            leases.release(id), leases.completionExecutor(), leases.spin());
     leases.forget(this);
     return released;
   }

@@ -73,7 +73,8 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     this.requests = requests;
     this.weight = weight;
     this.timeout = timeout;
-    this.handoff = blocking ? null : new Handoff(this, requests.completionExecutor());
+    this.handoff =
+        blocking ? null : new Handoff(this, requests.completionExecutor(), requests.spin());
   }
 
   boolean isPending() {
@@ -170,22 +171,39 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
 
   // An asynchronous request completes on the thread that waits for it, if any (Handoff).
 
+  // A blocking request spins first, while its reply is on its way (ReplySpin).
+
   @Override
   public T get() throws InterruptedException, ExecutionException {
     Handoff h = handoff;
     if (h != null) {
       h.await();
+      return super.get();
     }
-    return super.get();
+    ReplySpin spin = requests.spin();
+    long began = spin.spin(this::awaitsReply, Long.MAX_VALUE);
+    try {
+      return super.get();
+    } finally {
+      spin.waited(began);
+    }
   }
 
   @Override
   public T get(long timeout, TimeUnit unit)
       throws InterruptedException, ExecutionException, TimeoutException {
     Handoff h = handoff;
-    return h == null
-        ? super.get(timeout, unit)
-        : super.get(h.await(timeout, unit), TimeUnit.NANOSECONDS);
+    if (h != null) {
+      return super.get(h.await(timeout, unit), TimeUnit.NANOSECONDS);
+    }
+    long nanos = unit.toNanos(timeout);
+    ReplySpin spin = requests.spin();
+    long began = spin.spin(this::awaitsReply, nanos);
+    try {
+      return super.get(nanos - (System.nanoTime() - began), TimeUnit.NANOSECONDS);
+    } finally {
+      spin.waited(began);
+    }
   }
 
   @Override
@@ -193,7 +211,19 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     Handoff h = handoff;
     if (h != null) {
       h.awaitUninterruptibly();
+      return super.join();
     }
-    return super.join();
+    ReplySpin spin = requests.spin();
+    long began = spin.spin(this::awaitsReply, Long.MAX_VALUE);
+    try {
+      return super.join();
+    } finally {
+      spin.waited(began);
+    }
+  }
+
+  /** Whether the outcome may come with the first reply, not yet here. */
+  private boolean awaitsReply() {
+    return !answered && !isDone();
   }
 }

@@ -317,7 +317,7 @@ public final class RedisSemaphore implements Semaphore {
 
   private void start(int requiredLimit) {
     Calls.join(link.subscribe(calls.channel(), requests::onWake));
-    Reply reply = Calls.join(calls.call("counts"));
+    Reply reply = calls.await(calls.call("counts"));
     if (reply.limit < 0) {
       throw new IllegalArgumentException(
           "there is no semaphore '" + name + "' in Redis");
@@ -357,7 +357,7 @@ public final class RedisSemaphore implements Semaphore {
   /** Checks a weight against the limit, asking Redis when the limit known here is too low. */
   private void checkWeight(int permits) {
     if (permits >= 1 && permits > calls.knownLimit()) {
-      Calls.join(calls.call("counts"));
+      calls.await(calls.call("counts"));
     }
     Arguments.checkWeight(permits, calls.knownLimit());
   }
@@ -522,24 +522,24 @@ public final class RedisSemaphore implements Semaphore {
 
   @Override
   public int limit() {
-    return Calls.join(calls.call("counts")).limit;
+    return calls.await(calls.call("counts")).limit;
   }
 
   @Override
   public int available() {
-    Reply reply = Calls.join(calls.call("counts"));
+    Reply reply = calls.await(calls.call("counts"));
     return reply.limit - reply.used;
   }
 
   @Override
   public int queueLength() {
-    return Calls.join(calls.call("counts")).queued;
+    return calls.await(calls.call("counts")).queued;
   }
 
   @Override
   public void setLimit(int limit) {
     checkLimit(limit);
-    Calls.join(calls.callCreating("limit", limit, Integer.toString(limit)));
+    calls.await(calls.callCreating("limit", limit, Integer.toString(limit)));
   }
 
   @Override
@@ -631,7 +631,7 @@ public final class RedisSemaphore implements Semaphore {
 
   /** {@return who holds permits now and who waits, oldest first, as Redis sees it} */
   public Status status() {
-    Reply reply = Calls.join(calls.call("status"));
+    Reply reply = calls.await(calls.call("status"));
     return new Status(name, reply.limit, reply.used, reply.leaseInfos(0), reply.leaseInfos(1));
   }
 

@@ -109,7 +109,7 @@ final class Requests {
   /** A request that never waits: the lease if Redis grants it at once, else empty. */
   Optional<Lease> tryAcquire(int permits) {
     RedisRequest<Lease> request = new RedisRequest<>(this, permits, true, null);
-    Reply reply = Calls.join(send(List.of(request), true));
+    Reply reply = calls.await(send(List.of(request), true));
     List<Object> item = reply.item(0);
     switch (Reply.status(item)) {
       case "granted":
@@ -362,5 +362,10 @@ final class Requests {
 
   Executor completionExecutor() {
     return completionExecutor;
+  }
+
+  /** How this handle's threads wait for Redis. */
+  ReplySpin spin() {
+    return calls.spin;
   }
 }
