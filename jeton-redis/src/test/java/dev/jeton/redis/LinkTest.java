@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,5 +33,19 @@ class LinkTest {
     assertTrue(Link.LIBRARY.startsWith("#!lua name=" + Link.FUNCTION + "\n"));
     assertTrue(Link.LIBRARY.endsWith("redis.register_function('" + Link.FUNCTION + "', semaphore)\n"));
     assertTrue(Link.FUNCTION.matches("jeton_[0-9a-f]{16}"), Link.FUNCTION);
+  }
+
+  @Test
+  void digest_isSixteenHexDigits_andChangesWithAnyCharacter() {
+    assertEquals("0000000000000000", Link.digest(""));
+    String code = "local x = 1\nreturn x\n";
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    seen.add(Link.digest(code));
+    for (int i = 0; i < code.length(); i++) {
+      String changed = code.substring(0, i) + (char) (code.charAt(i) + 1) + code.substring(i + 1);
+      String digest = Link.digest(changed);
+      assertTrue(digest.matches("[0-9a-f]{16}"), digest);
+      assertTrue(seen.add(digest), "a change at " + i + " gave a digest seen before");
+    }
   }
 }
