@@ -8,6 +8,8 @@ module dev.jeton.redis {
   requires io.netty.handler; // and through it transport, buffer, codec, resolver, common
   requires io.netty.common; // ThreadExecutorMap: is this thread an event loop?
   requires io.netty.resolver.dns; // Lettuce's default resolver when present, as on the class path
+  // The client of Builder.jedis(), which a user adds when they want it (decision 62).
+  requires static redis.clients.jedis;
   // Nullness annotations only: a user needs them neither to compile nor to run (decision 36).
   requires static org.jspecify;
 

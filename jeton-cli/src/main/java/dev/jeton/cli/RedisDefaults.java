@@ -16,9 +16,9 @@ final class RedisDefaults {
    * The command reports Redis failures itself, so their reconnection chatter is silenced; the
    * loggers are kept here because java.util.logging holds them only weakly.
    */
-  private static final java.util.logging.Logger[] QUIET = {
-    java.util.logging.Logger.getLogger("io.lettuce"), java.util.logging.Logger.getLogger("io.netty")
-  };
+  private static java.util.logging.Logger @Nullable [] quiet; // set once, on the main thread
+
+  private static final String[] QUIET = {"io.lettuce", "io.netty"};
 
   /** System properties for Lettuce and Netty, set unless the user set them. */
   static final String[][] STARTUP_PROPERTIES = {
@@ -35,6 +35,17 @@ final class RedisDefaults {
   private RedisDefaults() {}
 
   static Backend backend(String uri, String keyPrefix, @Nullable Duration leaseTime) {
+    if (!RedisBackend.plainServer(uri)) {
+      quietLettuce(); // the others go through Jedis, which logs nothing here (slf4j's no-op)
+    }
+    RedisSemaphoreOptions options = RedisSemaphoreOptions.defaults().withKeyPrefix(keyPrefix);
+    if (leaseTime != null) {
+      options = options.withLeaseTime(leaseTime);
+    }
+    return new RedisBackend(uri, options);
+  }
+
+  private static void quietLettuce() {
     // Lettuce records JFR events unless told not to; setting them up costs ~0.4 s of start-up.
     // The rest is start-up a short-lived command does not need (decision 59): the native
     // transports (Netty unpacks and loads a library), a pooled allocator (arenas, their JFR
@@ -45,14 +56,12 @@ final class RedisDefaults {
         System.setProperty(property[0], property[1]);
       }
     }
-    for (java.util.logging.Logger logger : QUIET) {
-      logger.setLevel(java.util.logging.Level.OFF);
+    java.util.logging.Logger[] loggers = new java.util.logging.Logger[QUIET.length];
+    for (int i = 0; i < QUIET.length; i++) {
+      loggers[i] = java.util.logging.Logger.getLogger(QUIET[i]);
+      loggers[i].setLevel(java.util.logging.Level.OFF);
     }
-    RedisSemaphoreOptions options = RedisSemaphoreOptions.defaults().withKeyPrefix(keyPrefix);
-    if (leaseTime != null) {
-      options = options.withLeaseTime(leaseTime);
-    }
-    return new RedisBackend(uri, options);
+    quiet = loggers;
   }
 
   /** Whether {@code e} is Redis failing (unreachable, refusing, timing out). */

@@ -35,6 +35,11 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     server.close();
   }
 
+  /** How the commands name the Redis under test: a plain URI, which they reach through Jedis. */
+  String uri() {
+    return server.uri();
+  }
+
   @BeforeEach
   void newPrefix() {
     prefix = "t" + tests++; // each test sees only its own semaphores
@@ -44,12 +49,12 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
   List<String> backendArgs() {
     return fromEnvironment
         ? List.of("--key-prefix", prefix)
-        : List.of("--redis", server.uri(), "--key-prefix", prefix);
+        : List.of("--redis", uri(), "--key-prefix", prefix);
   }
 
   @Override
   Map<String, String> environment() {
-    return fromEnvironment ? Map.of("JETON_REDIS_URL", server.uri()) : Map.of();
+    return fromEnvironment ? Map.of("JETON_REDIS_URL", uri()) : Map.of();
   }
 
   @Override
@@ -59,7 +64,7 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
 
   @Override
   Backend newProbe() {
-    return RedisDefaults.backend(server.uri(), prefix, null);
+    return RedisDefaults.backend(uri(), prefix, null);
   }
 
   @Test
@@ -173,7 +178,7 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     List<String> command = launcher(List.of("redis"));
     command.set(command.size() - 2, Training.class.getName());
     ProcessBuilder training = new ProcessBuilder(command).redirectErrorStream(true);
-    training.environment().put("JETON_REDIS_URL", server.uri());
+    training.environment().put("JETON_REDIS_URL", uri());
     Process p = training.start();
     started.add(p);
     String out = outputOf(p);

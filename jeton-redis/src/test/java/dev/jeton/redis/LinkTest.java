@@ -15,7 +15,7 @@ class LinkTest {
     RedisCommandExecutionException old =
         new RedisCommandExecutionException(
             "ERR unknown command 'FCALL', with args beginning with: 'jeton_0123' ");
-    Throwable explained = Link.explain(old);
+    Throwable explained = Library.explain(old);
     assertTrue(explained.getMessage().startsWith("Jeton needs Redis 7.0 or later"),
         explained.getMessage());
     assertSame(old, explained.getCause());
@@ -24,26 +24,26 @@ class LinkTest {
   @Test
   void otherFailures_passThroughUnchanged() {
     RedisCommandExecutionException other = new RedisCommandExecutionException("ERR something");
-    assertSame(other, Link.explain(other));
-    assertSame(null, Link.explain(null));
+    assertSame(other, Library.explain(other));
+    assertSame(null, Library.explain(null));
   }
 
   @Test
   void theLibraryRegistersTheFunctionItIsNamedAfter() {
-    assertTrue(Link.LIBRARY.startsWith("#!lua name=" + Link.FUNCTION + "\n"));
-    assertTrue(Link.LIBRARY.endsWith("redis.register_function('" + Link.FUNCTION + "', semaphore)\n"));
-    assertTrue(Link.FUNCTION.matches("jeton_[0-9a-f]{16}"), Link.FUNCTION);
+    assertTrue(Library.LIBRARY.startsWith("#!lua name=" + Library.FUNCTION + "\n"));
+    assertTrue(Library.LIBRARY.endsWith("redis.register_function('" + Library.FUNCTION + "', semaphore)\n"));
+    assertTrue(Library.FUNCTION.matches("jeton_[0-9a-f]{16}"), Library.FUNCTION);
   }
 
   @Test
   void digest_isSixteenHexDigits_andChangesWithAnyCharacter() {
-    assertEquals("0000000000000000", Link.digest(""));
+    assertEquals("0000000000000000", Library.digest(""));
     String code = "local x = 1\nreturn x\n";
     java.util.Set<String> seen = new java.util.HashSet<>();
-    seen.add(Link.digest(code));
+    seen.add(Library.digest(code));
     for (int i = 0; i < code.length(); i++) {
       String changed = code.substring(0, i) + (char) (code.charAt(i) + 1) + code.substring(i + 1);
-      String digest = Link.digest(changed);
+      String digest = Library.digest(changed);
       assertTrue(digest.matches("[0-9a-f]{16}"), digest);
       assertTrue(seen.add(digest), "a change at " + i + " gave a digest seen before");
     }

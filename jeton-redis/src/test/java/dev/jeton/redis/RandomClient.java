@@ -40,6 +40,9 @@ import java.util.concurrent.TimeoutException;
  * <p>Stdout: {@code READY} once connected (then it waits for {@code start} on stdin), {@code
  * HOLDING <id>}, {@code DONE} at the end, {@code FAILED <error>} on an unexpected error.
  *
+ * <p>Clients of odd index reach Redis through Jedis ({@link RedisSemaphore.Builder#jedis()}), the
+ * others through Lettuce: one fleet, both clients.
+ *
  * <p>Arguments: uri name limit seed count historyFile resourcePort clientIndex pauseAt leaseMillis
  */
 public final class RandomClient {
@@ -92,9 +95,12 @@ public final class RandomClient {
     try (History history = new History(historyFile)) {
       history.line("CLIENT " + index + " " + ProcessHandle.current().pid() + " " + seed);
       try {
+        RedisSemaphore.Builder builder = RedisSemaphore.builder(name).uri(uri);
+        if (index % 2 == 1) {
+          builder.jedis(); // a fleet of both clients: every other one on Jedis
+        }
         RedisSemaphore semaphore =
-            RedisSemaphore.builder(name)
-                .uri(uri)
+            builder
                 .limit(limit)
                 .owner(OWNER_PREFIX + index)
                 .options(

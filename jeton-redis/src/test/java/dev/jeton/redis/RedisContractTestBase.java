@@ -14,6 +14,11 @@ abstract class RedisContractTestBase extends SemaphoreContract {
   /** Where the Redis under test is. */
   abstract String uri();
 
+  /** How handles reach it: {@link RedisSemaphore.Builder#jedis()} or not. */
+  boolean jedis() {
+    return false;
+  }
+
   @AfterEach
   void closeHandles() {
     opened.forEach(RedisSemaphore::close);
@@ -21,8 +26,12 @@ abstract class RedisContractTestBase extends SemaphoreContract {
 
   @Override
   protected Semaphore newSemaphore(int limit) {
-    RedisSemaphore semaphore =
-        RedisSemaphore.builder("contract-" + created++).uri(uri()).limit(limit).open();
+    RedisSemaphore.Builder builder =
+        RedisSemaphore.builder("contract-" + created++).uri(uri()).limit(limit);
+    if (jedis()) {
+      builder.jedis();
+    }
+    RedisSemaphore semaphore = builder.open();
     opened.add(semaphore);
     return semaphore;
   }

@@ -47,9 +47,18 @@ class RedisFaultIntegrationTest {
     return open(name, limit, RedisSemaphoreOptions.defaults().withLeaseTime(LEASE).withPollInterval(POLL));
   }
 
+  /** How this test's own handles reach Redis: {@link RedisSemaphore.Builder#jedis()} or not. */
+  boolean jedis() {
+    return false;
+  }
+
   private RedisSemaphore open(String name, int limit, RedisSemaphoreOptions options) {
-    RedisSemaphore semaphore =
-        RedisSemaphore.builder(name).uri(server.uri()).limitIfNew(limit).options(options).open();
+    RedisSemaphore.Builder builder =
+        RedisSemaphore.builder(name).uri(server.uri()).limitIfNew(limit).options(options);
+    if (jedis()) {
+      builder.jedis();
+    }
+    RedisSemaphore semaphore = builder.open();
     toClose.add(semaphore);
     return semaphore;
   }

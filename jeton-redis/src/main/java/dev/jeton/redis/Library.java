@@ -1,0 +1,76 @@
+package dev.jeton.redis;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The semaphore's Redis function library ({@code semaphore.lua}): its code, its name, and what its
+ * errors mean, for every {@link Link}.
+ *
+ * <p>The library is named after a digest of its code, so that processes running different
+ * versions of Jeton against one Redis each call their own. A function, unlike an {@code EVAL}
+ * script, is set up once when Redis loads it: its helpers are not made again on every call,
+ * which halves the cost of a call on a small machine (decision 23).
+ */
+final class Library {
+  private static final String CODE = loadCode();
+
+  /** The function's name, which is also its library's: {@code jeton_} and a digest of the code. */
+  static final String FUNCTION = "jeton_" + digest(CODE);
+
+  /** The library as {@code FUNCTION LOAD} takes it. */
+  static final String LIBRARY =
+      "#!lua name=" + FUNCTION + "\n" + CODE + "\nredis.register_function('" + FUNCTION
+          + "', semaphore)\n";
+
+  private Library() {}
+
+  /** Whether {@code failure} says that Redis does not have the function: load it, call again. */
+  static boolean isMissingFunction(@Nullable Throwable failure) {
+    return failure instanceof RedisCommandExecutionException
+        && String.valueOf(failure.getMessage()).contains("Function not found");
+  }
+
+  /** A Redis too old for functions says so in terms of what to do. */
+  static @Nullable Throwable explain(@Nullable Throwable failure) {
+    if (failure instanceof RedisCommandExecutionException
+        && String.valueOf(failure.getMessage()).toLowerCase(java.util.Locale.ROOT)
+            .contains("unknown command")) {
+      return new RedisCommandExecutionException(
+          "Jeton needs Redis 7.0 or later (it runs as a Redis function, FCALL): "
+              + failure.getMessage(),
+          failure);
+    }
+    return failure;
+  }
+
+  /**
+   * 64 bits that change with the code, in hex: its CRC-32C and CRC-32. The name only has to tell
+   * versions apart (anyone who can load a function can replace ours anyway); SHA-1 did as well,
+   * but its provider's set-up cost 5 ms of every command's start, and these are native.
+   */
+  static String digest(String text) {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+    c.update(bytes);
+    java.util.zip.CRC32 d = new java.util.zip.CRC32();
+    d.update(bytes);
+    String hex = Long.toHexString(c.getValue() << 32 | d.getValue());
+    return "0".repeat(16 - hex.length()) + hex;
+  }
+
+  private static String loadCode() {
+    try (InputStream in = Library.class.getResourceAsStream("semaphore.lua")) {
+      if (in == null) {
+        throw new IllegalStateException("semaphore.lua is missing from the jeton-redis jar");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
