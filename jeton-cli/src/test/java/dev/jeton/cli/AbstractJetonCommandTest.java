@@ -200,8 +200,11 @@ abstract class AbstractJetonCommandTest {
     Path beat = directory.resolve("heartbeat");
     List<String> args = new ArrayList<>(List.of("run", "--name", "k"));
     args.addAll(quickRecoveryArgs());
+    // Each beat is written whole, then renamed into place: a SIGKILL between the shell's
+    // truncation of the file and date's write left it empty once (CI, a loaded machine).
     args.addAll(List.of("--", "sh", "-c", "trap '' TERM; i=0; while [ $i -lt 30 ]; do"
-        + " date +%s%N > " + beat + "; sleep 0.05; i=$((i + 1)); done"));
+        + " date +%s%N > " + beat + ".new; mv " + beat + ".new " + beat + "; sleep 0.05;"
+        + " i=$((i + 1)); done"));
     Process holder = jeton(args.toArray(new String[0]));
     awaitFile(beat);
     List<ProcessHandle> helpers = holder.descendants().toList(); // the command, its watchdog

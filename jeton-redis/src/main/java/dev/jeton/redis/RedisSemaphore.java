@@ -587,9 +587,9 @@ public final class RedisSemaphore implements Semaphore {
    * <p>Waits (up to 5 seconds) until Redis has answered the withdrawals and releases this handle
    * has sent, so that a process may exit right after; when no lease is held, also until the
    * connections have closed and the threads of a client the handle opened itself have ended (up
-   * to 5 more seconds). It does not wait when called on a Netty event loop (Lettuce's I/O and
-   * event threads, whatever the client's resources name them), which must stay free to read
-   * those answers.
+   * to 5 more seconds). It does not wait when called on a thread of the handle's client (with
+   * Lettuce, any Netty event loop, whatever the client's resources name it; with Jedis, the
+   * handle's command and wake-up threads), which must stay free to read those answers.
    */
   @Override
   public void close() {

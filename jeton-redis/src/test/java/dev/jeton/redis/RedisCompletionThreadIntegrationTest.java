@@ -21,7 +21,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Where the futures a handle gives out complete: never on Lettuce's I/O threads, and on the
+ * Where the futures a handle gives out complete: never on the client's I/O threads, and on the
  * thread waiting in {@code get} when there is one (decision 21, and the one after the split).
  */
 class RedisCompletionThreadIntegrationTest {
@@ -41,14 +41,31 @@ class RedisCompletionThreadIntegrationTest {
     server.close();
   }
 
+  /** How the handles reach Redis: {@link RedisSemaphore.Builder#jedis()} or not. */
+  boolean jedis() {
+    return false;
+  }
+
+  /** Whether this thread is one that Redis's replies arrive on, Lettuce's or Jedis's. */
+  static boolean onClientThread() {
+    String name = Thread.currentThread().getName();
+    return ThreadExecutorMap.currentExecutor() != null
+        || name.equals("jeton-redis-commands")
+        || name.equals("jeton-redis-wake-ups");
+  }
+
   private RedisSemaphore open(RedisSemaphore.Builder builder) {
-    RedisSemaphore semaphore = builder.uri(server.uri()).open();
+    builder.uri(server.uri());
+    if (jedis()) {
+      builder.jedis();
+    }
+    RedisSemaphore semaphore = builder.open();
     toClose.add(semaphore);
     return semaphore;
   }
 
   @Test
-  void releaseAsync_callbacksNeverRunOnLettuceThreads() throws Exception {
+  void releaseAsync_callbacksNeverRunOnTheClientsThreads() throws Exception {
     RedisSemaphore sem = open(RedisSemaphore.builder("release-thread").limit(20));
     List<Lease> leases = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
@@ -62,7 +79,7 @@ class RedisCompletionThreadIntegrationTest {
           lease.releaseAsync()
               .thenApply(
                   answer -> {
-                    if (ThreadExecutorMap.currentExecutor() != null) {
+                    if (onClientThread()) {
                       onEventLoop.add(Thread.currentThread().getName());
                     }
                     return answer;
@@ -71,7 +88,7 @@ class RedisCompletionThreadIntegrationTest {
     for (CompletableFuture<Boolean> release : released) {
       assertTrue(release.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
     }
-    assertEquals(List.of(), List.copyOf(onEventLoop), "callbacks run on Lettuce's threads");
+    assertEquals(List.of(), List.copyOf(onEventLoop), "callbacks run on the client's threads");
   }
 
   @Test
