@@ -342,7 +342,9 @@ public final class RedisSemaphore implements Semaphore {
       Class.forName("redis.clients.jedis.Connection", false, RedisSemaphore.class.getClassLoader());
     } catch (ClassNotFoundException e) {
       throw new IllegalStateException(
-          "jedis() needs Jedis on the class path (redis.clients:jedis), or leave it out", e);
+          "jedis() needs Jedis (redis.clients:jedis) on the class path, or on the module path"
+              + " with --add-modules redis.clients.jedis; or leave jedis() out",
+          e);
     }
     return JedisLink.connect(redisUri);
   }
