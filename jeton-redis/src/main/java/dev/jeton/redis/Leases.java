@@ -78,12 +78,11 @@ final class Leases {
     return held.putIfAbsent(lease.id(), lease) == null;
   }
 
-  /** Drops a registered lease whose request was withdrawn meanwhile (its cancel frees it). */
-  void unregister(RedisLease lease) {
-    held.remove(lease.id(), lease);
-  }
-
-  /** A lease was released, given back or lost: it is no longer held here. */
+  /**
+   * A lease was released, given back or lost, or its request was withdrawn between its
+   * registration and its grant: it is no longer held here. Each time, the handle is told: a
+   * closed handle shuts down when the last lease leaves, whichever way it leaves.
+   */
   void forget(RedisLease lease) {
     held.remove(lease.id(), lease);
     forgotten.run();

@@ -293,7 +293,9 @@ final class Requests {
     if (request.grant(lease)) {
       lease.watch();
     } else {
-      leases.unregister(lease); // withdrawn meanwhile: its cancel gives the permits back
+      // Withdrawn meanwhile (its cancel gives the permits back), perhaps by close(), which then
+      // saw this lease registered and left the shut-down to whoever drops it: this call.
+      leases.forget(lease);
     }
   }
 

@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.Permit;
+import dev.jeton.SemaphoreClosedException;
 import dev.jeton.redis.testing.Await;
 import dev.jeton.redis.testing.RedisServer;
+import io.lettuce.core.RedisClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Many threads over several handles of one Redis semaphore, with random weights, timeouts,
@@ -91,6 +94,54 @@ class RedisSemaphoreStressIntegrationTest {
         assertEquals(List.of(), List.copyOf(RedisSemaphores.waitingIds(h)), "nothing left waiting");
         assertEquals(List.of(), List.copyOf(RedisSemaphores.heldLeases(h)), "nothing left held");
         h.close();
+      }
+    }
+  }
+
+  /**
+   * close() racing the grant of the handle's last request: whichever wins, the handle shuts down
+   * (its wake-up subscription ends) and the permit comes back. A grant that arrived as close()
+   * failed the request was once registered and dropped without telling the handle, which then
+   * stayed open, subscribed, with its own client's threads alive.
+   */
+  @Test
+  @Timeout(value = 10, unit = TimeUnit.MINUTES) // a hang guard: longer than Await's, whose message says more
+  void closeRacingAGrant_alwaysShutsTheHandleDownAndGivesThePermitBack() throws Exception {
+    int rounds = 300;
+    try (RedisServer server = RedisServer.start()) {
+      RedisClient client = RedisClient.create(server.uri());
+      try (RedisSemaphore holder =
+          RedisSemaphore.builder("close-race").client(client).limit(1).open()) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int r = 0; r < rounds; r++) {
+          Lease held = holder.acquire(1);
+          RedisSemaphore closing = RedisSemaphore.builder("close-race").client(client).open();
+          CompletableFuture<Lease> request = closing.acquireLeaseAsync(1);
+          Await.until(() -> holder.queueLength() == 1, "the request to queue");
+          var released = held.releaseAsync(); // grants the request, which close() may yet fail
+          // close() lands anywhere from before the grant reaches the handle to well after it
+          long spinUntil = System.nanoTime() + random.nextInt(400_000);
+          while (System.nanoTime() - spinUntil < 0) {
+            Thread.onSpinWait();
+          }
+          closing.close();
+          assertTrue(released.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
+          String outcome;
+          try {
+            request.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS).release(); // grant first
+            outcome = "granted";
+          } catch (ExecutionException e) {
+            assertTrue(e.getCause() instanceof SemaphoreClosedException, e.toString());
+            outcome = "closed";
+          }
+          String channel = RedisSemaphores.wakeChannel(closing);
+          Await.until(
+              () -> server.command("PUBSUB", "NUMSUB", channel).endsWith("\n0"),
+              "the handle closed in round " + r + " (" + outcome + ") to end its subscription");
+        }
+        Await.until(() -> holder.available() == 1, "the permit to come back");
+      } finally {
+        client.shutdown();
       }
     }
   }
