@@ -215,6 +215,21 @@ class RedisFaultIntegrationTest {
 
   @Test
   void redisRestart_noWaiterIsGrantedBeforeEveryOldHolderKnowsItsLeaseIsLost() throws Exception {
+    noWaiterGrantedBeforeEveryOldHolderKnows("restart-limit", 3);
+  }
+
+  /**
+   * The same with 3,000 holders, as a fleet-wide limit of thousands has: their renewals go in
+   * batches, and every batch must learn of the loss before any waiter is granted.
+   */
+  @Test
+  void redisRestart_withThousandsOfHolders_noWaiterIsGrantedBeforeEveryOneKnows()
+      throws Exception {
+    noWaiterGrantedBeforeEveryOldHolderKnows("restart-many", 3000);
+  }
+
+  private void noWaiterGrantedBeforeEveryOldHolderKnows(String name, int holderCount)
+      throws Exception {
     // The holders renew rarely (every 2.5 s of a 3 s lease) and the waiters poll often, so after
     // the restart the waiters reach the empty Redis well before the holders' next renewal.
     RedisSemaphoreOptions options =
@@ -222,9 +237,9 @@ class RedisFaultIntegrationTest {
             .withLeaseTime(Duration.ofSeconds(3))
             .withRenewInterval(Duration.ofMillis(2500))
             .withPollInterval(POLL);
-    RedisSemaphore holding = open("restart-limit", 3, options);
-    RedisSemaphore queueing = open("restart-limit", 3, options);
-    List<Lease> holders = List.of(holding.acquire(1), holding.acquire(1), holding.acquire(1));
+    RedisSemaphore holding = open(name, holderCount, options);
+    RedisSemaphore queueing = open(name, holderCount, options);
+    List<Lease> holders = RedisRandomizedIntegrationTest.takeLeases(holding, holderCount);
     // How many old holders still believed they held, at each grant to a waiter.
     List<Long> believersAtGrant = new CopyOnWriteArrayList<>();
     List<CompletableFuture<Lease>> waiters = new ArrayList<>();
@@ -245,7 +260,8 @@ class RedisFaultIntegrationTest {
     assertEquals(
         List.of(0L, 0L, 0L),
         believersAtGrant,
-        "old holders that still believed they held when a waiter was granted (limit 3)");
+        "old holders that still believed they held when a waiter was granted (limit "
+            + holderCount + ")");
     for (Lease holder : holders) {
       holder.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     }

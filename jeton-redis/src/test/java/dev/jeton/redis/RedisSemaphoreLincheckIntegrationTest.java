@@ -23,16 +23,23 @@ import org.junit.jupiter.api.Timeout;
  * concurrent tryAcquire, release, available and queueLength through one handle must give the
  * results of some sequential order of the in-process semaphore, {@link Spec}. Each thread releases
  * only what it holds, and waits for Redis to confirm, so that the next operation sees it.
+ *
+ * <p>Another handle holds {@value #BACKGROUND_HOLDERS} leases of the same semaphore throughout,
+ * as a fleet-wide limit of thousands would have: the limit in Redis is {@value #LIMIT} more than
+ * that, so the {@link Spec}'s semaphore of {@value #LIMIT} gives the same answers, from a state of
+ * thousands of records.
  */
 @Param(name = "permits", gen = IntGen.class, conf = "1:2")
 public class RedisSemaphoreLincheckIntegrationTest {
   private static final int THREADS = 3;
   private static final int LIMIT = 2;
+  private static final int BACKGROUND_HOLDERS = 3000;
   private static final java.util.concurrent.atomic.AtomicInteger INSTANCES =
       new java.util.concurrent.atomic.AtomicInteger();
   private static RedisServer server;
   private static io.lettuce.core.RedisClient client;
   private static @org.jspecify.annotations.Nullable RedisSemaphore previous;
+  private static @org.jspecify.annotations.Nullable RedisSemaphore previousBackground;
   private static volatile boolean previousIsClean;
 
   private final RedisSemaphore semaphore;
@@ -51,19 +58,44 @@ public class RedisSemaphoreLincheckIntegrationTest {
       semaphore = old;
     } else {
       if (old != null) {
-        RedisSemaphores.heldLeases(old).forEach(Lease::release);
-        old.close();
+        closeWithItsLeases(old);
+        closeWithItsLeases(previousBackground);
       }
+      String name = "lincheck-" + INSTANCES.incrementAndGet();
       semaphore =
-          RedisSemaphore.builder("lincheck-" + INSTANCES.incrementAndGet())
-              .client(client)
-              .limit(LIMIT)
-              .open();
+          RedisSemaphore.builder(name).client(client).limit(LIMIT + BACKGROUND_HOLDERS).open();
       previous = semaphore;
+      previousBackground = holdInBackground(name);
     }
     previousIsClean = false;
     for (int i = 0; i < held.length; i++) {
       held[i] = new ArrayDeque<>();
+    }
+  }
+
+  /** A handle holding {@value #BACKGROUND_HOLDERS} leases of {@code name} that outlast the run. */
+  private static RedisSemaphore holdInBackground(String name) {
+    RedisSemaphore background =
+        RedisSemaphore.builder(name)
+            .client(client)
+            .owner("background")
+            .options(
+                RedisSemaphoreOptions.defaults()
+                    .withLeaseTime(java.time.Duration.ofMinutes(60))
+                    .withRenewInterval(java.time.Duration.ofMinutes(30)))
+            .open();
+    try {
+      RedisRandomizedIntegrationTest.takeLeases(background, BACKGROUND_HOLDERS);
+    } catch (Exception e) {
+      throw new IllegalStateException("could not take the background leases", e);
+    }
+    return background;
+  }
+
+  private static void closeWithItsLeases(@org.jspecify.annotations.Nullable RedisSemaphore sem) {
+    if (sem != null) {
+      RedisSemaphores.heldLeases(sem).forEach(Lease::release);
+      sem.close();
     }
   }
 
@@ -75,10 +107,8 @@ public class RedisSemaphoreLincheckIntegrationTest {
 
   @AfterAll
   static void stopRedis() {
-    RedisSemaphore old = previous;
-    if (old != null) {
-      old.close();
-    }
+    closeWithItsLeases(previous);
+    closeWithItsLeases(previousBackground);
     client.shutdown();
     server.close();
   }

@@ -105,7 +105,7 @@ class RedisSemaphoreStressIntegrationTest {
    * stayed open, subscribed, with its own client's threads alive.
    */
   @Test
-  @Timeout(value = 10, unit = TimeUnit.MINUTES) // a hang guard: longer than Await's, whose message says more
+  @Timeout(value = 10, unit = TimeUnit.MINUTES) // a hang guard, above Await's (which says more)
   void closeRacingAGrant_alwaysShutsTheHandleDownAndGivesThePermitBack() throws Exception {
     int rounds = 300;
     try (RedisServer server = RedisServer.start()) {
