@@ -74,13 +74,16 @@ final class RedisDefaults {
     return false;
   }
 
-  /** The failure in one line, with the innermost cause. */
+  /** The failure in one line, with the innermost cause unless its text is already there. */
   static String describe(Throwable e) {
     Throwable root = e;
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
     }
     String message = String.valueOf(e.getMessage());
-    return root == e ? message : message + " (" + root.getMessage() + ")";
+    String rootMessage = String.valueOf(root.getMessage());
+    // Jedis's errors come wrapped in Lettuce's exception type with the same text: say it once.
+    boolean saidAlready = root == e || message.contains(rootMessage);
+    return saidAlready ? message : message + " (" + rootMessage + ")";
   }
 }

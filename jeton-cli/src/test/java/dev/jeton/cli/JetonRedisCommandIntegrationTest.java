@@ -82,6 +82,25 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     assertTrue(words[4].length() >= 16, "a lease id: " + words[4]);
   }
 
+  /**
+   * A Redis out of memory under the default policy (noeviction) refuses the function's writes:
+   * jeton fails, and says why in one line, once.
+   */
+  @Test
+  void run_whenRedisIsOutOfMemory_saysSoInOneLineAndFails() throws Exception {
+    server.command("CONFIG", "SET", "maxmemory", "1"); // over it already: every write refused
+    try {
+      Process p = jeton("run", "--name", "oom", "--", "true");
+      String out = outputOf(p);
+      assertEquals(1, p.exitValue(), out);
+      assertEquals(1, out.lines().count(), out);
+      assertTrue(out.startsWith("jeton: Redis: OOM command not allowed"), out);
+      assertEquals(out.indexOf("OOM"), out.lastIndexOf("OOM"), "said once: " + out);
+    } finally {
+      server.command("CONFIG", "SET", "maxmemory", "0");
+    }
+  }
+
   @Test
   void run_findsRedisInJetonRedisUrl() throws Exception {
     fromEnvironment = true;
