@@ -270,6 +270,32 @@ class RedisFaultIntegrationTest {
     }
   }
 
+  /**
+   * Redis out of memory under noeviction refuses every call of the function: a new acquire fails
+   * with its error, a held lease whose renewals are refused is lost at the end of its lease time
+   * and says why, and once memory frees up the semaphore works again.
+   */
+  @Test
+  void redisOutOfMemory_acquiresFailWithItsErrorAndHeldLeasesAreLost() throws Exception {
+    RedisSemaphore sem = open("full", 2);
+    Lease held = sem.acquire(1);
+    server.command("CONFIG", "SET", "maxmemory", "1"); // over it already: every write refused
+    try {
+      RuntimeException refused =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              RuntimeException.class, () -> sem.tryAcquire(1));
+      assertTrue(String.valueOf(refused.getMessage()).contains("OOM"), refused.toString());
+      Lease.LeaseLoss loss =
+          held.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+      assertTrue(loss.reason().contains("could not be renewed") && loss.reason().contains("OOM"),
+          loss.reason());
+    } finally {
+      server.command("CONFIG", "SET", "maxmemory", "0");
+    }
+    Await.until(() -> sem.available() == 2, "the lost lease's permit to come back");
+    sem.acquire(1, PATIENCE).release();
+  }
+
   @Test
   void wakeUpsLost_waitersStillGetTheirLeaseByPolling() throws Exception {
     RedisSemaphore sem = open("pubsub", 1);
