@@ -81,9 +81,9 @@ final class RedisDefaults {
       root = root.getCause();
     }
     String message = String.valueOf(e.getMessage());
-    String rootMessage = String.valueOf(root.getMessage());
+    String rootMessage = root.getMessage();
     // Jedis's errors come wrapped in Lettuce's exception type with the same text: say it once.
-    boolean saidAlready = root == e || message.contains(rootMessage);
+    boolean saidAlready = root == e || rootMessage == null || message.contains(rootMessage);
     return saidAlready ? message : message + " (" + rootMessage + ")";
   }
 }

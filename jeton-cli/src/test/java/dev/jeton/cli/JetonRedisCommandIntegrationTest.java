@@ -83,8 +83,8 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
   }
 
   /**
-   * A Redis out of memory under the default policy (noeviction) refuses the function's writes:
-   * jeton fails, and says why in one line, once.
+   * A Redis out of memory under the default policy (noeviction) refuses every call of the
+   * function, status's too: jeton fails, and says why in one line, once.
    */
   @Test
   void run_whenRedisIsOutOfMemory_saysSoInOneLineAndFails() throws Exception {
@@ -96,6 +96,10 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
       assertEquals(1, out.lines().count(), out);
       assertTrue(out.startsWith("jeton: Redis: OOM command not allowed"), out);
       assertEquals(out.indexOf("OOM"), out.lastIndexOf("OOM"), "said once: " + out);
+      Process status = jeton("status", "--name", "oom");
+      String said = outputOf(status);
+      assertEquals(1, status.exitValue(), said);
+      assertTrue(said.startsWith("jeton: Redis: OOM command not allowed"), said);
     } finally {
       server.command("CONFIG", "SET", "maxmemory", "0");
     }

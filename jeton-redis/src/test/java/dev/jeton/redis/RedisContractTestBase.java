@@ -61,7 +61,7 @@ abstract class RedisContractTestBase extends SemaphoreContract {
     String name = "contract-many-" + created++;
     RedisSemaphore background = open(RedisSemaphore.builder(name).limit(holders + 1));
     RedisSemaphore sem = open(RedisSemaphore.builder(name));
-    List<Lease> held = RedisRandomizedIntegrationTest.takeLeases(background, holders);
+    List<Lease> held = RedisSemaphores.takeLeases(background, holders);
     Lease last = sem.acquire(1);
     assertEquals(0, sem.available());
     assertTrue(sem.tryAcquire(1).isEmpty(), "the limit holds with thousands of holders");

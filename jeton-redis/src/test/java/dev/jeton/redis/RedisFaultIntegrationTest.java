@@ -3,6 +3,7 @@ package dev.jeton.redis;
 import static dev.jeton.redis.RedisSemaphores.rawCall;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.redis.testing.ChildJvm;
@@ -239,7 +240,7 @@ class RedisFaultIntegrationTest {
             .withPollInterval(POLL);
     RedisSemaphore holding = open(name, holderCount, options);
     RedisSemaphore queueing = open(name, holderCount, options);
-    List<Lease> holders = RedisRandomizedIntegrationTest.takeLeases(holding, holderCount);
+    List<Lease> holders = RedisSemaphores.takeLeases(holding, holderCount);
     // How many old holders still believed they held, at each grant to a waiter.
     List<Long> believersAtGrant = new CopyOnWriteArrayList<>();
     List<CompletableFuture<Lease>> waiters = new ArrayList<>();
@@ -282,8 +283,7 @@ class RedisFaultIntegrationTest {
     server.command("CONFIG", "SET", "maxmemory", "1"); // over it already: every write refused
     try {
       RuntimeException refused =
-          org.junit.jupiter.api.Assertions.assertThrows(
-              RuntimeException.class, () -> sem.tryAcquire(1));
+          assertThrows(RuntimeException.class, () -> sem.tryAcquire(1));
       assertTrue(String.valueOf(refused.getMessage()).contains("OOM"), refused.toString());
       Lease.LeaseLoss loss =
           held.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);

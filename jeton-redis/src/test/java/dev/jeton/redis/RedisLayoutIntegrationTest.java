@@ -76,9 +76,9 @@ class RedisLayoutIntegrationTest {
     int holders = 3000;
     RedisSemaphore sem = open("many", holders + 2, STILL);
     RedisSemaphore background = open("many", holders + 2, STILL);
-    List<Lease> held = new ArrayList<>(RedisRandomizedIntegrationTest.takeLeases(background, 10));
+    List<Lease> held = new ArrayList<>(RedisSemaphores.takeLeases(background, 10));
     List<MonitorLine> few = oneAcquireAndRelease(sem, "{jeton:many}");
-    held.addAll(RedisRandomizedIntegrationTest.takeLeases(background, holders - 10));
+    held.addAll(RedisSemaphores.takeLeases(background, holders - 10));
     assertEquals(2, sem.available());
     List<MonitorLine> many = oneAcquireAndRelease(sem, "{jeton:many}");
 
@@ -157,7 +157,7 @@ class RedisLayoutIntegrationTest {
             .withLeaseTime(Duration.ofMillis(3000))
             .withRenewInterval(Duration.ofMillis(1000));
     RedisSemaphore sem = open("renewals", 450, quick);
-    List<Lease> held = RedisRandomizedIntegrationTest.takeLeases(sem, 450);
+    List<Lease> held = RedisSemaphores.takeLeases(sem, 450);
     RedisMonitor monitor = RedisMonitor.start(server.port(), "{jeton:renewals}");
     List<MonitorLine> log;
     try {

@@ -104,7 +104,7 @@ class RedisRandomizedIntegrationTest {
         FencedResource resource = FencedResource.start(SEMAPHORE_LIMIT);
         Sampler sampler = new Sampler(redis, SEMAPHORE_LIMIT);
         RedisSemaphore background = openBackground(redis)) {
-      List<Lease> heldInBackground = takeLeases(background, HELD_IN_BACKGROUND);
+      List<Lease> heldInBackground = RedisSemaphores.takeLeases(background, HELD_IN_BACKGROUND);
       try {
         for (int k = 0; k < CLIENTS; k++) {
           children.add(
@@ -353,19 +353,6 @@ class RedisRandomizedIntegrationTest {
                 .withLeaseTime(Duration.ofMinutes(10))
                 .withRenewInterval(Duration.ofMinutes(5)))
         .open();
-  }
-
-  /** Takes {@code count} leases of one permit, asked for all at once. */
-  static List<Lease> takeLeases(RedisSemaphore sem, int count) throws Exception {
-    List<CompletableFuture<Lease>> asked = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      asked.add(sem.acquireLeaseAsync(1));
-    }
-    List<Lease> leases = new ArrayList<>();
-    for (CompletableFuture<Lease> f : asked) {
-      leases.add(f.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
-    }
-    return leases;
   }
 
   private static MonitorLine lua(String... args) {

@@ -85,7 +85,7 @@ public class RedisSemaphoreLincheckIntegrationTest {
                     .withRenewInterval(java.time.Duration.ofMinutes(30)))
             .open();
     try {
-      RedisRandomizedIntegrationTest.takeLeases(background, BACKGROUND_HOLDERS);
+      RedisSemaphores.takeLeases(background, BACKGROUND_HOLDERS);
     } catch (Exception e) {
       throw new IllegalStateException("could not take the background leases", e);
     }

@@ -1,17 +1,34 @@
 package dev.jeton.redis;
 
+import dev.jeton.redis.testing.Await;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
  * Test access to a {@link RedisSemaphore} handle's parts: what tests set up, look at or provoke
- * that the public API does not show. Nothing here is on a production path.
+ * that the public API does not show, and the set-up several suites share. Nothing here is on a
+ * production path.
  */
 final class RedisSemaphores {
   private RedisSemaphores() {}
+
+  /** Takes {@code count} leases of one permit, asked for all at once (many holders at once). */
+  static List<Lease> takeLeases(RedisSemaphore semaphore, int count) throws Exception {
+    List<CompletableFuture<Lease>> asked = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      asked.add(semaphore.acquireLeaseAsync(1));
+    }
+    List<Lease> leases = new ArrayList<>();
+    for (CompletableFuture<Lease> lease : asked) {
+      leases.add(lease.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
+    }
+    return leases;
+  }
 
   /** Opens a handle whose replica acknowledgement waits are answered by {@code answers}. */
   static RedisSemaphore openAnsweringReplicaWaits(
