@@ -82,15 +82,27 @@ public final class OtherUsers {
    * class path (copied where every user may read it: the original may be under root's home).
    */
   public static Process java(String user, String main, String... args) throws Exception {
-    List<String> command =
-        new ArrayList<>(
-            List.of(
-                "setpriv", "--reuid=" + user, "--regid=" + primaryGroup(user), "--init-groups",
-                "--reset-env", "--",
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", readableClassPath(), main));
+    List<String> command = asUser(user,
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+        readableClassPath(), main);
     command.addAll(List.of(args));
     return new ProcessBuilder(command).redirectErrorStream(true).start();
+  }
+
+  /** Starts {@code sh -c script} as {@code user}, in {@code directory}. */
+  public static Process shell(String user, Path directory, String script) throws Exception {
+    return new ProcessBuilder(asUser(user, "sh", "-c", script))
+        .directory(directory.toFile())
+        .redirectErrorStream(true)
+        .start();
+  }
+
+  /** {@code command} run as {@code user}, with that user's groups and an empty environment. */
+  private static List<String> asUser(String user, String... command) throws Exception {
+    List<String> line = new ArrayList<>(List.of("setpriv", "--reuid=" + user,
+        "--regid=" + primaryGroup(user), "--init-groups", "--reset-env", "--"));
+    line.addAll(List.of(command));
+    return line;
   }
 
   private static String primaryGroup(String user) throws Exception {
