@@ -36,9 +36,13 @@ import java.util.function.BooleanSupplier;
  *   <li>{@code /async}: starts async mode ({@code ?timeout=MS} sets its timeout) and leaves the
  *       context in {@link #pending} for the test to finish; counts itself at work until its first
  *       async event;
+ *   <li>{@code /async-work?timeout=MS}: starts async mode with that timeout and runs its work with
+ *       {@code AsyncContext.start}: counted at work until {@link #gate} opens, however long
+ *       after the timeout, then it completes the request (if the container has not already);
+ *       with {@code &fail}, the work throws at once instead, without completing it;
  *   <li>{@code /dispatch}: starts async mode and dispatches at once; the {@code ASYNC} dispatch
  *       answers {@code dispatched}, or with {@code ?again} starts async mode once more and leaves
- *       the context in {@link #pending};
+ *       the context in {@link #pending}, or with {@code ?timeout=MS} does as {@code /async-work};
  *   <li>{@code /health}: answers {@code up}.
  * </ul>
  */
@@ -80,6 +84,7 @@ final class TestApp {
             case "/work" -> work(request, response);
             case "/throw" -> throw new ServletException("the handler failed");
             case "/async" -> startAsync(request);
+            case "/async-work" -> startAsyncWork(request);
             case "/dispatch" -> dispatch(request, response);
             case "/health" -> response.getWriter().print("up");
             default -> response.sendError(HttpServletResponse.SC_NOT_FOUND);
@@ -147,6 +152,32 @@ final class TestApp {
     pending.add(async);
   }
 
+  private void startAsyncWork(HttpServletRequest request) {
+    AsyncContext async = request.startAsync();
+    async.setTimeout(Long.parseLong(request.getParameter("timeout")));
+    if (request.getParameter("fail") != null) {
+      async.start(
+          () -> {
+            throw new IllegalStateException("the work failed");
+          });
+      return;
+    }
+    async.start(
+        () -> {
+          begin();
+          try {
+            if (!gate.await(GUARD_SECONDS, TimeUnit.SECONDS)) {
+              throw new IllegalStateException("the gate never opened");
+            }
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } finally {
+            atWork.decrementAndGet();
+          }
+          completeQuietly(async);
+        });
+  }
+
   /**
    * Ends an async request's time at work on its first event. Added before the admission filter's
    * listener (during the dispatch, not after it), it hears each event first, so the count drops
@@ -190,6 +221,8 @@ final class TestApp {
       request.startAsync().dispatch();
     } else if (request.getParameter("again") != null) {
       pending.add(request.startAsync());
+    } else if (request.getParameter("timeout") != null) {
+      startAsyncWork(request);
     } else {
       response.getWriter().print("dispatched");
     }
