@@ -43,6 +43,8 @@ import java.util.function.BooleanSupplier;
  *   <li>{@code /dispatch}: starts async mode and dispatches at once; the {@code ASYNC} dispatch
  *       answers {@code dispatched}, or with {@code ?again} starts async mode once more and leaves
  *       the context in {@link #pending}, or with {@code ?timeout=MS} does as {@code /async-work};
+ *   <li>{@code /large}: counts itself at work while it writes a body far larger than any socket
+ *       buffer, until the body is written or a write fails;
  *   <li>{@code /health}: answers {@code up}.
  * </ul>
  */
@@ -86,6 +88,7 @@ final class TestApp {
             case "/async" -> startAsync(request);
             case "/async-work" -> startAsyncWork(request);
             case "/dispatch" -> dispatch(request, response);
+            case "/large" -> writeLarge(response);
             case "/health" -> response.getWriter().print("up");
             default -> response.sendError(HttpServletResponse.SC_NOT_FOUND);
           }
@@ -150,6 +153,21 @@ final class TestApp {
     async.setTimeout(timeout == null ? 0 : Long.parseLong(timeout));
     async.addListener(new AtWorkUntilDone());
     pending.add(async);
+  }
+
+  /** Sends 1 GiB, a MiB at a time: to a client that reads nothing, a write soon blocks. */
+  private void writeLarge(HttpServletResponse response) throws IOException {
+    begin();
+    try {
+      byte[] mib = new byte[1 << 20];
+      response.setContentLengthLong(1024L * mib.length);
+      OutputStream out = response.getOutputStream();
+      for (int i = 0; i < 1024; i++) {
+        out.write(mib);
+      }
+    } finally {
+      atWork.decrementAndGet();
+    }
   }
 
   private void startAsyncWork(HttpServletRequest request) {
