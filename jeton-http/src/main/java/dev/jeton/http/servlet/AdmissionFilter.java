@@ -41,7 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * startAsync} and {@code getAsyncContext} return a context that counts the tasks). Work the
  * application runs on threads of its own is counted only until the container is done with the
  * request: stop it when the request times out (an {@code AsyncListener}'s {@code onTimeout}), or
- * run it with {@code AsyncContext.start}.
+ * run it with {@code AsyncContext.start}. A client that never reads its response holds the
+ * permit while the write blocks: the container's write timeout bounds it (Jetty's connector idle
+ * timeout, Tomcat's {@code connectionTimeout}).
  *
  * <p>Only {@link DispatcherType#REQUEST} dispatches are limited: the {@code ASYNC} dispatch of
  * {@code AsyncContext.dispatch()}, and {@code FORWARD}, {@code INCLUDE} and {@code ERROR}
