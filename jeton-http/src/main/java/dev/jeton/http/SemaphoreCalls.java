@@ -90,11 +90,7 @@ final class SemaphoreCalls {
             10,
             TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(),
-            task -> {
-              Thread t = new Thread(task, "jeton-http-semaphore-calls");
-              t.setDaemon(true);
-              return t;
-            });
+            Timeouts.daemonThreads("jeton-http-semaphore-calls"));
     pool.allowCoreThreadTimeOut(true);
     return pool;
   }

@@ -84,6 +84,14 @@ class RedisUnavailableIntegrationTest {
     paused = true;
   }
 
+  /** A request queued behind the holder of the only permit, its pump waiting on Redis. */
+  private static CompletableFuture<Decision> queueBehind(AdmissionControl<Integer> control)
+      throws InterruptedException {
+    CompletableFuture<Decision> queued = control.admitAsync(1);
+    Await.until(() -> control.queued() == 1, "a request queued behind the holder");
+    return queued;
+  }
+
   /** A direct call to the frozen semaphore: it waits for the client's 10 s command timeout. */
   private CompletableFuture<Optional<Permit>> witness() {
     CompletableFuture<Optional<Permit>> witness =
@@ -115,8 +123,7 @@ class RedisUnavailableIntegrationTest {
   void killed_whileRequestsQueue_theyAndNewcomersAreUnavailable() throws Exception {
     AdmissionControl<Integer> control = start(over(semaphore).queue(20, Duration.ofSeconds(20)));
     Ticket holder = assertInstanceOf(Ticket.class, control.admit(0));
-    CompletableFuture<Decision> queued = control.admitAsync(1);
-    Await.until(() -> control.queued() == 1, "a request queued behind the holder");
+    CompletableFuture<Decision> queued = queueBehind(control);
     redis.kill();
     assertUnavailable(decided(queued));
     assertUnavailable(control.admit(2));
@@ -166,8 +173,7 @@ class RedisUnavailableIntegrationTest {
   void frozen_whileRequestsQueue_theyAndNewcomersAreUnavailable() throws Exception {
     AdmissionControl<Integer> control = start(over(semaphore).queue(20, Duration.ofSeconds(6)));
     Ticket holder = assertInstanceOf(Ticket.class, control.admit(0));
-    CompletableFuture<Decision> queued = control.admitAsync(1);
-    Await.until(() -> control.queued() == 1, "a request queued behind the holder");
+    CompletableFuture<Decision> queued = queueBehind(control);
     pause();
     CompletableFuture<Optional<Permit>> witness = witness();
     assertUnavailable(decided(queued));
