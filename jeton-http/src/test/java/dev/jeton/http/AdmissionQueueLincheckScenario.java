@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.jetbrains.lincheck.datastructures.IntGen;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
@@ -119,6 +120,16 @@ public abstract class AdmissionQueueLincheckScenario {
   @Validate
   public void check() {
     checkState(control, semaphore, decisions);
+  }
+
+  /** Model-checks {@code scenario} as both tests do. */
+  static void modelCheck(Class<? extends AdmissionQueueLincheckScenario> scenario) {
+    new ModelCheckingOptions()
+        .iterations(25)
+        .invocationsPerIteration(40)
+        .threads(3)
+        .actorsPerThread(2)
+        .check(scenario);
   }
 
   /** The state after a run: see the class comment. */

@@ -1,7 +1,6 @@
 package dev.jeton.http;
 
 import dev.jeton.contract.LincheckRun;
-import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 
 /**
  * {@link AdmissionQueueLincheckScenario} over a semaphore that may block
@@ -16,11 +15,6 @@ public class AdmissionQueueOverCallsLincheckTest extends AdmissionQueueLincheckS
 
   @LincheckRun
   void modelCheck() {
-    new ModelCheckingOptions()
-        .iterations(25)
-        .invocationsPerIteration(40)
-        .threads(3)
-        .actorsPerThread(2)
-        .check(AdmissionQueueOverCallsLincheckTest.class);
+    modelCheck(AdmissionQueueOverCallsLincheckTest.class);
   }
 }
