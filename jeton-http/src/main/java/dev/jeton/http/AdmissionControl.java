@@ -1,16 +1,13 @@
 package dev.jeton.http;
 
 import dev.jeton.AdaptiveLimit;
-import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.Executor;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -79,10 +76,20 @@ import org.jspecify.annotations.Nullable;
  * machine-wide or fleet-wide; each admitted request holds one permit of it. A given semaphore is
  * never closed by this class.
  *
- * <p>A semaphore that fails (a remote one out of reach: its {@code tryAcquire} throws, or its
- * {@code acquireAsync} fails) rejects the request it was for with {@link Reason#UNAVAILABLE},
- * always 503, with a {@code Retry-After} as usual; in queued mode the other queued requests go on
- * waiting. A closed semaphore rejects with {@link Reason#CLOSED}, and one whose limit was lowered
+ * <p>A semaphore not made by Jeton's core may be remote, so it is never called on the caller's
+ * thread but on threads of the control's own, and no request waits longer than a bound for its
+ * answer: {@link Builder#semaphoreTimeout(Duration) semaphoreTimeout} (1 s unless set) in
+ * best-effort mode, its {@code maxWait} in queued mode. One that does not answer in time (a
+ * frozen server) rejects with {@link Reason#UNAVAILABLE}, and while that call stays unanswered
+ * new requests are rejected so at once, without asking. A semaphore that fails (a server out of
+ * reach: its {@code tryAcquire} throws, or its {@code acquireAsync} fails) rejects the request it
+ * was for with {@code UNAVAILABLE}. Queued, such a semaphore is asked for each request that finds
+ * no one queued, and, while requests wait, at least every semaphore timeout or half {@code
+ * maxWait} (whichever is shorter), since its {@code acquireAsync} may retry without end: a
+ * failure rejects the request its permit would have gone to, the others one by one while it
+ * lasts, and a request that times out while the semaphore fails or is silent is {@code
+ * UNAVAILABLE}, not {@code QUEUE_TIMEOUT}. {@code UNAVAILABLE} is always 503, with a {@code
+ * Retry-After} as usual. A closed semaphore rejects with {@link Reason#CLOSED}, and one whose limit was lowered
  * below 1 with {@link Reason#LIMIT_REACHED}, its failure unwrapped from any {@code
  * CompletionException} or {@code ExecutionException}. The failures behind {@code UNAVAILABLE}
  * are logged at {@code WARNING} through the {@link System.Logger} named after this class, at most
@@ -93,81 +100,56 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /*
    * Overview
    *
-   * Each request is, in this order: exempt (a ticket holding nothing); refused if closed; given
-   * a permit at once if one is free (tryAcquire; in queued mode only if no one is queued, see
-   * AdmissionQueue.tryAcquireIfIdle); rejected in best-effort mode; or else it waits: in the
-   * AdmissionQueue in front of the semaphore, or, partitioned, in its key's semaphore (see
-   * Partitions). A waiter completes with a permit (a Ticket), a refusal (a Rejection naming the
+   * Each request is, in this order: exempt (a ticket holding nothing); refused if closed; then
+   * admitted or rejected under its semaphore (SemaphoreAdmission: at once, or after waiting in
+   * the AdmissionQueue in front of it) or, partitioned, its key's (Partitions). A waiter completes with a permit (a Ticket), a refusal (a Rejection naming the
    * reason), or a cancellation (admitAsync's future cancelled, admit interrupted: no decision).
    * A permit whose caller has gone meanwhile becomes a ticket that is abandoned at once.
    *
-   * A ticket gives its permit back through finished(), exactly once (the Ticket's CAS), which
-   * first lowers `inFlight` and records the time the permit was held for the Retry-After
-   * estimate, and only then releases the permit, so that inFlight never shows more tickets than
-   * permits are held.
+   * What is in flight, what was decided and how to answer a rejection are the Ledger's, shared
+   * with the queue and the partitions.
    *
-   * Invariants:
-   *   A1. inFlight = tickets admitted with a permit and not yet finished (exempt ones hold
-   *       nothing and are not counted).
-   *   A2. Every permit granted for a request is in exactly one Ticket, which is handed out or
-   *       abandoned, or it is released: see AdmissionQueue's Q5 for the queue's hand-over.
+   * Invariant A2: every permit granted for a request is in exactly one Ticket, which is handed
+   * out or abandoned, or it is released: see AdmissionQueue's Q5 for the queue's hand-over.
    */
+
+  /** How long a request waits at most for a semaphore that may block, unless set. */
+  static final Duration DEFAULT_SEMAPHORE_TIMEOUT = Duration.ofSeconds(1);
 
   /** Partitioned and queued, the requests waiting across keys are at most this many maxQueue. */
   static final int DEFAULT_QUEUES_IN_TOTAL = 16;
 
-  private final @Nullable Semaphore semaphore; // null when partitioned
-  private final @Nullable AdaptiveLimit adaptive; // its semaphore is `semaphore`
+  private final @Nullable SemaphoreAdmission single; // not partitioned
   private final @Nullable Partitions partitions;
   private final @Nullable Function<? super R, ?> partitionKey;
-  private final @Nullable AdmissionQueue queue; // queued mode, not partitioned
   private final @Nullable ToIntFunction<? super R> priority;
   private final @Nullable Duration maxWait; // null: best effort
   private final @Nullable Predicate<? super R> exempt;
-  private final int rejectionStatus;
-  private final long maxRetryAfterSeconds;
-  private final Timeouts timeouts;
-  private final DrainEstimate drain = new DrainEstimate(System::nanoTime);
-  private final Counters counters = new Counters();
-  private final SemaphoreFailures failures =
-      new SemaphoreFailures(
-          () -> System.getLogger(AdmissionControl.class.getName()), System::nanoTime);
-  private final AtomicInteger inFlight = new AtomicInteger();
+  private final Ledger ledger;
   private volatile boolean closed;
 
   private AdmissionControl(Builder<R> b) {
-    Duration wait = b.maxWait;
-    this.maxWait = wait;
+    this.maxWait = b.maxWait;
     this.partitionKey = b.partitionKey;
     this.priority = b.priority;
     this.exempt = b.exempt;
-    this.rejectionStatus = b.rejectionStatus;
-    this.maxRetryAfterSeconds = b.maxRetryAfterSeconds;
-    this.adaptive = b.adaptive;
+    this.ledger = new Ledger(b.adaptive, b.rejectionStatus, b.maxRetryAfterSeconds);
     if (b.partitionKey != null) {
-      this.semaphore = null;
-      this.queue = null;
+      this.single = null;
       int total =
           b.maxQueuedTotal != 0
               ? b.maxQueuedTotal
               : (int) Math.min(Integer.MAX_VALUE, (long) DEFAULT_QUEUES_IN_TOTAL * b.maxQueue);
-      this.partitions = new Partitions(this, b.limitPerKey, b.limit, b.maxQueue, total);
+      this.partitions = new Partitions(ledger, b.limitPerKey, b.limit, b.maxQueue, total);
     } else {
       AdaptiveLimit a = b.adaptive;
       Semaphore given = a != null ? a.semaphore() : b.semaphore;
       Semaphore s = given != null ? given : Semaphore.create(b.limit);
-      this.semaphore = s;
+      Timeouts timer = b.timeouts;
+      this.single =
+          new SemaphoreAdmission(ledger, s, b, timer != null ? timer : Timeouts.shared(), b.aging);
       this.partitions = null;
-      Duration aging = b.aging;
-      this.queue =
-          wait == null
-              ? null
-              : new AdmissionQueue(
-                  this, s, b.maxQueue, b.lifo, aging == null ? 0 : saturatedNanos(aging),
-                  b.ticker);
     }
-    Timeouts timer = b.timeouts;
-    this.timeouts = timer != null ? timer : Timeouts.shared();
   }
 
   /** Returns a builder; a limit or a semaphore is required. */
@@ -178,8 +160,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
   // ------------------------------------------------------------------ deciding
 
   /**
-   * Admits or rejects {@code request}. In best-effort mode it returns at once; in queued mode it
-   * waits at most {@code maxWait}.
+   * Admits or rejects {@code request}. In best-effort mode it returns at once (over a semaphore
+   * that may be remote, within its {@code semaphoreTimeout}); in queued mode it waits at most
+   * {@code maxWait}.
    *
    * @throws InterruptedException if the thread is interrupted while the request waits in the
    *     queue; the request is withdrawn (a ticket granted at the same moment is given back)
@@ -203,7 +186,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
 
   /**
    * Admits or rejects {@code request} without blocking: the future completes when the request is
-   * admitted or rejected (at once in best-effort mode). Cancelling the future withdraws the
+   * admitted or rejected (at once in best-effort mode, unless the semaphore may be remote: see
+   * {@link AdmissionControl}). Cancelling the future withdraws the
    * request; a ticket granted at the same moment is given back. In queued mode, completing it
    * ({@code complete}, {@code completeExceptionally}, and so {@code orTimeout} and {@code
    * completeOnTimeout}) withdraws the request as well, and such a decision is not counted in
@@ -213,21 +197,20 @@ public final class AdmissionControl<R> implements AutoCloseable {
    * completeAsync}, which would bypass that rule.
    *
    * <p>In queued mode the future may be completed by the thread that closed the ticket which
-   * freed the permit, or by a timer thread: its dependent stages should not block (or should run
-   * on an executor of their own).
-   *
-   * <p>With a remote semaphore, deciding takes one call to it ({@code tryAcquire}) when no
-   * request is queued.
+   * freed the permit, or by a timer thread; over a semaphore that may be remote (not Jeton
+   * core's), by one of the control's threads that ask it, in either mode: its dependent stages
+   * should not block (or should run on an executor of their own). Such a semaphore's future obeys
+   * the rules of a queued one above, in best-effort mode too.
    */
   public CompletableFuture<Decision> admitAsync(R request) {
     Objects.requireNonNull(request, "request");
     Predicate<? super R> e = exempt;
     if (e != null && e.test(request)) {
-      counters.exempted();
+      ledger.exempted();
       return CompletableFuture.completedFuture(Ticket.exemptTicket());
     }
     if (closed) {
-      return CompletableFuture.completedFuture(reject(Reason.CLOSED, 0, 0));
+      return CompletableFuture.completedFuture(ledger.reject(Reason.CLOSED, 0, 0));
     }
     Partitions p = partitions;
     if (p != null) {
@@ -235,131 +218,17 @@ public final class AdmissionControl<R> implements AutoCloseable {
           Objects.requireNonNull(
               Objects.requireNonNull(partitionKey).apply(request),
               "the partitionBy key function returned null");
-      return admitPartitioned(p, key);
-    }
-    Semaphore s = Objects.requireNonNull(semaphore);
-    AdmissionQueue q = queue;
-    if (q == null) {
-      return CompletableFuture.completedFuture(tryAdmit(s, Reason.LIMIT_REACHED));
-    }
-    Permit now = q.tryAcquireIfIdle();
-    if (now != null) {
-      return CompletableFuture.completedFuture(admitted(now));
+      return p.admit(key, maxWait);
     }
     ToIntFunction<? super R> rank = priority;
-    Waiter waiter = q.enqueue(rank == null ? 0 : rank.applyAsInt(request));
-    if (waiter.queued) { // its decision is counted by the queue, when the queue makes it
-      var unused =
-          waiter.whenComplete(
-              (decision, failure) -> counters.dequeued(System.nanoTime() - waiter.enqueuedNanos));
-    }
-    if (!waiter.isDone()) {
-      long nanos = saturatedNanos(Objects.requireNonNull(maxWait));
-      Future<?> timer = timeouts.schedule(() -> q.expire(waiter), nanos);
-      var alsoUnused = waiter.whenComplete((decision, cancelled) -> timer.cancel(false));
-    }
-    return waiter;
-  }
-
-  private CompletableFuture<Decision> admitPartitioned(Partitions p, Object key) {
-    Semaphore s = p.forKey(key);
-    Decision now = tryAdmit(s, maxWait == null ? Reason.LIMIT_REACHED : null);
-    if (now != null || maxWait == null) {
-      return CompletableFuture.completedFuture(Objects.requireNonNull(now));
-    }
-    return p.await(key, s, Objects.requireNonNull(maxWait));
-  }
-
-  /**
-   * A ticket if {@code s} has a permit free now; else a rejection for {@code reason}, or null if
-   * the reason is null (the caller will queue).
-   */
-  private @Nullable Decision tryAdmit(Semaphore s, @Nullable Reason reason) {
-    Optional<Permit> permit;
-    try {
-      permit = s.tryAcquire(1);
-    } catch (RuntimeException failed) { // closed, its limit set to 0, out of reach
-      return reject(reasonFor(failed), 0, busy(s));
-    }
-    if (permit.isPresent()) {
-      return admitted(permit.get());
-    }
-    return reason == null ? null : reject(reason, 0, busy(s));
-  }
-
-  private int busy(Semaphore s) {
-    return s == semaphore ? inFlight.get() : s.limit() - s.available();
-  }
-
-  private Ticket admitted(Permit permit) {
-    Ticket ticket = ticket(permit);
-    counters.admitted();
-    return ticket;
-  }
-
-  private Rejection reject(Reason reason, int ahead, int busy) {
-    counters.rejected(reason);
-    return rejection(reason, ahead, busy);
-  }
-
-  /** A ticket for {@code permit}, counted in flight but not yet as admitted: see count. */
-  Ticket ticket(Permit permit) {
-    inFlight.incrementAndGet();
-    AdaptiveLimit a = adaptive;
-    return Ticket.admitted(permit, this, a != null ? a.begin() : null);
-  }
-
-  /** A rejection of a queued request, with {@code ahead} still queued, not yet counted. */
-  Rejection rejection(Reason reason, int ahead) {
-    return rejection(reason, ahead, inFlight.get());
-  }
-
-  /** A rejection with {@code ahead} queued while {@code busy} permits are held, not counted. */
-  Rejection rejection(Reason reason, int ahead, int busy) {
-    long seconds = drain.retryAfterSeconds(busy, ahead, maxRetryAfterSeconds);
-    int status = reason == Reason.UNAVAILABLE ? 503 : rejectionStatus; // not the client's excess
-    return new Rejection(status, Duration.ofSeconds(seconds), reason);
-  }
-
-  /**
-   * The reason to reject a request whose acquire failed with {@code failure} (thrown, or the
-   * failure of its future); an unavailable semaphore is logged. See {@link SemaphoreFailures}.
-   */
-  Reason reasonFor(Throwable failure) {
-    return failures.reasonFor(failure);
-  }
-
-  /** A request left a queue after waiting {@code nanos}. */
-  void dequeued(long nanos) {
-    counters.dequeued(nanos);
-  }
-
-  /** Counts a queued request's decision, made by the queue or the partitions. */
-  void count(Decision decision) {
-    if (decision instanceof Rejection r) {
-      counters.rejected(r.reason());
-    } else {
-      counters.admitted();
-    }
-  }
-
-  /** Called once per ticket that holds a permit, by the first of its close methods. */
-  void finished(Permit permit, long heldNanos, Ticket.Outcome outcome) {
-    inFlight.decrementAndGet();
-    drain.completed(heldNanos);
-    counters.ended(outcome);
-    try {
-      permit.release();
-    } catch (RuntimeException e) {
-      failures.releaseFailed(e); // the ticket's closer is a response finishing: not its problem
-    }
+    return Objects.requireNonNull(single).admit(rank == null ? 0 : rank.applyAsInt(request));
   }
 
   // ------------------------------------------------------------------ inspection and closing
 
   /** The number of admitted tickets open now, each holding a permit (exempt ones not counted). */
   public int inFlight() {
-    return inFlight.get();
+    return ledger.inFlight();
   }
 
   /**
@@ -368,18 +237,17 @@ public final class AdmissionControl<R> implements AutoCloseable {
    * this may be a round trip.
    */
   public OptionalInt limit() {
-    Semaphore s = semaphore;
+    SemaphoreAdmission s = single;
     if (s != null) {
-      return OptionalInt.of(s.limit());
+      return OptionalInt.of(s.semaphore().limit());
     }
     return Objects.requireNonNull(partitions).globalLimit();
   }
 
   /** The number of requests waiting in the queue now; always 0 in best-effort mode. */
   public int queued() {
-    AdmissionQueue q = queue;
-    Partitions p = partitions;
-    return q != null ? q.size() : p != null ? p.queued() : 0;
+    SemaphoreAdmission s = single;
+    return s != null ? s.queued() : Objects.requireNonNull(partitions).queued();
   }
 
   /** The partitions, if partitioned; for tests. */
@@ -389,7 +257,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
 
   /** What was admitted and rejected, and how tickets ended, since this control was built. */
   public AdmissionStats stats() {
-    return counters.snapshot();
+    return ledger.stats();
   }
 
   /**
@@ -400,9 +268,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    AdmissionQueue q = queue;
-    if (q != null) {
-      q.close();
+    SemaphoreAdmission s = single;
+    if (s != null) {
+      s.close();
     }
     Partitions p = partitions;
     if (p != null) {
@@ -412,17 +280,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
 
   @Override
   public String toString() {
-    Object limit = partitions != null ? partitions : semaphore;
-    return "AdmissionControl[" + limit + ", inFlight=" + inFlight.get() + ", queued="
+    Object limit = partitions != null ? partitions : single;
+    return "AdmissionControl[" + limit + ", inFlight=" + ledger.inFlight() + ", queued="
         + queued() + (closed ? ", closed" : "") + "]";
-  }
-
-  private static long saturatedNanos(Duration d) {
-    try {
-      return d.toNanos();
-    } catch (ArithmeticException tooLong) {
-      return Long.MAX_VALUE;
-    }
   }
 
   /**
@@ -446,8 +306,10 @@ public final class AdmissionControl<R> implements AutoCloseable {
     @Nullable Function<? super R, ?> partitionKey;
     int limitPerKey;
     int maxQueuedTotal; // 0: the default
+    Duration semaphoreTimeout = DEFAULT_SEMAPHORE_TIMEOUT;
     LongSupplier ticker = System::nanoTime;
     @Nullable Timeouts timeouts;
+    @Nullable Executor callThreads;
 
     private Builder() {}
 
@@ -552,6 +414,20 @@ public final class AdmissionControl<R> implements AutoCloseable {
       return this;
     }
 
+    /**
+     * How long a request waits at most for a semaphore that may be remote (any not made by
+     * Jeton's core, such as a {@code RedisSemaphore}) to answer, before it is rejected with {@link
+     * Reason#UNAVAILABLE}; 1 s unless set. Queued, a request waits at most {@code maxWait} in
+     * all, and a call unanswered for this long or half {@code maxWait}, whichever is shorter,
+     * counts as unanswered. See {@link AdmissionControl} on such semaphores.
+     *
+     * @throws IllegalArgumentException if {@code timeout} is not positive
+     */
+    public Builder<R> semaphoreTimeout(Duration timeout) {
+      this.semaphoreTimeout = BuilderChecks.checkPositive("timeout", timeout);
+      return this;
+    }
+
     /** Requests matching {@code exempt} are never limited (health checks, metrics). */
     public Builder<R> exempt(Predicate<? super R> exempt) {
       this.exempt = Objects.requireNonNull(exempt, "exempt");
@@ -594,6 +470,12 @@ public final class AdmissionControl<R> implements AutoCloseable {
     /** What fires a queued request's maxWait (default: a shared timer thread); for tests. */
     Builder<R> timeouts(Timeouts timeouts) {
       this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
+      return this;
+    }
+
+    /** Where a semaphore that may block is called (default: threads of the control's); for tests. */
+    Builder<R> callThreads(Executor threads) {
+      this.callThreads = Objects.requireNonNull(threads, "threads");
       return this;
     }
 

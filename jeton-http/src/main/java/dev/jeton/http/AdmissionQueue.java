@@ -3,8 +3,8 @@ package dev.jeton.http;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
@@ -28,17 +28,8 @@ final class AdmissionQueue {
    * Overview
    *
    * Waiters live in one TreeSet, `queue`, ordered by `order` and guarded by `lock` with
-   * `pumping`, `pending`, `nextSeq` and `closed`. seq counts arrivals. FIFO: by seq. LIFO: by
-   * -seq, newest first. Priorities, with aging of A nanoseconds: by the rank enqueuedNanos -
-   * priority * A, then seq, so that a waiter that has waited A ranks like one arriving now a
-   * priority higher; aging is continuous, so two waiters' order never changes while both wait
-   * and nothing is re-sorted. The rank needs up to 95 bits (a 32-bit priority times a 63-bit
-   * aging), so it is never stored: two waiters compare by the sign of the difference of their
-   * ranks, (t1 - t2) - (p1 - p2) * A, where t1 - t2 is exact (two readings of one clock, however
-   * near its ends) and a product beyond a long decides by its sign alone, being larger than any
-   * t1 - t2. Exact, so the order is total and no two priorities ever tie. (A rank clamped to a
-   * long tied the priorities beyond 2^63 / A, those past 2.6 million under an aging of an hour,
-   * and on a clock near its lowest value, where nanoTime may well be, nearly all of them.)
+   * `pumping`, `pending`, `nextSeq` and `closed`. seq counts arrivals; WaiterOrder says how
+   * waiters are ordered.
    *
    * A full queue: the newcomer and the worst waiter (the last in order) compete, and the worse
    * of the two is refused with QUEUE_FULL. In FIFO order that is always the newcomer (the old
@@ -73,7 +64,9 @@ final class AdmissionQueue {
    * Invariants (each changes only under `lock`):
    *   Q1. `pumping` is true iff a pump is looping or waiting on `pending`: at most one. Every
    *       waiter is seen by it: it ends only after seeing the queue empty under the lock, and an
-   *       enqueue that finds `pumping` false starts one.
+   *       enqueue that finds `pumping` false starts one; in front of a semaphore that may block,
+   *       it starts a check instead, which starts the pump if the semaphore has no permit (see
+   *       QueueChecks' R1, and R2 for the checks made while the pump waits).
    *   Q2. The pump holds at most one acquire. When the queue empties (a waiter times out or is
    *       cancelled, close), the pending acquire is cancelled, so that a shared semaphore is not
    *       held up; the pump publishes `pending` and then re-checks the queue, so one of the two
@@ -89,47 +82,13 @@ final class AdmissionQueue {
    * Nothing calls the semaphore or completes a future while holding `lock`.
    */
 
-  /**
-   * First come first served, LIFO, or by rank then arrival; see the Overview. A plain class, not
-   * composed lambdas: Lincheck copies its state.
-   */
-  private static final class Order implements Comparator<Waiter> {
-    private final boolean lifo;
-    private final long agingNanos; // 0: no priorities
-
-    Order(boolean lifo, long agingNanos) {
-      this.lifo = lifo;
-      this.agingNanos = agingNanos;
-    }
-
-    @Override
-    public int compare(Waiter a, Waiter b) {
-      if (lifo) {
-        return Long.compare(b.seq, a.seq);
-      }
-      int byRank = agingNanos == 0 ? 0 : compareRanks(a, b);
-      return byRank != 0 ? byRank : Long.compare(a.seq, b.seq);
-    }
-
-    /** The sign of rank(a) - rank(b), exactly, with rank = enqueuedNanos - priority * aging. */
-    private int compareRanks(Waiter a, Waiter b) {
-      long waited = a.enqueuedNanos - b.enqueuedNanos;
-      long priorities = (long) a.priority - b.priority;
-      long lift;
-      try {
-        lift = Math.multiplyExact(priorities, agingNanos);
-      } catch (ArithmeticException beyondAnyLong) { // so beyond `waited` too: its sign decides
-        return priorities > 0 ? -1 : 1;
-      }
-      return Long.compare(waited, lift);
-    }
-  }
-
-  private final AdmissionControl<?> control;
+  private final Ledger ledger;
   private final Semaphore semaphore;
+  private final @Nullable SemaphoreCalls calls; // a semaphore that may block
+  private final @Nullable QueueChecks checks; // with `calls`
   private final int maxQueue;
   private final boolean lifo;
-  private final Order order;
+  private final WaiterOrder order;
   private final LongSupplier ticker;
 
   private final ReentrantLock lock = new ReentrantLock();
@@ -140,17 +99,21 @@ final class AdmissionQueue {
   private boolean closed;
 
   AdmissionQueue(
-      AdmissionControl<?> control,
+      Ledger ledger,
       Semaphore semaphore,
+      @Nullable SemaphoreCalls calls,
+      Timeouts timeouts,
       int maxQueue,
       boolean lifo,
       long agingNanos,
       LongSupplier ticker) {
-    this.control = control;
+    this.ledger = ledger;
     this.semaphore = semaphore;
+    this.calls = calls;
+    this.checks = calls == null ? null : new QueueChecks(this, calls, ledger, timeouts);
     this.maxQueue = maxQueue;
     this.lifo = lifo;
-    this.order = new Order(lifo, agingNanos);
+    this.order = new WaiterOrder(lifo, agingNanos);
     this.queue = new TreeSet<>(order);
     this.ticker = ticker;
   }
@@ -180,7 +143,7 @@ final class AdmissionQueue {
     } finally {
       lock.unlock();
     }
-    permit.get().release(); // someone queued meanwhile: the pump has this permit for them
+    ledger.giveBack(permit.get()); // someone queued meanwhile: the pump has it for them
     return null;
   }
 
@@ -193,6 +156,7 @@ final class AdmissionQueue {
     Waiter waiter;
     Waiter pushedOut = null;
     boolean startPump = false;
+    boolean check = false;
     Reason refused = null;
     int size;
     lock.lock();
@@ -210,22 +174,29 @@ final class AdmissionQueue {
           pushedOut = queue.pollLast();
         }
         queue.add(waiter);
-        startPump = !pumping;
-        pumping = true;
+        if (calls == null) {
+          startPump = !pumping;
+          pumping = true;
+        } else {
+          check = !pumping; // QueueChecks' R1
+        }
       }
       size = queue.size();
     } finally {
       lock.unlock();
     }
     if (refused != null) {
-      decide(waiter, control.rejection(refused, size));
+      decide(waiter, ledger.rejection(refused, size));
       return waiter;
     }
     if (pushedOut != null) {
-      decide(pushedOut, control.rejection(Reason.QUEUE_FULL, size));
+      decide(pushedOut, ledger.rejection(Reason.QUEUE_FULL, size));
     }
     if (startPump) {
       pump();
+    }
+    if (check) {
+      Objects.requireNonNull(checks).check();
     }
     return waiter;
   }
@@ -245,7 +216,10 @@ final class AdmissionQueue {
       lock.unlock();
     }
     cancel(acquiring);
-    decide(waiter, control.rejection(Reason.QUEUE_TIMEOUT, size));
+    SemaphoreCalls c = calls;
+    Throwable trouble = c == null ? null : c.trouble(); // the semaphore's fault, not the queue's
+    Reason reason = trouble == null ? Reason.QUEUE_TIMEOUT : ledger.reasonFor(trouble);
+    decide(waiter, ledger.rejection(reason, size));
   }
 
   /** The number of requests waiting now. */
@@ -272,7 +246,7 @@ final class AdmissionQueue {
     }
     cancel(acquiring);
     for (Waiter w : drained) {
-      decide(w, control.rejection(Reason.CLOSED, 0));
+      decide(w, ledger.rejection(Reason.CLOSED, 0));
     }
   }
 
@@ -298,6 +272,8 @@ final class AdmissionQueue {
         }
         if (queueEmpty) {
           acquiring.cancel(false); // emptied before `pending` was visible: see Q2
+        } else if (checks != null) {
+          checks.watch();
         }
         CompletableFuture<Permit> waiting = acquiring;
         var unused =
@@ -355,7 +331,7 @@ final class AdmissionQueue {
     } finally {
       lock.unlock();
     }
-    decide(refused, control.rejection(control.reasonFor(cause), size));
+    decide(refused, ledger.rejection(ledger.reasonFor(cause), size));
     return goOn();
   }
 
@@ -374,10 +350,10 @@ final class AdmissionQueue {
       lock.unlock();
     }
     if (best == null) {
-      permit.release();
+      ledger.giveBack(permit);
       return false;
     }
-    decide(best, control.ticket(permit)); // ours alone to complete: see the Overview
+    decide(best, ledger.ticket(permit)); // ours alone to complete: see the Overview
     return goOn();
   }
 
@@ -396,9 +372,50 @@ final class AdmissionQueue {
     }
   }
 
+  // ------------------------------------------------------------------ for QueueChecks
+
+  /** The best waiter taken out of the queue to be decided (or none), and what is left. */
+  record Taken(@Nullable Waiter best, int left, boolean pumping) {}
+
+  /** Takes the best waiter out of the queue, to decide it: see QueueChecks. */
+  Taken takeBest() {
+    lock.lock();
+    try {
+      Waiter best = queue.pollFirst();
+      return new Taken(best, queue.size(), pumping);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Starts the pump if someone waits and none runs. */
+  void pumpIfWaiting() {
+    boolean start;
+    lock.lock();
+    try {
+      start = !pumping && !queue.isEmpty();
+      pumping |= start;
+    } finally {
+      lock.unlock();
+    }
+    if (start) {
+      pump();
+    }
+  }
+
+  /** Whether the pump waits on the semaphore for someone queued. */
+  boolean pumpWaits() {
+    lock.lock();
+    try {
+      return pending != null && !queue.isEmpty();
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Completes a waiter taken out of the queue with the control's decision, counted first. */
-  private void decide(Waiter waiter, Decision decision) {
-    control.count(decision);
+  void decide(Waiter waiter, Decision decision) {
+    ledger.count(decision);
     waiter.decide(decision);
   }
 

@@ -13,6 +13,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Partitioned mode: a {@link KeyedSemaphore} (a limit per key, and the optional global limit)
@@ -53,7 +54,7 @@ final class Partitions {
     }
   }
 
-  private final AdmissionControl<?> control;
+  private final Ledger ledger;
   private final KeyedSemaphore<Object> keyed;
   private final int maxQueue; // per key; 0: best effort
   private final int maxQueuedTotal; // across keys
@@ -67,12 +68,12 @@ final class Partitions {
   }
 
   Partitions(
-      AdmissionControl<?> control,
+      Ledger ledger,
       int limitPerKey,
       int globalLimit,
       int maxQueue,
       int maxQueuedTotal) {
-    this.control = control;
+    this.ledger = ledger;
     var builder = KeyedSemaphore.builder().limitPerKey(limitPerKey);
     if (globalLimit > 0) {
       builder.globalLimit(globalLimit);
@@ -82,26 +83,36 @@ final class Partitions {
     this.maxQueuedTotal = maxQueuedTotal;
   }
 
-  Semaphore forKey(Object key) {
-    return keyed.forKey(key);
+  /**
+   * Admits or rejects a request of {@code key}: at once if its semaphore has a permit free, or in
+   * best-effort mode ({@code maxWait} null); else it waits, see {@link #await}.
+   */
+  CompletableFuture<Decision> admit(Object key, @Nullable Duration maxWait) {
+    Semaphore s = keyed.forKey(key);
+    IntSupplier busy = () -> s.limit() - s.available();
+    Decision now = ledger.tryAdmit(s, maxWait == null ? Reason.LIMIT_REACHED : null, busy);
+    if (now != null || maxWait == null) {
+      return CompletableFuture.completedFuture(Objects.requireNonNull(now));
+    }
+    return await(key, s, maxWait, busy);
   }
 
   /**
    * Waits for a permit of {@code key}, at most {@code maxWait}, and decides: a ticket, or a
    * rejection (QUEUE_FULL at once if the key has maxQueue waiting or all keys maxQueuedTotal,
-   * QUEUE_TIMEOUT, CLOSED).
+   * QUEUE_TIMEOUT, CLOSED), with {@code busy} the permits of the key held, for Retry-After.
    * Cancelling the future withdraws the request.
    */
-  CompletableFuture<Decision> await(Object key, Semaphore semaphore, Duration maxWait) {
+  private CompletableFuture<Decision> await(
+      Object key, Semaphore semaphore, Duration maxWait, IntSupplier busy) {
     long since = System.nanoTime();
     Waiting waiting = acquire(key, semaphore, maxWait);
     CompletableFuture<Permit> request = waiting.request();
-    IntSupplier busy = () -> semaphore.limit() - semaphore.available();
     if (request.isCompletedExceptionally()) { // refused at the door
       Rejection r =
-          control.rejection(
+          ledger.rejection(
               reasonOf(failureOf(request)), semaphore.queueLength(), busy.getAsInt());
-      control.count(r);
+      ledger.count(r);
       return CompletableFuture.completedFuture(r);
     }
     return decide(request, waiting.settled(), since, semaphore::queueLength, busy);
@@ -122,20 +133,20 @@ final class Partitions {
     var unused =
         settled.whenComplete(
             (permit, failure) -> {
-              control.dequeued(System.nanoTime() - since);
+              ledger.dequeued(System.nanoTime() - since);
               if (failure != null
                   && SemaphoreFailures.unwrap(failure) instanceof CancellationException) {
                 return; // withdrawn by the caller: no decision to make
               }
               Decision d =
                   permit != null
-                      ? control.ticket(permit)
-                      : control.rejection(
+                      ? ledger.ticket(permit)
+                      : ledger.rejection(
                           reasonOf(Objects.requireNonNull(failure)),
                           ahead.getAsInt(),
                           busy.getAsInt());
               if (result.complete(d)) {
-                control.count(d);
+                ledger.count(d);
               } else if (d instanceof Ticket t) {
                 t.abandon(); // its caller has gone: the permit goes back
               }
@@ -168,7 +179,7 @@ final class Partitions {
     if (f instanceof TimeoutException) {
       return Reason.QUEUE_TIMEOUT;
     }
-    return control.reasonFor(f); // closed, its limit lowered below 1
+    return ledger.reasonFor(f); // closed, its limit lowered below 1
   }
 
   /**

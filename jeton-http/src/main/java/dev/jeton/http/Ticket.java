@@ -37,29 +37,29 @@ public final class Ticket implements Decision, AutoCloseable {
   private static final Ticket EXEMPT = new Ticket(null, null, 0, null);
 
   private final @Nullable Permit permit; // null: exempt
-  private final @Nullable AdmissionControl<?> control;
+  private final @Nullable Ledger ledger;
   private final long admittedNanos;
   private final AdaptiveLimit.@Nullable Sample sample; // null: no adaptive limit, or exempt
   private volatile boolean closed;
 
   private Ticket(
       @Nullable Permit permit,
-      @Nullable AdmissionControl<?> control,
+      @Nullable Ledger ledger,
       long admittedNanos,
       AdaptiveLimit.@Nullable Sample sample) {
     this.permit = permit;
-    this.control = control;
+    this.ledger = ledger;
     this.admittedNanos = admittedNanos;
     this.sample = sample;
   }
 
   /**
-   * A ticket holding {@code permit} for {@code control}, admitted now; with an adaptive limit,
+   * A ticket holding {@code permit}, recorded in {@code ledger}, admitted now; with an adaptive limit,
    * the sample of its work begins now.
    */
   static Ticket admitted(
-      Permit permit, AdmissionControl<?> control, AdaptiveLimit.@Nullable Sample sample) {
-    return new Ticket(permit, control, System.nanoTime(), sample);
+      Permit permit, Ledger ledger, AdaptiveLimit.@Nullable Sample sample) {
+    return new Ticket(permit, ledger, System.nanoTime(), sample);
   }
 
   /** The ticket of exempt requests: holds nothing, so one serves them all. */
@@ -101,7 +101,7 @@ public final class Ticket implements Decision, AutoCloseable {
 
   private void finish(Outcome outcome) {
     Permit p = permit;
-    AdmissionControl<?> c = control;
+    Ledger c = ledger;
     if (p == null || c == null || !CLOSED.compareAndSet(this, false, true)) {
       return;
     }

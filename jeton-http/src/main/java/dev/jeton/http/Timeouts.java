@@ -2,6 +2,7 @@ package dev.jeton.http;
 
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /** Fires the {@code maxWait} of queued requests. */
@@ -19,6 +20,15 @@ interface Timeouts {
     return Shared::schedule;
   }
 
+  /** Threads named {@code name} that do not keep the JVM alive: jeton-http's own. */
+  static ThreadFactory daemonThreads(String name) {
+    return task -> {
+      Thread t = new Thread(task, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
   /** The holder idiom: the thread starts only if some control queues. */
   final class Shared {
     static final ScheduledThreadPoolExecutor TIMER = make();
@@ -27,13 +37,7 @@ interface Timeouts {
 
     private static ScheduledThreadPoolExecutor make() {
       ScheduledThreadPoolExecutor timer =
-          new ScheduledThreadPoolExecutor(
-              1,
-              task -> {
-                Thread t = new Thread(task, "jeton-http-timeouts");
-                t.setDaemon(true);
-                return t;
-              });
+          new ScheduledThreadPoolExecutor(1, daemonThreads("jeton-http-timeouts"));
       timer.setRemoveOnCancelPolicy(true);
       return timer;
     }

@@ -2,6 +2,7 @@ package dev.jeton.http;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -10,6 +11,10 @@ import org.jspecify.annotations.Nullable;
  * whoever takes it out of the queue (see the queue's Overview). Its caller's {@code cancel},
  * {@code complete} and {@code completeExceptionally} take it out if it still waits, and return
  * false if someone else has; the ways to complete it that would bypass that are refused.
+ *
+ * <p>A waiter in no queue (refused at the door, or waiting for a semaphore that may block to
+ * answer in best-effort mode) is taken by the first {@link #take()}: its decider's, or its
+ * caller's cancel or complete.
  */
 final class Waiter extends CompletableFuture<Decision> {
   final int priority;
@@ -17,6 +22,7 @@ final class Waiter extends CompletableFuture<Decision> {
   final long enqueuedNanos;
   final boolean queued; // false: refused at the door, never in the queue
   private final @Nullable AdmissionQueue owner;
+  private final AtomicBoolean taken = new AtomicBoolean(); // in no queue: who decides it
 
   Waiter(int priority, long seq, long enqueuedNanos, @Nullable AdmissionQueue owner) {
     this.priority = priority;
@@ -24,6 +30,11 @@ final class Waiter extends CompletableFuture<Decision> {
     this.enqueuedNanos = enqueuedNanos;
     this.queued = owner != null;
     this.owner = owner;
+  }
+
+  /** Takes a waiter in no queue to decide it: true for the first caller only. */
+  boolean take() {
+    return taken.compareAndSet(false, true);
   }
 
   /** Completes it with the control's decision: only by whoever took it out of the queue. */
@@ -78,9 +89,9 @@ final class Waiter extends CompletableFuture<Decision> {
             + " withdraw the request");
   }
 
-  /** Takes it out of the queue if it still waits there; false if someone else did. */
+  /** Takes it out of the queue if it still waits there (else takes it); false if someone did. */
   private boolean withdrawn() {
     AdmissionQueue q = owner;
-    return q == null || isDone() || q.remove(this);
+    return q == null ? take() || isDone() : isDone() || q.remove(this);
   }
 }

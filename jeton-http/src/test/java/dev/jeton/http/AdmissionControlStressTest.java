@@ -53,6 +53,17 @@ class AdmissionControlStressTest {
     run(shared -> builder().semaphore(shared));
   }
 
+  /** Queued over a semaphore not of Jeton's core: asked on the control's threads (issue 29). */
+  @Test
+  void fifoOverASemaphoreThatMayBlock() throws Exception {
+    run(shared -> builder().semaphore(shared).queue(6, Duration.ofMillis(20)), true);
+  }
+
+  @Test
+  void bestEffortOverASemaphoreThatMayBlock() throws Exception {
+    run(shared -> builder().semaphore(shared), true);
+  }
+
   @Test
   void partitionsWithAGlobalLimit() throws Exception {
     run(shared -> builder().partitionBy(Req::key, 2).limit(LIMIT).queue(3, Duration.ofMillis(2)));
@@ -62,10 +73,18 @@ class AdmissionControlStressTest {
     return AdmissionControl.builder();
   }
 
-  /** Runs the mode; a mode that does not use the shared semaphore is partitioned. */
   private void run(Function<Semaphore, AdmissionControl.Builder<Req>> mode) throws Exception {
+    run(mode, false);
+  }
+
+  /**
+   * Runs the mode, over a semaphore that may block if {@code mayBlock}; a mode that does not use
+   * the shared semaphore is partitioned.
+   */
+  private void run(Function<Semaphore, AdmissionControl.Builder<Req>> mode, boolean mayBlock)
+      throws Exception {
     int limit = LIMIT;
-    Semaphore shared = Semaphore.create(limit);
+    Semaphore shared = mayBlock ? new FailingSemaphore(limit) : Semaphore.create(limit);
     AdmissionControl<Req> control = mode.apply(shared).build();
     boolean partitioned = control.toString().contains("KeyedSemaphore");
     AtomicInteger atWork = new AtomicInteger();
@@ -139,9 +158,18 @@ class AdmissionControlStressTest {
     assertEquals(admitted.sum(), stats.admitted());
     assertEquals(rejected.sum(), stats.rejectedTotal());
     if (!partitioned) {
+      // A call answered after its request was decided gives its permit back on its own thread.
+      awaitPermitsBack(shared, limit);
       assertEquals(limit, shared.available(), "permits back");
       assertEquals(0, shared.queueLength(), "the pump's request withdrawn");
     }
     assertTrue(most.get() >= 1);
+  }
+
+  private static void awaitPermitsBack(Semaphore semaphore, int limit) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); // a hang guard only
+    while (semaphore.available() != limit && System.nanoTime() - deadline < 0) {
+      Thread.sleep(1);
+    }
   }
 }

@@ -13,7 +13,7 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
- * As {@link AdmissionQueueLincheckTest}, with {@link AdmissionControl#close()} racing the other
+ * As {@link AdmissionQueueLincheckScenario}, with {@link AdmissionControl#close()} racing the other
  * operations, in LIFO order (so that newcomers push out the oldest). The operations return
  * nothing (see that class for why close is not linearizable with cancel); what is checked is the
  * state each interleaving leaves: nothing leaked or stuck, and once closed, nothing queued and
@@ -89,7 +89,7 @@ public class AdmissionQueueCloseLincheckTest {
 
   @Validate
   public void check() {
-    AdmissionQueueLincheckTest.checkState(control, semaphore, decisions);
+    AdmissionQueueLincheckScenario.checkState(control, semaphore, decisions);
     if (closed && control.queued() != 0) {
       throw new IllegalStateException("closed, but " + control.queued() + " still queued");
     }

@@ -37,6 +37,8 @@ class BuilderTest {
     fails(IllegalArgumentException.class, "maxRetryAfter must be at least 1 s, was PT0.5S",
         () -> b.maxRetryAfter(Duration.ofMillis(500)));
     fails(NullPointerException.class, "semaphore", () -> b.semaphore(null));
+    fails(IllegalArgumentException.class, "timeout must be positive, was PT0S",
+        () -> b.semaphoreTimeout(Duration.ZERO));
   }
 
   /**

@@ -35,6 +35,7 @@ public final class FailingSemaphore implements Semaphore {
   private volatile @Nullable RuntimeException failure;
   private volatile boolean stages;
   private volatile @Nullable RuntimeException releaseFailure;
+  private volatile Runnable duringTryAcquire = () -> {};
 
   /** Over a real semaphore of {@code limit}. */
   public FailingSemaphore(int limit) {
@@ -61,6 +62,11 @@ public final class FailingSemaphore implements Semaphore {
     this.releaseFailure = failure;
   }
 
+  /** Runs {@code action} inside each {@code tryAcquire} from now on, before it answers. */
+  public void duringTryAcquire(Runnable action) {
+    this.duringTryAcquire = action;
+  }
+
   /** Futures from now on are stages of the real ones. */
   public FailingSemaphore asStages() {
     stages = true;
@@ -77,6 +83,7 @@ public final class FailingSemaphore implements Semaphore {
   @Override
   public Optional<Permit> tryAcquire(int permits) {
     check();
+    duringTryAcquire.run();
     RuntimeException f = releaseFailure;
     if (f == null) {
       return real.tryAcquire(permits);

@@ -93,9 +93,13 @@ class ReadmeExamplesTest {
             .rejectionStatus(429)
             .build();
 
-    // fleet-wide: any Semaphore, such as a RedisSemaphore, backs the limit
+    // fleet-wide: any Semaphore, such as a RedisSemaphore, backs the limit; a request waits
+    // at most 250 ms for it to answer, else 503 UNAVAILABLE
     AdmissionControl<HttpExchange> fleet =
-        AdmissionControl.<HttpExchange>builder().semaphore(sharedSemaphore).build();
+        AdmissionControl.<HttpExchange>builder()
+            .semaphore(sharedSemaphore)
+            .semaphoreTimeout(Duration.ofMillis(250))
+            .build();
 
     // adaptive: the limit follows latency (AdaptiveLimit, in jeton-core), from 8 to 256
     AdmissionControl<HttpExchange> adaptive =

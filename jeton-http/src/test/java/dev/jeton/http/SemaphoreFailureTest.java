@@ -27,8 +27,9 @@ class SemaphoreFailureTest {
 
   private final FailingSemaphore semaphore = new FailingSemaphore(1);
 
+  /** Calls to the semaphore (one not of Jeton's core, so it may block) made inline: at once. */
   private AdmissionControl.Builder<Integer> builder() {
-    return AdmissionControl.<Integer>builder().semaphore(semaphore);
+    return AdmissionControl.<Integer>builder().semaphore(semaphore).callThreads(Runnable::run);
   }
 
   private AdmissionControl<Integer> queued() {

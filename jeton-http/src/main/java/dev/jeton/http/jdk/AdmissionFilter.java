@@ -26,7 +26,9 @@ import java.util.Objects;
  * <p>An admitted exchange goes down the chain holding its ticket, which is closed when the chain
  * returns, or abandoned if it throws (the handler's failure says nothing about capacity). A
  * handler that hands its exchange to another thread to answer later would release the permit too
- * early: with this server, answer within the handler.
+ * early: with this server, answer within the handler. A client that never reads its response
+ * keeps the handler's write blocked, and the permit taken, until the server gives up on it,
+ * which it does only with {@code -Dsun.net.httpserver.maxRspTime=<seconds>} set.
  *
  * <p>A rejected exchange gets, by default, the rejection's status (503 or 429), a {@code
  * Retry-After} header in whole seconds, {@code Content-Type: text/plain; charset=utf-8} and a

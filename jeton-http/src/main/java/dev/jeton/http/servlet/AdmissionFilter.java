@@ -15,6 +15,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Jakarta Servlet 6 filter that admits each request through an {@link AdmissionControl} before
@@ -32,6 +33,17 @@ import java.util.Objects;
  *       backend is the usual cause) or error ({@link Ticket#abandon()}: the client went away or
  *       the work failed). A later {@code startAsync} on the same request keeps the ticket.
  * </ul>
+ *
+ * <p>Either way, the ticket is also held until every task the application gave to {@code
+ * AsyncContext.start} has returned, however long after the container answered the client: a
+ * container that times a request out cannot stop the work started for it, and the limit counts
+ * work, not connections. For that the application sees the request wrapped (its {@code
+ * startAsync} and {@code getAsyncContext} return a context that counts the tasks). Work the
+ * application runs on threads of its own is counted only until the container is done with the
+ * request: stop it when the request times out (an {@code AsyncListener}'s {@code onTimeout}), or
+ * run it with {@code AsyncContext.start}. A client that never reads its response holds the
+ * permit while the write blocks: the container's write timeout bounds it (Jetty's connector idle
+ * timeout, Tomcat's {@code connectionTimeout}).
  *
  * <p>Only {@link DispatcherType#REQUEST} dispatches are limited: the {@code ASYNC} dispatch of
  * {@code AsyncContext.dispatch()}, and {@code FORWARD}, {@code INCLUDE} and {@code ERROR}
@@ -63,24 +75,32 @@ public final class AdmissionFilter implements Filter {
   }
 
   /*
-   * How a ticket ends. Invariant: every ticket this filter takes is ended exactly once, by the
-   * first of three places, and no other:
+   * How a ticket ends. Invariant: every ticket this filter takes is in a TicketHold, which ends
+   * it exactly once, when the container is done with the request (the first of three places, and
+   * no other, says how) and every task the application gave to AsyncContext.start has returned:
    *   1. the chain threw: abandon(), in the finally of the REQUEST dispatch;
    *   2. the chain returned and the request is not (or no longer) async: close(), same place;
    *   3. the chain returned with async started: the TicketListener added to the async context
-   *      ends it on the first async event (complete, timeout, error); the filter does not touch it
-   *      again. The container fires those events only after this dispatch returned, so none is
+   *      says so on the first async event (complete, timeout, error); the filter does not touch
+   *      it again. The container fires those events only after this dispatch returned, so none is
    *      lost between isAsyncStarted() and addListener.
-   * Later dispatches of the same request (ASYNC, ERROR, FORWARD, INCLUDE) skip the filter, so a
-   * request never takes a second ticket. The filter keeps no state per request: the ticket lives
-   * on this thread's stack, then in the listener.
+   * The application sees the request as an AdmittedRequest, whose AsyncContext tells the hold of
+   * each task. Later dispatches of the same request (ASYNC, ERROR, FORWARD, INCLUDE) are not
+   * admitted again, so a request never takes a second ticket; they are wrapped again with the
+   * hold, found in a request attribute of this filter's, so that their tasks are held for too.
    */
 
   /** The body of the 503 answered when the thread is interrupted while it waits for admission. */
   private static final String INTERRUPTED = "server busy (interrupted); retry after 1 s\n";
 
+  /** Numbers the filters, for their request attributes. */
+  private static final AtomicLong FILTERS = new AtomicLong();
+
   private final AdmissionControl<HttpServletRequest> control;
   private final RejectionHandler rejectionHandler;
+  // The hold of a request this filter admitted, one name per filter: with two filters (a global
+  // limit and an endpoint's), each follows its own ticket.
+  private final String holdAttribute = TicketHold.class.getName() + "@" + FILTERS.incrementAndGet();
 
   /** A filter that admits requests through {@code control} and writes the default rejections. */
   public AdmissionFilter(AdmissionControl<HttpServletRequest> control) {
@@ -107,7 +127,7 @@ public final class AdmissionFilter implements Filter {
     if (req.getDispatcherType() != DispatcherType.REQUEST
         || !(req instanceof HttpServletRequest request)
         || !(resp instanceof HttpServletResponse response)) {
-      chain.doFilter(req, resp);
+      chain.doFilter(admittedHere(req), resp);
       return;
     }
     Decision decision;
@@ -132,17 +152,30 @@ public final class AdmissionFilter implements Filter {
       chain.doFilter(request, response); // it holds nothing: no listener, nothing to close
       return;
     }
+    TicketHold hold = new TicketHold(ticket);
+    request.setAttribute(holdAttribute, hold);
     boolean returned = false;
     try {
-      chain.doFilter(request, response);
+      chain.doFilter(new AdmittedRequest(request, hold), response);
       returned = true;
     } finally {
       if (!returned) {
-        ticket.abandon();
-      } else if (!request.isAsyncStarted() || !TicketListener.holdUntilDone(request, ticket)) {
-        ticket.close();
+        hold.requestEnded(Ticket::abandon);
+      } else if (!request.isAsyncStarted() || !TicketListener.holdUntilDone(request, hold)) {
+        hold.requestEnded(Ticket::close);
       }
     }
+  }
+
+  /**
+   * A later dispatch (ASYNC, ERROR...) of a request this filter admitted is wrapped again, so
+   * that the tasks its application starts there are held for too.
+   */
+  private ServletRequest admittedHere(ServletRequest req) {
+    return req.getAttribute(holdAttribute) instanceof TicketHold hold
+            && req instanceof HttpServletRequest http
+        ? new AdmittedRequest(http, hold)
+        : req;
   }
 
   /** The default answer to a rejected request: the one {@link Rejection} describes. */

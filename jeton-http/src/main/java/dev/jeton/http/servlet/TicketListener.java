@@ -6,14 +6,14 @@ import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletRequest;
 
 /**
- * Holds the ticket of an asynchronous request until the request ends.
+ * Tells an asynchronous request's {@link TicketHold} when the container is done with it.
  *
  * <p>The container calls a listener from its own threads, and may call it more than once for one
  * request: {@code onTimeout} and then {@code onComplete} (the container completes a request that
  * timed out), {@code onError} and then {@code onComplete}, or an application's {@code complete()}
- * racing a timeout. The first event decides how the ticket ends; this class needs no state of its
- * own for that, because a {@link Ticket} is ended by the first of {@code close}, {@code dropped}
- * and {@code abandon} (one compare-and-set inside it) and ignores the later calls.
+ * racing a timeout. The first event decides how the ticket ends (once the request's tasks have
+ * returned); this class needs no state of its own for that, because the hold takes the first
+ * and ignores the later calls.
  *
  * <p>Each {@code startAsync} begins a new asynchronous cycle whose context starts with no
  * listeners and tells the old ones through {@code onStartAsync} (Servlet 6.1, 2.3.3.3): the
@@ -21,24 +21,24 @@ import jakarta.servlet.http.HttpServletRequest;
  * again keeps its one ticket until its last cycle ends.
  */
 final class TicketListener implements AsyncListener {
-  private final Ticket ticket;
+  private final TicketHold hold;
 
-  private TicketListener(Ticket ticket) {
-    this.ticket = ticket;
+  private TicketListener(TicketHold hold) {
+    this.hold = hold;
   }
 
   /**
-   * Leaves {@code ticket} to a listener on {@code request}'s async context, which the caller saw
-   * started; returns false, the ticket untouched, if the request left async mode in the meantime
+   * Leaves {@code hold} to a listener on {@code request}'s async context, which the caller saw
+   * started; returns false, the hold untouched, if the request left async mode in the meantime
    * (another thread completed or dispatched it before the listener could be added).
    *
    * <p>Called on the thread of the request's original dispatch, before it returns to the
    * container: the container defers the effect of {@code complete()} and {@code dispatch()} until
    * then, so no event can be missed once the listener is added.
    */
-  static boolean holdUntilDone(HttpServletRequest request, Ticket ticket) {
+  static boolean holdUntilDone(HttpServletRequest request, TicketHold hold) {
     try {
-      request.getAsyncContext().addListener(new TicketListener(ticket));
+      request.getAsyncContext().addListener(new TicketListener(hold));
       return true;
     } catch (IllegalStateException e) {
       return false;
@@ -48,19 +48,19 @@ final class TicketListener implements AsyncListener {
   /** The response is done: the work completed. */
   @Override
   public void onComplete(AsyncEvent event) {
-    ticket.close();
+    hold.requestEnded(Ticket::close);
   }
 
   /** The async work took too long: most often an overloaded backend, a congestion signal. */
   @Override
   public void onTimeout(AsyncEvent event) {
-    ticket.dropped();
+    hold.requestEnded(Ticket::dropped);
   }
 
   /** The connection failed (the client went away) or the work did: says nothing of capacity. */
   @Override
   public void onError(AsyncEvent event) {
-    ticket.abandon();
+    hold.requestEnded(Ticket::abandon);
   }
 
   /** A new async cycle of the same request: follow it, or the ticket would never come back. */

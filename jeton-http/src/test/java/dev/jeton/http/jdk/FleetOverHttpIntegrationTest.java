@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpExchange;
 import dev.jeton.http.AdmissionControl;
+import dev.jeton.http.Reason;
 import dev.jeton.http.jdk.ServerFixture.Gauge;
 import dev.jeton.redis.RedisSemaphore;
 import dev.jeton.redis.testing.RedisServer;
@@ -148,5 +149,22 @@ class FleetOverHttpIntegrationTest {
         () -> controls);
     controls.forEach(c -> assertTrue(c.queued() <= maxQueue, c::toString));
     releaseAndChurn(held, FLEET_LIMIT + (int) sum(c -> c.queued()), "QUEUE_FULL");
+  }
+
+  /**
+   * Issue 29, as the attack ran it: queued (20, 2 s), answered with 429, and Redis dead. Every
+   * request is answered 503 UNAVAILABLE, promptly (a maxWait of 20 s would otherwise show as
+   * QUEUE_TIMEOUT), with a Retry-After, and counted.
+   */
+  @Test
+  void aDeadRedisIsAnswered503UnavailableInQueuedModeDespite429() throws Exception {
+    startFleet(mode -> mode.queue(20, Duration.ofSeconds(20)).rejectionStatus(429));
+    release.countDown();
+    assertOnlyOkOrRejected(joinAll(spread(4)), 429); // it works
+    redis.kill();
+    List<HttpResponse<String>> responses = joinAll(spread(20));
+    responses.forEach(r -> assertRejected(r, 503, "UNAVAILABLE"));
+    assertEquals(20, sum(c -> c.stats().rejected(Reason.UNAVAILABLE)));
+    assertEquals(0, sum(c -> c.stats().rejected(Reason.QUEUE_TIMEOUT)));
   }
 }

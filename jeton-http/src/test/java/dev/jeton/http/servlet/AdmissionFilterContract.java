@@ -278,6 +278,58 @@ abstract class AdmissionFilterContract {
     assertEquals(200, get("/work").statusCode());
   }
 
+  /**
+   * Issue 29: the container times a request out and answers it, but the work the application
+   * started for it goes on; its ticket used to come back at the timeout, and new requests were
+   * admitted beside the old work (9 at work under a limit of 2). The work holds the ticket until
+   * it returns.
+   */
+  @Test
+  void asyncWorkThatOutlivesItsTimeoutKeepsItsTicketUntilItEnds() throws Exception {
+    int limit = 2;
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(limit));
+    for (CompletableFuture<HttpResponse<String>> timedOut :
+        sendAll(limit, "/async-work?timeout=50")) {
+      assertEquals(500, timedOut.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode(),
+          "the container's answer to a timeout");
+    }
+    TestApp.awaitTrue(() -> app.atWork.get() == limit, "the work going on past the timeouts");
+    List<CompletableFuture<HttpResponse<String>>> more = sendAll(8, "/async-work?timeout=50");
+    for (CompletableFuture<HttpResponse<String>> f : more) {
+      f.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
+    }
+    assertEquals(limit, app.worst.get(), "the most at work at once");
+    assertEquals(
+        Map.of(503, 8), Responses.checkAll(more, Reason.LIMIT_REACHED), "no room beside it");
+    assertEquals(limit, control.inFlight());
+
+    app.gate.countDown();
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "the tickets back when the work ends");
+    assertEquals(limit, control.stats().ticketsDropped(), "timed out: a congestion signal");
+  }
+
+  /** The same for work started in a later async cycle, after a dispatch. */
+  @Test
+  void asyncWorkStartedAfterADispatchKeepsItsTicketUntilItEnds() throws Exception {
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
+    assertEquals(500, get("/dispatch?timeout=50").statusCode(), "timed out in its second cycle");
+    TestApp.awaitTrue(() -> app.atWork.get() == 1, "the work going on past the timeout");
+    Responses.checkRejection(get("/work?short"), Reason.LIMIT_REACHED);
+    app.gate.countDown();
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "the ticket back when the work ends");
+    assertEquals(1, app.worst.get());
+  }
+
+  /** A task that throws has returned all the same: its ticket comes back. */
+  @Test
+  void asyncWorkThatThrowsGivesItsTicketBack() throws Exception {
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));
+    assertEquals(500, get("/async-work?timeout=50&fail").statusCode());
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "the ticket back");
+    app.gate.countDown();
+    assertEquals(200, get("/work").statusCode());
+  }
+
   @Test
   void aClientThatDisconnectsDuringAnAsyncRequestReturnsTheTicket() throws Exception {
     AdmissionControl<HttpServletRequest> control = start(b -> b.limit(1));

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.List;
@@ -24,6 +25,7 @@ import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An embedded servlet container, started in-process on a free loopback port with one servlet and
@@ -45,23 +47,7 @@ interface ServletServer extends AutoCloseable {
     JETTY {
       @Override
       ServletServer start(Servlet servlet, List<Filter> filters) throws Exception {
-        Server server = new Server();
-        ServerConnector connector = new ServerConnector(server);
-        connector.setHost(LOOPBACK);
-        connector.setPort(0);
-        server.addConnector(connector);
-        ServletContextHandler context = new ServletContextHandler("/");
-        for (Filter filter : filters) {
-          FilterHolder holder = new FilterHolder(filter);
-          holder.setAsyncSupported(true);
-          context.addFilter(holder, "/*", EnumSet.allOf(DispatcherType.class));
-        }
-        ServletHolder holder = new ServletHolder(servlet);
-        holder.setAsyncSupported(true);
-        context.addServlet(holder, "/*");
-        server.setHandler(context);
-        server.start();
-        return new Running(connector.getLocalPort(), server::stop);
+        return jetty(servlet, filters, null);
       }
     },
 
@@ -114,6 +100,34 @@ interface ServletServer extends AutoCloseable {
 
     /** Starts this container with {@code servlet} behind {@code filters}, outermost first. */
     abstract ServletServer start(Servlet servlet, List<Filter> filters) throws Exception;
+  }
+
+  /**
+   * Jetty as {@link Kind#JETTY} starts it; with {@code idleTimeout} (if not null) set on its
+   * connector: a connection with no progress for that long, a blocked write included, is closed.
+   */
+  static ServletServer jetty(Servlet servlet, List<Filter> filters, @Nullable Duration idleTimeout)
+      throws Exception {
+    Server server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost(LOOPBACK);
+    connector.setPort(0);
+    if (idleTimeout != null) {
+      connector.setIdleTimeout(idleTimeout.toMillis());
+    }
+    server.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler("/");
+    for (Filter filter : filters) {
+      FilterHolder holder = new FilterHolder(filter);
+      holder.setAsyncSupported(true);
+      context.addFilter(holder, "/*", EnumSet.allOf(DispatcherType.class));
+    }
+    ServletHolder holder = new ServletHolder(servlet);
+    holder.setAsyncSupported(true);
+    context.addServlet(holder, "/*");
+    server.setHandler(context);
+    server.start();
+    return new Running(connector.getLocalPort(), server::stop);
   }
 
   /** A started server: its port, and how to stop it. */

@@ -36,9 +36,15 @@ import java.util.function.BooleanSupplier;
  *   <li>{@code /async}: starts async mode ({@code ?timeout=MS} sets its timeout) and leaves the
  *       context in {@link #pending} for the test to finish; counts itself at work until its first
  *       async event;
+ *   <li>{@code /async-work?timeout=MS}: starts async mode with that timeout and runs its work with
+ *       {@code AsyncContext.start}: counted at work until {@link #gate} opens, however long
+ *       after the timeout, then it completes the request (if the container has not already);
+ *       with {@code &fail}, the work throws at once instead, without completing it;
  *   <li>{@code /dispatch}: starts async mode and dispatches at once; the {@code ASYNC} dispatch
  *       answers {@code dispatched}, or with {@code ?again} starts async mode once more and leaves
- *       the context in {@link #pending};
+ *       the context in {@link #pending}, or with {@code ?timeout=MS} does as {@code /async-work};
+ *   <li>{@code /large}: counts itself at work while it writes a body far larger than any socket
+ *       buffer, until the body is written or a write fails;
  *   <li>{@code /health}: answers {@code up}.
  * </ul>
  */
@@ -80,7 +86,9 @@ final class TestApp {
             case "/work" -> work(request, response);
             case "/throw" -> throw new ServletException("the handler failed");
             case "/async" -> startAsync(request);
+            case "/async-work" -> startAsyncWork(request);
             case "/dispatch" -> dispatch(request, response);
+            case "/large" -> writeLarge(response);
             case "/health" -> response.getWriter().print("up");
             default -> response.sendError(HttpServletResponse.SC_NOT_FOUND);
           }
@@ -147,6 +155,47 @@ final class TestApp {
     pending.add(async);
   }
 
+  /** Sends 1 GiB, a MiB at a time: to a client that reads nothing, a write soon blocks. */
+  private void writeLarge(HttpServletResponse response) throws IOException {
+    begin();
+    try {
+      byte[] mib = new byte[1 << 20];
+      response.setContentLengthLong(1024L * mib.length);
+      OutputStream out = response.getOutputStream();
+      for (int i = 0; i < 1024; i++) {
+        out.write(mib);
+      }
+    } finally {
+      atWork.decrementAndGet();
+    }
+  }
+
+  private void startAsyncWork(HttpServletRequest request) {
+    AsyncContext async = request.startAsync();
+    async.setTimeout(Long.parseLong(request.getParameter("timeout")));
+    if (request.getParameter("fail") != null) {
+      async.start(
+          () -> {
+            throw new IllegalStateException("the work failed");
+          });
+      return;
+    }
+    async.start(
+        () -> {
+          begin();
+          try {
+            if (!gate.await(GUARD_SECONDS, TimeUnit.SECONDS)) {
+              throw new IllegalStateException("the gate never opened");
+            }
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } finally {
+            atWork.decrementAndGet();
+          }
+          completeQuietly(async);
+        });
+  }
+
   /**
    * Ends an async request's time at work on its first event. Added before the admission filter's
    * listener (during the dispatch, not after it), it hears each event first, so the count drops
@@ -190,6 +239,8 @@ final class TestApp {
       request.startAsync().dispatch();
     } else if (request.getParameter("again") != null) {
       pending.add(request.startAsync());
+    } else if (request.getParameter("timeout") != null) {
+      startAsyncWork(request);
     } else {
       response.getWriter().print("dispatched");
     }
