@@ -418,13 +418,10 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   @Override
-  void giveBack(WaitNode node, @Nullable Object value) {
-    // Claimed nodes refuse completions from outside, so a grant always reaches its requester;
-    // were one lost all the same, the value must not be.
-    Object v = node.weight == SEND ? null : node.outcome;
-    if (v != null) {
-      undelivered(v);
-    }
+  @Nullable WaitNode giveBackLocked(WaitNode node) {
+    // A node is matched only once claimed: a completion of its future from outside is refused
+    // from then on, and its interrupted thread keeps what it got (keepsGrantWhenInterrupted).
+    throw new AssertionError("a channel's grant always reaches its requester: " + node);
   }
 
   @Override

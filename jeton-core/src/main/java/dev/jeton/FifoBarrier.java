@@ -31,11 +31,13 @@ final class FifoBarrier extends WaitQueue implements Barrier {
    * arriveAndDeregister is an arrival that never waits: it trips the generation if the others
    * have all arrived (arrived + 1 == parties), and in any case drops parties by one.
    *
-   * A future completed from outside is done before its withdrawal comes (WithdrawingFuture), and
-   * its callbacks run in between; so a node whose future is done counts as withdrawn already: an
-   * arrival that may trip first takes such nodes out (countArrivalsLocked), and arrived() skips
-   * them. A future completed after the trip has taken the lock is too late: its node is
-   * SETTLING or final, and withdrawing it is refused.
+   * A future completed from outside is withdrawn before it completes (WaitQueue's
+   * withdrawFromOutside), so its callbacks never meet its arrival. Its claim is won before its
+   * withdrawal takes the lock, and a node whose future is claimed so counts as withdrawn
+   * already: an arrival that may trip first takes such nodes out (countArrivalsLocked), and
+   * arrived() skips them. A future claimed after the trip has taken the lock is too late: its
+   * node is SETTLING or final, and withdrawing it is refused; the future ends as the completion
+   * from outside says, although its arrival counted.
    *
    * Invariants (lock held, or at any moment the lock is free):
    *   B1. Every queued node belongs to the current generation: a trip or a break empties the
@@ -229,10 +231,10 @@ final class FifoBarrier extends WaitQueue implements Barrier {
 
   /**
    * The arrivals that count, when the next one may trip the generation. A future completed from
-   * outside (cancelled, timed out) is done before its withdrawal takes the lock, and its callbacks
-   * run in between: an arrival made then, by such a callback or by anyone who saw the future
-   * done, must not trip the generation with the given-up arrival in it. So here such nodes leave
-   * as their withdrawal would have them leave (which then finds them gone). Lock held.
+   * outside (cancelled, timed out) is claimed before its withdrawal takes the lock: an arrival
+   * made in between must not trip the generation with the given-up arrival in it. So here such
+   * nodes leave as their withdrawal would have them leave (which then finds them gone). Lock
+   * held.
    */
   private int countArrivalsLocked() {
     if (queueLengthLocked() + 1 >= parties) {
@@ -243,7 +245,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
 
   private static boolean givenUp(WaitNode w) {
     WaitNode.NodeFuture<?> f = w.future();
-    return f != null && f.isDone();
+    return f != null && f.isGivenUp();
   }
 
   /** Ends the current generation: takes every waiter out of the queue, for {@link Trip#release}. */
@@ -326,8 +328,8 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   }
 
   @Override
-  void giveBack(WaitNode node, @Nullable Object value) {
-    // An arrival that reached no one still counted: there is nothing to give back.
+  @Nullable WaitNode giveBackLocked(WaitNode node) {
+    return null; // an arrival that reached no one still counted: there is nothing to give back
   }
 
   @Override

@@ -108,6 +108,8 @@ final class KeySemaphore<K> implements Semaphore {
         throw (RuntimeException) cause;
       }
       throw new CompletionException(cause);
+    } finally {
+      entry.stopWaitingForGlobal(request); // before the caller hears of it
     }
   }
 
@@ -174,7 +176,9 @@ final class KeySemaphore<K> implements Semaphore {
   /**
    * An asynchronous request in its two stages. Its {@code result} is the caller's future, a
    * {@link WithdrawingFuture}: completing it from outside (cancel, complete, a failure) withdraws
-   * whichever stage is pending, and a grant that loses to that is given back.
+   * whichever stage is pending before the future completes, and a grant that loses to that is
+   * given back. The stage that ends the request stops counting in the key's queueLength() before
+   * it completes {@code result}, so that the caller's callbacks find it gone.
    */
   private final class AsyncRequest {
     final KeyedSemaphore.Entry entry;
@@ -184,8 +188,9 @@ final class KeySemaphore<K> implements Semaphore {
     final WithdrawingFuture<Permit> result =
         new WithdrawingFuture<>() {
           @Override
-          protected void withdraw(boolean timedOut) {
+          protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
             pending.cancel(false); // keyStageDone checks result after it sets pending
+            complete.run();
           }
         };
     /** The stage now pending: the key's request, then the global one. */
@@ -226,12 +231,13 @@ final class KeySemaphore<K> implements Semaphore {
         return;
       }
       pending = globalRequest;
-      if (result.isDone()) {
+      if (result.isGivenUp()) {
         globalRequest.cancel(false); // given up while the global request was being made
       }
       var unused =
           globalRequest.whenComplete(
               (globalPermit, globalFailure) -> {
+                entry.stopWaitingForGlobal(globalRequest);
                 if (globalPermit == null) {
                   fail(keyPermit, globalFailure(Objects.requireNonNull(globalFailure), permits, timeout));
                 } else {

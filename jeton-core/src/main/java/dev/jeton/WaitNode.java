@@ -173,6 +173,7 @@ final class WaitNode implements BriefSpin.Awaited {
     return c == GIVEN_UP || (c == OPEN && CLAIM.compareAndSet(this, OPEN, GIVEN_UP));
   }
 
+
   /** The future of an asynchronous request; completing it from outside withdraws the request. */
   static final class NodeFuture<T extends @Nullable Object> extends WithdrawingFuture<T> {
     final WaitQueue queue;
@@ -190,12 +191,11 @@ final class WaitNode implements BriefSpin.Awaited {
       return n == null || n.claimForWithdrawal();
     }
 
+    /** The engine's one way out for a future completed from outside: WaitQueue decides it. */
     @Override
-    protected void withdraw(boolean timedOut) {
-      WaitNode n = node;
-      if (n != null && !queue.withdraw(n, timedOut ? TIMED_OUT : CANCELLED)) {
-        queue.leftBeforeWithdrawal(n);
-      }
+    protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
+      queue.withdrawFromOutside(
+          java.util.Objects.requireNonNull(node), timedOut ? TIMED_OUT : CANCELLED, complete);
     }
   }
 }
