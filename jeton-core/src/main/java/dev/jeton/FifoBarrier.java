@@ -32,12 +32,16 @@ final class FifoBarrier extends WaitQueue implements Barrier {
    * have all arrived (arrived + 1 == parties), and in any case drops parties by one.
    *
    * A future completed from outside is withdrawn before it completes (WaitQueue's
-   * withdrawFromOutside), so its callbacks never meet its arrival. Its claim is won before its
-   * withdrawal takes the lock, and a node whose future is claimed so counts as withdrawn
-   * already: an arrival that may trip first takes such nodes out (countArrivalsLocked), and
-   * arrived() skips them. A future claimed after the trip has taken the lock is too late: its
-   * node is SETTLING or final, and withdrawing it is refused; the future ends as the completion
-   * from outside says, although its arrival counted.
+   * withdrawFromOutside), so its callbacks never meet its arrival. Whether it may be is decided
+   * under the lock (mayGiveUp), as the trip is: a node still waiting is claimed as given up, and
+   * counts as withdrawn from then on, before its withdrawal takes the lock again (an arrival that
+   * may trip takes such nodes out, countArrivalsLocked, and arrived() skips them); a node the
+   * trip took (SETTLING or final) refuses the completion from outside, so that a cancel returns
+   * false and the future completes with the generation's outcome: its arrival counted.
+   *
+   * A blocked party interrupted after the trip gets the generation's outcome, with its interrupt
+   * status set again (keepsOutcomeWhenInterrupted), as CyclicBarrier does: its arrival counted,
+   * so throwing InterruptedException would tell it that it did not pass when the others did.
    *
    * Invariants (lock held, or at any moment the lock is free):
    *   B1. Every queued node belongs to the current generation: a trip or a break empties the
@@ -244,8 +248,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   }
 
   private static boolean givenUp(WaitNode w) {
-    WaitNode.NodeFuture<?> f = w.future();
-    return f != null && f.isGivenUp();
+    return w.isGivenUp();
   }
 
   /** Ends the current generation: takes every waiter out of the queue, for {@link Trip#release}. */
@@ -327,9 +330,33 @@ final class FifoBarrier extends WaitQueue implements Barrier {
     return node.outcome;
   }
 
+  /**
+   * Decided under the lock, as the trip is, so that an arrival is either given up before the trip
+   * (and never counted) or counted by it (and the completion from outside refused: the future
+   * completes with the generation's outcome).
+   */
+  @Override
+  boolean mayGiveUp(WaitNode node) {
+    lock.lock();
+    try {
+      return node.isGivenUp() || (node.status == WaitNode.WAITING && node.claimForWithdrawal());
+    } finally {
+      lock.unlock();
+    }
+  }
+
   @Override
   @Nullable WaitNode giveBackLocked(WaitNode node) {
     return null; // an arrival that reached no one still counted: there is nothing to give back
+  }
+
+  /**
+   * A party interrupted after its generation tripped gets the generation's outcome: its arrival
+   * counted, and the others passed (or failed) with it, as {@code CyclicBarrier} does.
+   */
+  @Override
+  boolean keepsOutcomeWhenInterrupted(WaitNode node) {
+    return true;
   }
 
   @Override

@@ -61,7 +61,7 @@ abstract class WaitQueue {
    * whoever wins the claim gives the grant back, exactly once. A primitive whose grant cannot be
    * given back (a channel's value, once handed over) claims the node first
    * (WaitNode.claimForOutcome, under the lock): a completion from outside is then refused, and
-   * a blocked thread interrupted after the grant keeps it (keepsGrantWhenInterrupted). A node
+   * a blocked thread interrupted after the grant keeps it (keepsOutcomeWhenInterrupted). A node
    * whose future was claimed from outside first may be unlinked by the primitive before its
    * withdrawal comes; the withdrawal then finds it gone and says so (leftBeforeWithdrawal), on
    * the thread that gave it up.
@@ -157,11 +157,13 @@ abstract class WaitQueue {
   abstract RuntimeException failure(WaitNode node);
 
   /**
-   * Whether a blocked request whose thread is interrupted after it was granted keeps the grant
-   * (it returns, with the interrupt status set again) rather than giving it back and throwing:
-   * for a grant that cannot be given back (a channel's value handed over). False by default.
+   * Whether a blocked request whose thread is interrupted after its outcome was decided (it
+   * could no longer be withdrawn) gets that outcome, returning or throwing its failure with the
+   * interrupt status set again, rather than InterruptedException (its grant given back): for an
+   * outcome that cannot be given back, such as a channel's value handed over or a barrier's
+   * arrival counted. False by default.
    */
-  boolean keepsGrantWhenInterrupted() {
+  boolean keepsOutcomeWhenInterrupted(WaitNode node) {
     return false;
   }
 
@@ -178,6 +180,15 @@ abstract class WaitQueue {
    * the lock, on the withdrawing thread. Does nothing by default.
    */
   void leftBeforeWithdrawal(WaitNode node) {}
+
+  /**
+   * Whether the future of {@code node} may be completed from outside, which then withdraws it:
+   * unless the primitive has claimed the node for an outcome that cannot be given back ({@link
+   * WaitNode#claimForOutcome}). Called before each completion from outside, without the lock.
+   */
+  boolean mayGiveUp(WaitNode node) {
+    return node.claimForWithdrawal();
+  }
 
   /** The exception for a request that waited {@code timeout} in vain. */
   abstract TimeoutException timeoutException(WaitNode node, Duration timeout);
@@ -489,8 +500,9 @@ abstract class WaitQueue {
    *
    * <p>Every turn of the loop looks at the interrupt, then the outcome, then the deadline, and
    * only then spins one step or parks: so a spinning waiter sees an interrupt or its deadline at
-   * the next step. The interrupt comes first: an interrupted request throws, and gives back a
-   * grant that reached it meanwhile.
+   * the next step. The interrupt comes first: an interrupted request that can still be withdrawn
+   * throws; one whose outcome was decided meanwhile gives back its grant and throws, unless the
+   * outcome cannot be given back (keepsOutcomeWhenInterrupted).
    */
   @SuppressWarnings("ThreadPriorityCheck") // yield hands the core to the holder; see SPIN_YIELDS
   final void awaitBlocking(WaitNode w, long nanos, @Nullable Duration timeout)
@@ -506,11 +518,14 @@ abstract class WaitQueue {
       if (Thread.interrupted()) {
         if (!withdraw(w, WaitNode.CANCELLED)) {
           awaitFinal(w);
-          if (w.status == WaitNode.GRANTED) {
-            if (keepsGrantWhenInterrupted()) {
-              Thread.currentThread().interrupt();
+          if (keepsOutcomeWhenInterrupted(w)) {
+            Thread.currentThread().interrupt(); // the interrupt came too late, but is kept
+            if (w.status == WaitNode.GRANTED) {
               return;
             }
+            throw failure(w);
+          }
+          if (w.status == WaitNode.GRANTED) {
             giveBack(w); // granted as we were interrupted
           }
         }
