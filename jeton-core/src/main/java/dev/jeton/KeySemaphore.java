@@ -160,17 +160,29 @@ final class KeySemaphore<K> implements Semaphore {
     } catch (SemaphoreClosedException closed) {
       return CompletableFuture.failedFuture(closed); // as the semaphore contract says
     }
-    CompletableFuture<Permit> keyRequest;
+    // The stages are this request's own: a Scope's task tracks the caller's future instead, so
+    // that its cancel waits for the outcome the caller's stage depends on (see ScopeTask).
+    ScopeTask<?> task = ScopeTask.suspend();
+    WithdrawingFuture<Permit> result;
     try {
-      keyRequest =
-          timeout == null
-              ? entry.semaphore.acquireAsync(permits)
-              : entry.semaphore.acquireAsync(permits, timeout);
-    } catch (RuntimeException failure) {
-      keyed.unuse(key, entry);
-      throw failure;
+      CompletableFuture<Permit> keyRequest;
+      try {
+        keyRequest =
+            timeout == null
+                ? entry.semaphore.acquireAsync(permits)
+                : entry.semaphore.acquireAsync(permits, timeout);
+      } catch (RuntimeException failure) {
+        keyed.unuse(key, entry);
+        throw failure;
+      }
+      result = new AsyncRequest(entry, permits, deadline, timeout, keyRequest).start();
+    } finally {
+      ScopeTask.resume(task);
     }
-    return new AsyncRequest(entry, permits, deadline, timeout, keyRequest).start();
+    if (!result.isDone()) {
+      ScopeTask.trackWait(result);
+    }
+    return result;
   }
 
   /**
@@ -209,7 +221,7 @@ final class KeySemaphore<K> implements Semaphore {
       this.pending = keyRequest;
     }
 
-    CompletableFuture<Permit> start() {
+    WithdrawingFuture<Permit> start() {
       var unusedNext = pending.whenComplete(this::keyStageDone);
       return result;
     }

@@ -78,8 +78,9 @@ abstract class WaitQueue {
    * never refilled by a wake-up, and every step first looks at the interrupt and the deadline.
    *
    * Scopes. An asynchronous request that queues on a thread running a task of a Scope is
-   * tracked by that task (ScopeTask.trackWait, in futureOf) until its future completes, so that
-   * cancelling the scope cancels the future, which withdraws the request by the one rule above.
+   * tracked by that task (ScopeTask.trackWait, in futureOf) until its outcome is delivered, so
+   * that cancelling the scope cancels the future, which withdraws the request by the one rule
+   * above; the task cancels its stage only once that outcome is delivered (ScopeTask).
    * A blocking request needs nothing: the scope interrupts its thread. The check is one
    * thread-local read, made only by requests that queue, never on a grant without waiting. The
    * outermost delivery loop runs with no task on its thread (ScopeTask.suspend): the callbacks

@@ -31,6 +31,11 @@ import org.jspecify.annotations.Nullable;
  * ({@link #withdrawAndComplete}), so that the callbacks of a cancelled or timed-out future see the
  * request gone. Others (machine-wide, fleet-wide) complete first and withdraw after.
  *
+ * <p>The outcome is <em>delivered</em> once the completion that won has returned: every callback
+ * registered before it, and every stage that follows them synchronously, has run. {@link
+ * #whenDelivered} waits for that, which is what a {@code Scope} needs before it cancels a stage
+ * that depends on the request (cancelling it earlier would skip a step that a grant had reached).
+ *
  * <p>A timed request can carry its timer here: {@link #expectTimer()} before the request is
  * queued, {@link #setTimer} once it is started, {@link #stopTimer()} when the request leaves.
  * Storing and stopping are both atomic on one field, so whichever comes second cancels the timer,
@@ -44,13 +49,17 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
    * State
    *
    * `claim` goes from OPEN to OWNER (settle) or to OUTSIDE (a completion from outside), once, by
-   * CAS: its winner, and only its winner, completes the future.
+   * CAS: its winner, and only its winner, completes the future. `delivery` goes from null (or the
+   * actions whenDelivered queued, chained into one Runnable) to DELIVERED, once, when the winner's
+   * completion has returned; the actions queued run then, on that thread.
    *
    * Invariants:
    *   W1. The future is completed (but for obtrude) only by the winner of the claim, after it
    *       won: a completion from outside after its withdrawal, or before it for the classes that
    *       keep the default order; the owner through settle.
-   *   W2. While `claim` is OUTSIDE and the future is not done yet, the winner is withdrawing: a
+   *   W2. DELIVERED is set only after the future is done and its completion's callbacks have run;
+   *       an action given to whenDelivered runs exactly once, at or after that moment.
+   *   W3. While `claim` is OUTSIDE and the future is not done yet, the winner is withdrawing: a
    *       second cancel waits for it (briefly: no user code runs in that window) so that it can
    *       answer whether the future is cancelled.
    */
@@ -61,18 +70,23 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
   /** {@link #timer} once the request has left: a timer stored now is cancelled at once. */
   private static final Future<?> STOPPED = new CompletableFuture<Void>();
 
+  /** {@link #delivery} once the outcome is delivered. */
+  private static final Object DELIVERED = new Object();
+
   private static final int OPEN = 0;
   private static final int OWNER = 1;
   private static final int OUTSIDE = 2;
 
   private static final VarHandle TIMER;
   private static final VarHandle CLAIM;
+  private static final VarHandle DELIVERY;
 
   static {
     try {
       MethodHandles.Lookup lookup = MethodHandles.lookup();
       TIMER = lookup.findVarHandle(WithdrawingFuture.class, "timer", Future.class);
       CLAIM = lookup.findVarHandle(WithdrawingFuture.class, "claim", int.class);
+      DELIVERY = lookup.findVarHandle(WithdrawingFuture.class, "delivery", Object.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -87,6 +101,9 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
 
   /** OPEN, OWNER or OUTSIDE; see the state comment. Changed by CAS (CLAIM). */
   private volatile int claim;
+
+  /** Null, the actions waiting for the delivery, or DELIVERED. Changed by CAS (DELIVERY). */
+  private volatile @Nullable Object delivery;
 
   /** For subclasses. */
   protected WithdrawingFuture() {}
@@ -144,7 +161,11 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
     if (!CLAIM.compareAndSet(this, OPEN, OWNER)) {
       return false;
     }
-    complete.run();
+    try {
+      complete.run();
+    } finally {
+      delivered();
+    }
     return true;
   }
 
@@ -154,6 +175,39 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
    */
   public final boolean isGivenUp() {
     return claim == OUTSIDE;
+  }
+
+  /**
+   * Runs {@code action} once the outcome is delivered: the completion that won has returned, so
+   * the callbacks registered before it, and the stages that follow them synchronously, have run.
+   * At once, on this thread, if it is so already; else on the thread that completes the future.
+   */
+  public final void whenDelivered(Runnable action) {
+    for (; ; ) {
+      Object d = delivery;
+      if (d == DELIVERED) {
+        action.run();
+        return;
+      }
+      Runnable next = d == null ? action : both((Runnable) d, action);
+      if (DELIVERY.compareAndSet(this, d, next)) {
+        return;
+      }
+    }
+  }
+
+  private static Runnable both(Runnable first, Runnable second) {
+    return () -> {
+      first.run();
+      second.run();
+    };
+  }
+
+  private void delivered() {
+    Object waiting = DELIVERY.getAndSet(this, DELIVERED);
+    if (waiting instanceof Runnable) {
+      ((Runnable) waiting).run();
+    }
   }
 
   /**
@@ -170,7 +224,7 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
       return true;
     }
     while (claim == OUTSIDE && !isDone()) {
-      Thread.yield(); // another completion from outside is withdrawing the request (W2)
+      Thread.yield(); // another completion from outside is withdrawing the request (W3)
     }
     return isCancelled();
   }
@@ -213,8 +267,12 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
     if (!mayCompleteFromOutside() || !CLAIM.compareAndSet(this, OPEN, OUTSIDE)) {
       return false;
     }
-    stopTimer();
-    withdrawAndComplete(timedOut, complete);
+    try {
+      stopTimer();
+      withdrawAndComplete(timedOut, complete);
+    } finally {
+      delivered();
+    }
     return true;
   }
 

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The first completion wins, and only a completion from outside that wins withdraws, once; in the
- * order its class chooses.
+ * order its class chooses; and the outcome is delivered once the winner's completion returned.
  */
 class WithdrawingFutureTest {
   /** Counts its withdrawals. */
@@ -118,6 +118,29 @@ class WithdrawingFutureTest {
     assertFalse(f.isGivenUp());
     assertTrue(f.cancel(false));
     assertTrue(f.isGivenUp() && f.isCancelled());
+  }
+
+  @Test
+  void whenDelivered_runsAfterTheCallbacksOfTheCompletionThatWon() {
+    Counting f = new Counting();
+    Queue<String> events = new ConcurrentLinkedQueue<>();
+    var unused = f.thenAccept(v -> events.add("callback"));
+    f.whenDelivered(() -> events.add("delivered"));
+    assertTrue(events.isEmpty());
+    assertTrue(f.settle("granted"));
+    assertEquals(List.of("callback", "delivered"), List.copyOf(events));
+    f.whenDelivered(() -> events.add("at once"));
+    assertEquals(List.of("callback", "delivered", "at once"), List.copyOf(events));
+  }
+
+  @Test
+  void whenDelivered_afterACompletionFromOutside_runsOnceItHasWithdrawn() {
+    Counting f = new Counting();
+    List<Integer> withdrawalsWhenDelivered = new ArrayList<>();
+    f.whenDelivered(() -> withdrawalsWhenDelivered.add(f.withdrawals));
+    f.whenDelivered(() -> withdrawalsWhenDelivered.add(f.withdrawals));
+    assertTrue(f.cancel(false));
+    assertEquals(List.of(1, 1), withdrawalsWhenDelivered, "each action once, after withdrawing");
   }
 
   @Test
