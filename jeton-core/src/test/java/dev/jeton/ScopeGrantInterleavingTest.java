@@ -11,7 +11,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -103,9 +102,7 @@ class ScopeGrantInterleavingTest {
     Lock lock = kind.make();
     Runnable letHolderGo = lock.hold();
     Queue<String> order = new ConcurrentLinkedQueue<>();
-    AtomicReference<Scope> cancelled = new AtomicReference<>();
     try (Scope scope = Scope.open()) {
-      cancelled.set(scope);
       scope.forkAsync(
           () ->
               requestThenLetGo(
@@ -113,7 +110,7 @@ class ScopeGrantInterleavingTest {
                   order,
                   () -> {
                     order.add("cancel");
-                    cancelled.get().cancel();
+                    scope.cancel();
                   }));
       letHolderGo.run();
     }

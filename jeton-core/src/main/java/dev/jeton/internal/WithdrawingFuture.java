@@ -271,6 +271,9 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
       stopTimer();
       withdrawAndComplete(timedOut, complete);
     } finally {
+      if (!isDone()) {
+        complete.run(); // a withdrawal that threw must not leave a claimed future pending for ever
+      }
       delivered();
     }
     return true;

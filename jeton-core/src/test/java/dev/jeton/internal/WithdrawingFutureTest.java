@@ -2,6 +2,7 @@ package dev.jeton.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -174,6 +175,23 @@ class WithdrawingFutureTest {
     finish.countDown();
     assertTrue(first.get(120, TimeUnit.SECONDS));
     assertTrue(second.get(120, TimeUnit.SECONDS));
+  }
+
+  @Test
+  void aWithdrawalThatThrows_stillCompletesTheFuture_soNothingWaitsForItForever() {
+    WithdrawingFuture<String> f =
+        new WithdrawingFuture<>() {
+          @Override
+          protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
+            throw new IllegalStateException("a broken withdrawal");
+          }
+        };
+    List<String> delivered = new ArrayList<>();
+    f.whenDelivered(() -> delivered.add("delivered"));
+    assertThrows(IllegalStateException.class, () -> f.cancel(false));
+    assertTrue(f.isCancelled());
+    assertTrue(f.cancel(false), "a second cancel answers at once");
+    assertEquals(List.of("delivered"), delivered);
   }
 
   private static void await(CountDownLatch latch) {
