@@ -34,13 +34,16 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A party that gives up before its generation trips (its timeout expires, its future is
  * cancelled or completed from outside, its thread is interrupted) takes its arrival back: the
- * others keep waiting for a real last arrival. A future's arrival stops counting as soon as the
- * future is done, so an arrival made by one of its callbacks never meets it. Once the generation
- * has tripped, its outcome is decided, and giving up is too late: a blocked party interrupted
- * between the trip and its release (while the action runs) still throws {@link
- * InterruptedException}, although its arrival counted and the others pass; a future cancelled or
- * timed out then simply ends so, although its arrival counted; a blocked party's timeout
- * cannot expire then.
+ * others keep waiting for a real last arrival. A future's arrival stops counting before the
+ * future completes, so its callbacks, and an arrival made by one of them, never meet it. Once
+ * the generation has tripped, its outcome is decided, and giving up is too late: the party
+ * passes (or fails with the broken generation) with the others. A blocked party interrupted
+ * between the trip and its release (while the action runs) returns its {@link Arrival}, or
+ * throws the generation's {@link BarrierBrokenException}, with its interrupt status set again
+ * so that the interrupt is not lost, as {@link java.util.concurrent.CyclicBarrier} does; its
+ * timeout cannot expire then. A future's cancel or completion from outside then is refused
+ * (cancel returns {@code false}), and its timeout does not fire: the future completes with the
+ * arrival (or fails with the generation's exception).
  *
  * <h2>Breaking</h2>
  *
@@ -84,8 +87,10 @@ public interface Barrier {
    * @return this party's arrival
    * @throws BarrierBrokenException if the action threw or the barrier was broken meanwhile
    * @throws IllegalStateException if the barrier has no parties
-   * @throws InterruptedException if the thread is interrupted before arriving or while waiting:
-   *     the arrival is taken back unless the generation had tripped already
+   * @throws InterruptedException if the thread is interrupted before arriving, or while waiting
+   *     before the generation trips: the arrival is taken back. Interrupted after the trip, the
+   *     party returns (or throws the generation's {@code BarrierBrokenException}) with its
+   *     interrupt status set
    */
   Arrival await() throws InterruptedException;
 

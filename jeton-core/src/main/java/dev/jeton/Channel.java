@@ -57,10 +57,11 @@ import org.jspecify.annotations.Nullable;
  * <h2>Giving up</h2>
  *
  * <p>A send or receive that gives up (its timeout expires, its future is cancelled or completed
- * from outside, its thread is interrupted) leaves its queue. Once its value is handed over it can
- * no longer give up: cancelling its future returns {@code false} and the future completes as
- * usual, a blocked caller interrupted then returns normally with its interrupt status set. So a
- * send that gave up never delivers its value, and a receive that gave up never took one.
+ * from outside, its thread is interrupted) leaves its queue, before its future completes. Once
+ * its value is handed over it can no longer give up: cancelling its future returns {@code false}
+ * and the future completes as usual, a blocked caller interrupted then returns normally with its
+ * interrupt status set. So a send that gave up never delivers its value, and a receive that gave
+ * up never took one.
  *
  * <h2>Memory consistency</h2>
  *

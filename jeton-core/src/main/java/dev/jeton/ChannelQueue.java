@@ -42,7 +42,7 @@ abstract class ChannelQueue extends WaitQueue {
    * Claiming. A value handed over cannot be given back, so a node is matched only after
    * WaitNode.claimForOutcome succeeds; from then on, a completion of its future from outside is
    * refused (cancel returns false), and a blocked thread interrupted after the match keeps it
-   * (keepsGrantWhenInterrupted). A node whose future won the claim (cancelled, timed out) is
+   * (keepsOutcomeWhenInterrupted). A node whose future won the claim (cancelled, timed out) is
    * unlinked by the matcher as CANCELLED, and its withdrawal then finds it gone; if it was a
    * sender, that withdrawal reports its value undelivered (leftBeforeWithdrawal), on the thread
    * that gave it up. Never the matcher: a receive or a select that has queued its own node must
@@ -385,8 +385,8 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   @Override
-  boolean keepsGrantWhenInterrupted() {
-    return true; // a value handed over cannot be given back
+  boolean keepsOutcomeWhenInterrupted(WaitNode node) {
+    return node.status == WaitNode.GRANTED; // a value handed over cannot be given back
   }
 
   @Override
@@ -418,13 +418,10 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   @Override
-  void giveBack(WaitNode node, @Nullable Object value) {
-    // Claimed nodes refuse completions from outside, so a grant always reaches its requester;
-    // were one lost all the same, the value must not be.
-    Object v = node.weight == SEND ? null : node.outcome;
-    if (v != null) {
-      undelivered(v);
-    }
+  @Nullable WaitNode giveBackLocked(WaitNode node) {
+    // A node is matched only once claimed: a completion of its future from outside is refused
+    // from then on, and its interrupted thread keeps what it got (keepsOutcomeWhenInterrupted).
+    throw new AssertionError("a channel's grant always reaches its requester: " + node);
   }
 
   @Override

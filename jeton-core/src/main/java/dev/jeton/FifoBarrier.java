@@ -31,11 +31,17 @@ final class FifoBarrier extends WaitQueue implements Barrier {
    * arriveAndDeregister is an arrival that never waits: it trips the generation if the others
    * have all arrived (arrived + 1 == parties), and in any case drops parties by one.
    *
-   * A future completed from outside is done before its withdrawal comes (WithdrawingFuture), and
-   * its callbacks run in between; so a node whose future is done counts as withdrawn already: an
-   * arrival that may trip first takes such nodes out (countArrivalsLocked), and arrived() skips
-   * them. A future completed after the trip has taken the lock is too late: its node is
-   * SETTLING or final, and withdrawing it is refused.
+   * A future completed from outside is withdrawn before it completes (WaitQueue's
+   * withdrawFromOutside), so its callbacks never meet its arrival. Whether it may be is decided
+   * under the lock (mayGiveUp), as the trip is: a node still waiting is claimed as given up, and
+   * counts as withdrawn from then on, before its withdrawal takes the lock again (an arrival that
+   * may trip takes such nodes out, countArrivalsLocked, and arrived() skips them); a node the
+   * trip took (SETTLING or final) refuses the completion from outside, so that a cancel returns
+   * false and the future completes with the generation's outcome: its arrival counted.
+   *
+   * A blocked party interrupted after the trip gets the generation's outcome, with its interrupt
+   * status set again (keepsOutcomeWhenInterrupted), as CyclicBarrier does: its arrival counted,
+   * so throwing InterruptedException would tell it that it did not pass when the others did.
    *
    * Invariants (lock held, or at any moment the lock is free):
    *   B1. Every queued node belongs to the current generation: a trip or a break empties the
@@ -229,10 +235,10 @@ final class FifoBarrier extends WaitQueue implements Barrier {
 
   /**
    * The arrivals that count, when the next one may trip the generation. A future completed from
-   * outside (cancelled, timed out) is done before its withdrawal takes the lock, and its callbacks
-   * run in between: an arrival made then, by such a callback or by anyone who saw the future
-   * done, must not trip the generation with the given-up arrival in it. So here such nodes leave
-   * as their withdrawal would have them leave (which then finds them gone). Lock held.
+   * outside (cancelled, timed out) is claimed before its withdrawal takes the lock: an arrival
+   * made in between must not trip the generation with the given-up arrival in it. So here such
+   * nodes leave as their withdrawal would have them leave (which then finds them gone). Lock
+   * held.
    */
   private int countArrivalsLocked() {
     if (queueLengthLocked() + 1 >= parties) {
@@ -242,8 +248,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   }
 
   private static boolean givenUp(WaitNode w) {
-    WaitNode.NodeFuture<?> f = w.future();
-    return f != null && f.isDone();
+    return w.isGivenUp();
   }
 
   /** Ends the current generation: takes every waiter out of the queue, for {@link Trip#release}. */
@@ -325,9 +330,33 @@ final class FifoBarrier extends WaitQueue implements Barrier {
     return node.outcome;
   }
 
+  /**
+   * Decided under the lock, as the trip is, so that an arrival is either given up before the trip
+   * (and never counted) or counted by it (and the completion from outside refused: the future
+   * completes with the generation's outcome).
+   */
   @Override
-  void giveBack(WaitNode node, @Nullable Object value) {
-    // An arrival that reached no one still counted: there is nothing to give back.
+  boolean mayGiveUp(WaitNode node) {
+    lock.lock();
+    try {
+      return node.isGivenUp() || (node.status == WaitNode.WAITING && node.claimForWithdrawal());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  @Nullable WaitNode giveBackLocked(WaitNode node) {
+    return null; // an arrival that reached no one still counted: there is nothing to give back
+  }
+
+  /**
+   * A party interrupted after its generation tripped gets the generation's outcome: its arrival
+   * counted, and the others passed (or failed) with it, as {@code CyclicBarrier} does.
+   */
+  @Override
+  boolean keepsOutcomeWhenInterrupted(WaitNode node) {
+    return true;
   }
 
   @Override

@@ -54,7 +54,8 @@ final class FifoMutex extends WaitQueue implements Mutex {
    *       QUEUED when the queue empties.
    *   M4. `grant` changes only with a grant, by one; a guard unlocks only while the state holds
    *       LOCKED with its number. A grant that reaches no one (its future completed from outside
-   *       first, its thread interrupted) is unlocked by the engine (giveBack), so it is handed on.
+   *       first, its thread interrupted) is unlocked by the engine (giveBackLocked), so it is
+   *       handed on.
    *
    * Field access follows the rule in package-info.java: `state` is changed by CAS (STATE).
    */
@@ -275,8 +276,8 @@ final class FifoMutex extends WaitQueue implements Mutex {
   }
 
   @Override
-  void giveBack(WaitNode node, @Nullable Object value) {
-    ((Guard) java.util.Objects.requireNonNull(node.outcome)).unlock();
+  @Nullable WaitNode giveBackLocked(WaitNode node) {
+    return unlockLocked(((LocalMutexGuard) java.util.Objects.requireNonNull(node.outcome)).grant);
   }
 
   @Override

@@ -54,7 +54,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
    *       CAS. So whenever the lock is free, the head's request exceeds `free`: permits are
    *       never seen free while a request they would cover is queued.
    *   I3. Permits are never lost: each grant subtracts exactly the permits it hands out, in the
-   *       CAS that decides it; a grant that reaches no one is released again (giveBack).
+   *       CAS that decides it; a grant that reaches no one is released again (giveBackLocked).
    *
    * An `awaitIdle` node (weight 0) needs `free >= limit`; when it reaches the head and that
    * holds, it is granted without taking anything.
@@ -386,10 +386,15 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   }
 
   @Override
-  void giveBack(WaitNode node, @Nullable Object value) {
-    if (node.weight != 0) {
-      release(node.weight); // the grant object, if any, never reached anyone
+  @Nullable WaitNode giveBackLocked(WaitNode node) {
+    if (node.weight == 0) {
+      return null; // an awaitIdle request holds nothing
     }
+    StatsRecorder st = stats;
+    if (st != null) {
+      st.released.increment(); // it counted as acquired when granted
+    }
+    return commitLocked(node.weight, -1, 0L);
   }
 
   // ---------------------------------------------------------------- limit and closing

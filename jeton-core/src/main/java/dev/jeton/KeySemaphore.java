@@ -108,6 +108,8 @@ final class KeySemaphore<K> implements Semaphore {
         throw (RuntimeException) cause;
       }
       throw new CompletionException(cause);
+    } finally {
+      entry.stopWaitingForGlobal(request); // before the caller hears of it
     }
   }
 
@@ -158,23 +160,37 @@ final class KeySemaphore<K> implements Semaphore {
     } catch (SemaphoreClosedException closed) {
       return CompletableFuture.failedFuture(closed); // as the semaphore contract says
     }
-    CompletableFuture<Permit> keyRequest;
+    // The stages are this request's own: a Scope's task tracks the caller's future instead, so
+    // that its cancel waits for the outcome the caller's stage depends on (see ScopeTask).
+    ScopeTask<?> task = ScopeTask.suspend();
+    WithdrawingFuture<Permit> result;
     try {
-      keyRequest =
-          timeout == null
-              ? entry.semaphore.acquireAsync(permits)
-              : entry.semaphore.acquireAsync(permits, timeout);
-    } catch (RuntimeException failure) {
-      keyed.unuse(key, entry);
-      throw failure;
+      CompletableFuture<Permit> keyRequest;
+      try {
+        keyRequest =
+            timeout == null
+                ? entry.semaphore.acquireAsync(permits)
+                : entry.semaphore.acquireAsync(permits, timeout);
+      } catch (RuntimeException failure) {
+        keyed.unuse(key, entry);
+        throw failure;
+      }
+      result = new AsyncRequest(entry, permits, deadline, timeout, keyRequest).start();
+    } finally {
+      ScopeTask.resume(task);
     }
-    return new AsyncRequest(entry, permits, deadline, timeout, keyRequest).start();
+    if (!result.isDone()) {
+      ScopeTask.trackWait(result);
+    }
+    return result;
   }
 
   /**
    * An asynchronous request in its two stages. Its {@code result} is the caller's future, a
    * {@link WithdrawingFuture}: completing it from outside (cancel, complete, a failure) withdraws
-   * whichever stage is pending, and a grant that loses to that is given back.
+   * whichever stage is pending before the future completes, and a grant that loses to that is
+   * given back. The stage that ends the request stops counting in the key's queueLength() before
+   * it completes {@code result}, so that the caller's callbacks find it gone.
    */
   private final class AsyncRequest {
     final KeyedSemaphore.Entry entry;
@@ -184,8 +200,9 @@ final class KeySemaphore<K> implements Semaphore {
     final WithdrawingFuture<Permit> result =
         new WithdrawingFuture<>() {
           @Override
-          protected void withdraw(boolean timedOut) {
+          protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
             pending.cancel(false); // keyStageDone checks result after it sets pending
+            complete.run();
           }
         };
     /** The stage now pending: the key's request, then the global one. */
@@ -204,7 +221,7 @@ final class KeySemaphore<K> implements Semaphore {
       this.pending = keyRequest;
     }
 
-    CompletableFuture<Permit> start() {
+    WithdrawingFuture<Permit> start() {
       var unusedNext = pending.whenComplete(this::keyStageDone);
       return result;
     }
@@ -226,12 +243,13 @@ final class KeySemaphore<K> implements Semaphore {
         return;
       }
       pending = globalRequest;
-      if (result.isDone()) {
+      if (result.isGivenUp()) {
         globalRequest.cancel(false); // given up while the global request was being made
       }
       var unused =
           globalRequest.whenComplete(
               (globalPermit, globalFailure) -> {
+                entry.stopWaitingForGlobal(globalRequest);
                 if (globalPermit == null) {
                   fail(keyPermit, globalFailure(Objects.requireNonNull(globalFailure), permits, timeout));
                 } else {

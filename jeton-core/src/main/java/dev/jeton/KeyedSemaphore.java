@@ -399,13 +399,17 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
 
     /**
      * Records a request waiting for the global limit, and fails it at once if the key was closed
-     * or its limit lowered below it before it was recorded.
+     * or its limit lowered below it before it was recorded. Whoever waits for it calls {@link
+     * #stopWaitingForGlobal} once it is done, before the request's own caller hears of it.
      */
     void waitForGlobal(CompletableFuture<Permit> globalRequest, int permits) {
-      Map<CompletableFuture<Permit>, Integer> waiting = Objects.requireNonNull(waitingForGlobal);
-      waiting.put(globalRequest, permits);
-      var unused = globalRequest.whenComplete((permit, failure) -> waiting.remove(globalRequest));
+      Objects.requireNonNull(waitingForGlobal).put(globalRequest, permits);
       failIfRefused(globalRequest, permits);
+    }
+
+    /** The request waits for the global limit no more: it stops counting in queueLength(). */
+    void stopWaitingForGlobal(CompletableFuture<Permit> globalRequest) {
+      Objects.requireNonNull(waitingForGlobal).remove(globalRequest);
     }
 
     /** Fails the requests waiting for the global limit that the key now refuses. */

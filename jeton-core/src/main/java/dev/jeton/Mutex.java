@@ -23,7 +23,9 @@ import org.jspecify.annotations.Nullable;
  * queue, and {@link #tryLock()} succeeds only when the mutex is free and no one is queued. A
  * request that gives up (its future is cancelled or completed from outside, its timeout expires,
  * its thread is interrupted) leaves the queue at once and never holds the lock afterwards; a lock
- * granted at the same moment as the cancellation is handed on to the next in line.
+ * granted at the same moment as the cancellation is handed on to the next in line. Both happen
+ * before the request's future completes: its own callbacks find it gone from {@link
+ * #queueLength()}, and such a lock handed on.
  *
  * <h2>Memory consistency</h2>
  *

@@ -48,7 +48,8 @@ import org.jspecify.annotations.Nullable;
  *       task runs until the stage it returns completes, and that stage is never cancelled.
  *   <li><b>Cancellation.</b> Completing a task's future from outside before the task starts
  *       ({@code cancel}, {@code complete}, {@code completeExceptionally}) withdraws it: it never
- *       runs and leaves the queue at once. {@code cancel(true)} on a running blocking task
+ *       runs and leaves the queue at once, before the future completes (its callbacks find it
+ *       gone from {@link #queued()}). {@code cancel(true)} on a running blocking task
  *       interrupts its thread; {@code cancel(false)} does not.
  *   <li><b>Shutdown.</b> {@link #shutdown()} refuses new tasks and lets queued and running ones
  *       finish; {@link #shutdownNow()} also cancels the queued ones. {@link #close()} shuts down
@@ -134,7 +135,7 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
   public <T extends @Nullable Object> CompletableFuture<T> submit(int priority, Callable<T> task) {
     Objects.requireNonNull(task, "task");
     return enqueue(priority, (rank, seq) -> ScheduledTask.blocking(priority, rank, seq, task,
-        requireExecutor()));
+        requireExecutor(), this::withdraw));
   }
 
   /** As {@link #submit(int, Callable)}, with a named priority. */
@@ -153,7 +154,8 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
   public <T extends @Nullable Object> CompletableFuture<T> submitAsync(
       int priority, Supplier<? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
-    return enqueue(priority, (rank, seq) -> ScheduledTask.async(priority, rank, seq, task));
+    return enqueue(
+        priority, (rank, seq) -> ScheduledTask.async(priority, rank, seq, task, this::withdraw));
   }
 
   /** As {@link #submitAsync(int, Supplier)}, with a named priority. */
@@ -226,8 +228,9 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
       throw new RejectedExecutionException("the scheduler is shut down: " + this);
     }
     ScheduledTask<T> queued = task;
-    // Completing the future from outside withdraws the task; once it has started, this finds it
-    // gone from the queue and does nothing.
+    // A completion from outside takes the task out of the queue before the future completes
+    // (ScheduledTask); this catches those that bypass complete() (completeAsync). Once the task
+    // has started, it finds it gone from the queue and does nothing.
     var unused = task.whenComplete((value, failure) -> withdraw(queued));
     if (startNow) {
       start(task, Objects.requireNonNull(permit));

@@ -34,7 +34,9 @@ import org.jspecify.annotations.Nullable;
  * <p>A request that gives up (its future is cancelled or completed from outside, its timeout
  * expires, its thread is interrupted) leaves the queue at once and never holds the lock
  * afterwards. A writer that gives up while readers wait behind it lets them in at once, and a
- * lock granted at the same moment as the cancellation is handed on, never lost.
+ * lock granted at the same moment as the cancellation is handed on, never lost. All of it happens
+ * before the request's future completes: its own callbacks find it gone from {@link
+ * #queueLength()}.
  *
  * <h2>Memory consistency</h2>
  *

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -30,6 +31,8 @@ final class ScheduledTask<T extends @Nullable Object> extends CompletableFuture<
   private final @Nullable Callable<T> blocking;
   private final @Nullable Executor executor;
   private final @Nullable Supplier<? extends CompletionStage<T>> async;
+  /** Takes this task out of its scheduler's queue if it is still there. */
+  private final Consumer<ScheduledTask<?>> leaveQueue;
   /** Set before the blocking call is handed to the executor; read by {@link #cancel}. */
   private volatile @Nullable BlockingCall<T> call;
 
@@ -39,23 +42,34 @@ final class ScheduledTask<T extends @Nullable Object> extends CompletableFuture<
       long seq,
       @Nullable Callable<T> blocking,
       @Nullable Executor executor,
-      @Nullable Supplier<? extends CompletionStage<T>> async) {
+      @Nullable Supplier<? extends CompletionStage<T>> async,
+      Consumer<ScheduledTask<?>> leaveQueue) {
     this.priority = priority;
     this.rank = rank;
     this.seq = seq;
     this.blocking = blocking;
     this.executor = executor;
     this.async = async;
+    this.leaveQueue = leaveQueue;
   }
 
   static <T extends @Nullable Object> ScheduledTask<T> blocking(
-      int priority, long rank, long seq, Callable<T> task, Executor executor) {
-    return new ScheduledTask<>(priority, rank, seq, task, executor, null);
+      int priority,
+      long rank,
+      long seq,
+      Callable<T> task,
+      Executor executor,
+      Consumer<ScheduledTask<?>> leaveQueue) {
+    return new ScheduledTask<>(priority, rank, seq, task, executor, null, leaveQueue);
   }
 
   static <T extends @Nullable Object> ScheduledTask<T> async(
-      int priority, long rank, long seq, Supplier<? extends CompletionStage<T>> task) {
-    return new ScheduledTask<>(priority, rank, seq, null, null, task);
+      int priority,
+      long rank,
+      long seq,
+      Supplier<? extends CompletionStage<T>> task,
+      Consumer<ScheduledTask<?>> leaveQueue) {
+    return new ScheduledTask<>(priority, rank, seq, null, null, task, leaveQueue);
   }
 
   private static int compare(ScheduledTask<?> a, ScheduledTask<?> b) {
@@ -63,9 +77,13 @@ final class ScheduledTask<T extends @Nullable Object> extends CompletableFuture<
     return byRank != 0 ? byRank : Long.compare(a.seq, b.seq);
   }
 
-  /** Cancels the future; {@code true} also interrupts a blocking task that is running. */
+  /**
+   * Cancels the future; {@code true} also interrupts a blocking task that is running. A task
+   * still queued leaves the queue first.
+   */
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
+    leaveQueueUnlessDone();
     boolean cancelled = super.cancel(mayInterruptIfRunning);
     BlockingCall<T> running = call;
     if (cancelled && mayInterruptIfRunning && running != null) {
@@ -120,12 +138,36 @@ final class ScheduledTask<T extends @Nullable Object> extends CompletableFuture<
     }
   }
 
+  /** A completion from outside; a task still queued leaves the queue first. */
+  @Override
+  public boolean complete(T value) {
+    leaveQueueUnlessDone();
+    return super.complete(value);
+  }
+
+  /** A completion from outside; a task still queued leaves the queue first. */
+  @Override
+  public boolean completeExceptionally(Throwable failure) {
+    leaveQueueUnlessDone();
+    return super.completeExceptionally(failure);
+  }
+
+  /**
+   * Before a completion from outside: out of the queue before the future completes, so that its
+   * callbacks find it gone from the scheduler's counts. Once started (or completed) it has left.
+   */
+  private void leaveQueueUnlessDone() {
+    if (!isDone()) {
+      leaveQueue.accept(this);
+    }
+  }
+
   /** Completes this future with the work's outcome, if nobody completed it first. */
   void finish(@Nullable T value, @Nullable Throwable failure) {
     if (failure == null) {
-      complete(value);
+      super.complete(value); // it left the queue when it started
       return;
     }
-    completeExceptionally(Tasks.unwrap(failure));
+    super.completeExceptionally(Tasks.unwrap(failure));
   }
 }

@@ -46,6 +46,17 @@ import org.jspecify.annotations.Nullable;
  * interrupt, or a stage that ignores its cancel, keeps the scope from ending until it finishes:
  * the scope never lets a task outlive it.
  *
+ * <p>A grant racing with the cancel is never lost. The waits are withdrawn first (a grant that
+ * came first is given back, by the one rule of every Jeton wait), and an asynchronous task's stage
+ * is cancelled only once the outcome of each wait has been delivered: the steps of the stage that
+ * a grant reached synchronously have run by then. So in {@code scope.forkAsync(() ->
+ * mutex.lockAsync().thenAccept(Guard::unlock))} a lock granted at the moment of the cancel is
+ * unlocked by the {@code thenAccept}. What the scope does not track it cannot protect: a step
+ * that a grant runs on an executor of its own ({@code thenAcceptAsync}), or a wait queued by a
+ * later step on another thread, can be skipped by the stage's cancel, as cancelling any {@code
+ * CompletableFuture} skips its dependents; to hold a grant across such steps, use {@code
+ * callAsync}, which lets it go whatever happens to the stage.
+ *
  * <p>A fork after cancellation is refused: its task never runs and its future fails with a {@link
  * CancellationException} saying so. A fork after {@link #close()} throws {@link
  * IllegalStateException}.

@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.WithdrawingFuture;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -7,7 +8,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Future;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,11 +31,30 @@ final class ScopeTask<T extends @Nullable Object> {
    * resume): their callbacks are other code, run there only because the task granted or sent.
    *
    * `tracked` holds what the task's cancel must also cancel: the futures of its queued Jeton
-   * waits, which leave the set when they complete, and its child scopes, which leave it when they
-   * end. `cancelled` and `tracked` change together under the task's monitor, so a thing tracked
-   * while the task is being cancelled is either in the snapshot the cancel takes or sees
-   * `cancelled` and is cancelled by the tracker. Cancels run outside the monitor. The monitor is
-   * taken inside the scope's lock (isCancelled), never the other way round.
+   * waits, which leave the set once their outcome is delivered, and its child scopes, which leave
+   * it when they end. `cancelled` and `tracked` change together under the task's monitor, so a
+   * thing tracked while the task is being cancelled is either in the snapshot the cancel takes or
+   * sees `cancelled` and is cancelled by the tracker. Cancels run outside the monitor. The
+   * monitor is taken inside the scope's lock (isCancelled), never the other way round.
+   *
+   * The stage of an asynchronous task depends on its waits (`lock.lockAsync().thenAccept(...)`),
+   * and a grant must never be lost between them: so the cancel withdraws the waits first and
+   * cancels the stage last, once every wait it withdrew has been delivered. Each interleaving of
+   * a grant with the withdrawal of its wait and the cancel of the stage then ends the same way:
+   *   - the withdrawal wins the wait's claim (WithdrawingFuture): the wait leaves its queue, a
+   *     grant made first is given back, and the stage sees the wait cancelled;
+   *   - the grant's settle wins: the withdrawal is refused, and the stage is cancelled only after
+   *     the grant's completion has returned, so the steps of the stage that the grant reached
+   *     (the thenAccept that unlocks) have run. Cancelling the stage before that would make
+   *     CompletableFuture skip them (a dependent already completed never runs its action), and
+   *     withdrawing first alone would not do: a wait granted just before its withdrawal may not
+   *     have run its callbacks yet.
+   *   Invariant T1: after cancel(), the stage is cancelled exactly when `undelivered` has come
+   *   down to 0 and the stage is known; `undelivered` counts the waits the cancel (or a tracker,
+   *   after it) withdrew whose outcome is not delivered yet, plus one while the cancel runs.
+   * Steps that a grant runs asynchronously (thenAcceptAsync), and waits queued by later steps on
+   * other threads, are outside this: the stage's cancel can skip them, as any CompletableFuture
+   * cancel skips its dependents (Scope's javadoc says so).
    *
    * The task ends once, by `ended`'s CAS: when its call has really left (BlockingCall.settled),
    * when its stage completes, or when it never started (the executor refused it, the supplier
@@ -57,8 +76,8 @@ final class ScopeTask<T extends @Nullable Object> {
   /** The blocking call, or null for an asynchronous task. Set once, before sharing. */
   final @Nullable BlockingCall<T> call;
 
-  /** The asynchronous task's stage, once its supplier returned; read by cancel. */
-  private volatile @Nullable CompletionStage<T> stage;
+  /** The asynchronous task's stage, once its supplier returned. Guarded by the monitor. */
+  private @Nullable CompletionStage<T> stage;
 
   private final AtomicBoolean ended = new AtomicBoolean();
 
@@ -67,6 +86,9 @@ final class ScopeTask<T extends @Nullable Object> {
 
   /** Guarded by this task's monitor: futures of queued Jeton waits, child scopes. */
   private final Set<Object> tracked = new LinkedHashSet<>();
+
+  /** Guarded by this task's monitor: see T1 in the overview. */
+  private int undelivered;
 
   private ScopeTask(TaskScope scope, @Nullable BlockingTask<T, ?> body) {
     this.scope = scope;
@@ -97,7 +119,7 @@ final class ScopeTask<T extends @Nullable Object> {
    * The engine's hook: a Jeton wait queued on this thread by a task of a scope is tracked by the
    * task, so that cancelling it withdraws the wait. Outside any scope, one thread-local read.
    */
-  static void trackWait(CompletableFuture<?> wait) {
+  static void trackWait(WithdrawingFuture<?> wait) {
     ScopeTask<?> task = CURRENT.get();
     if (task != null) {
       task.track(wait);
@@ -148,9 +170,13 @@ final class ScopeTask<T extends @Nullable Object> {
     } finally {
       restore(outer);
     }
-    stage = s;
-    if (isCancelled()) {
-      cancelStage(s); // cancelled while the supplier ran
+    boolean cancelNow;
+    synchronized (this) {
+      stage = s;
+      cancelNow = cancelled && undelivered == 0; // cancelled while the supplier ran (T1)
+    }
+    if (cancelNow) {
+      cancelStage(s);
     }
     var unused = Tasks.settled(s).whenComplete(this::end);
   }
@@ -194,26 +220,44 @@ final class ScopeTask<T extends @Nullable Object> {
     return cancelled;
   }
 
-  /** Tracks a wait or a child scope; cancels it at once if the task is cancelled already. */
-  void track(Object thing) {
+  /** Tracks a wait; withdraws it at once if the task is cancelled already. */
+  private void track(WithdrawingFuture<?> wait) {
+    boolean withdrawNow;
+    synchronized (this) {
+      withdrawNow = cancelled;
+      if (withdrawNow) {
+        undelivered++; // T1: the stage waits for this one too
+      } else {
+        tracked.add(wait);
+      }
+    }
+    if (withdrawNow) {
+      withdraw(wait);
+    } else {
+      // Untracked once its outcome is delivered, whichever way it left its queue.
+      wait.whenDelivered(() -> untrack(wait));
+    }
+  }
+
+  /** Tracks a child scope; cancels it at once if the task is cancelled already. */
+  void track(TaskScope child) {
     synchronized (this) {
       if (!cancelled) {
-        tracked.add(thing);
-        if (thing instanceof CompletableFuture) {
-          // Untracked when the request leaves its queue, whichever way.
-          var unused = ((CompletableFuture<?>) thing).whenComplete((v, f) -> untrack(thing));
-        }
+        tracked.add(child);
         return;
       }
     }
-    cancelTracked(thing);
+    child.cancelByParent();
   }
 
   synchronized void untrack(Object thing) {
     tracked.remove(thing);
   }
 
-  /** Cancels the task: its call or stage, its queued waits, its child scopes. Once. */
+  /**
+   * Cancels the task: its call, its queued waits, its child scopes, and last its stage (T1).
+   * Once.
+   */
   void cancel() {
     List<Object> things;
     synchronized (this) {
@@ -223,25 +267,42 @@ final class ScopeTask<T extends @Nullable Object> {
       cancelled = true;
       things = new ArrayList<>(tracked);
       tracked.clear();
+      undelivered = 1; // the cancel itself, until it has reached every wait
+      for (Object thing : things) {
+        undelivered += thing instanceof WithdrawingFuture ? 1 : 0;
+      }
     }
     BlockingCall<T> c = call;
     if (c != null) {
       c.cancel();
     }
-    CompletionStage<T> s = stage;
-    if (s != null) {
-      cancelStage(s);
-    }
     for (Object thing : things) {
-      cancelTracked(thing);
+      if (thing instanceof TaskScope) {
+        ((TaskScope) thing).cancelByParent();
+      } else {
+        withdraw((WithdrawingFuture<?>) thing);
+      }
     }
+    waitDelivered(); // the cancel's own count
   }
 
-  private static void cancelTracked(Object thing) {
-    if (thing instanceof TaskScope) {
-      ((TaskScope) thing).cancelByParent();
-    } else {
-      ((Future<?>) thing).cancel(false);
+  /** Withdraws a wait counted in {@code undelivered}, and counts it out once delivered. */
+  private void withdraw(WithdrawingFuture<?> wait) {
+    wait.cancel(false); // refused if a grant won it: then its delivery is on its way
+    wait.whenDelivered(this::waitDelivered);
+  }
+
+  /** One wait of T1 is delivered: cancels the stage when it was the last. */
+  private void waitDelivered() {
+    CompletionStage<T> s;
+    synchronized (this) {
+      if (--undelivered > 0) {
+        return;
+      }
+      s = stage; // null while the supplier runs: startAsync cancels it then
+    }
+    if (s != null) {
+      cancelStage(s);
     }
   }
 

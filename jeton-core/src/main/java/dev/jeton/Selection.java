@@ -414,9 +414,11 @@ final class Selection<R> implements BriefSpin.Awaited {
       return selection.giveUp();
     }
 
+    /** Out of every channel's queue before the future completes: its callbacks find it gone. */
     @Override
-    protected void withdraw(boolean timedOut) {
+    protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
       selection.withdrawAll(GIVEN_UP);
+      complete.run();
     }
   }
 }

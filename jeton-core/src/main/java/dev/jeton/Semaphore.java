@@ -32,7 +32,8 @@ import org.jspecify.annotations.Nullable;
  * <p>A request that gives up (its future is cancelled, its timeout expires, its thread is
  * interrupted) leaves the queue at once; if it was at the head, the requests behind it are
  * examined at once. A permit granted at the same moment as the cancellation is given back, never
- * lost.
+ * lost. In-process, both happen before the request's future completes: its own callbacks find it
+ * gone from {@link #queueLength()}, and such a permit back.
  *
  * <h2>Changing the limit and closing</h2>
  *

@@ -94,7 +94,9 @@ final class WaitNode implements BriefSpin.Awaited {
    * (a channel's value, once handed over, cannot be): OPEN, then TAKEN by the primitive under the
    * lock ({@link #claimForOutcome}) or GIVEN_UP by a completion of its future from outside
    * ({@link #claimForWithdrawal}), whichever CAS comes first. Primitives that can give a grant
-   * back (a semaphore's permits) never claim, and their futures are never refused.
+   * back (a semaphore's permits) never claim, and their futures are never refused. A barrier
+   * gives up a node only under its lock, while it waits (WaitQueue.mayGiveUp), and the trip
+   * needs no claim: the lock orders them.
    */
   private volatile int claim;
 
@@ -173,6 +175,11 @@ final class WaitNode implements BriefSpin.Awaited {
     return c == GIVEN_UP || (c == OPEN && CLAIM.compareAndSet(this, OPEN, GIVEN_UP));
   }
 
+  /** True once a completion of the future from outside has claimed the node. */
+  boolean isGivenUp() {
+    return claim == GIVEN_UP;
+  }
+
   /** The future of an asynchronous request; completing it from outside withdraws the request. */
   static final class NodeFuture<T extends @Nullable Object> extends WithdrawingFuture<T> {
     final WaitQueue queue;
@@ -187,15 +194,14 @@ final class WaitNode implements BriefSpin.Awaited {
     @Override
     protected boolean mayCompleteFromOutside() {
       WaitNode n = node;
-      return n == null || n.claimForWithdrawal();
+      return n == null || queue.mayGiveUp(n);
     }
 
+    /** The engine's one way out for a future completed from outside: WaitQueue decides it. */
     @Override
-    protected void withdraw(boolean timedOut) {
-      WaitNode n = node;
-      if (n != null && !queue.withdraw(n, timedOut ? TIMED_OUT : CANCELLED)) {
-        queue.leftBeforeWithdrawal(n);
-      }
+    protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
+      queue.withdrawFromOutside(
+          java.util.Objects.requireNonNull(node), timedOut ? TIMED_OUT : CANCELLED, complete);
     }
   }
 }

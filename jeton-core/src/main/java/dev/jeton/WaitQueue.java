@@ -39,20 +39,32 @@ abstract class WaitQueue {
    *       final exactly once, without the lock, before the node is delivered.
    *   Q3. Every node that leaves the queue is delivered exactly once, after the lock is released
    *       (a withdrawn node needs none: its requester is the one withdrawing it).
+   *   Q4. A future is never done while its node is linked, and a grant that reaches no one is
+   *       given back before the future that gave it up completes: so the callbacks of a
+   *       cancelled, timed-out or failed future see the request gone from queueLength and what
+   *       it was granted back in the primitive's counts.
    *
    * Delivery. Blocked threads are unparked, futures completed, never under the lock. Completing a
    * future runs its callbacks, which may release, which may grant and complete another future:
    * to keep that in constant stack, each thread delivers through a thread-local trampoline, and
    * a delivery started inside another one is queued for the outer loop instead of recursing. The
    * trampoline is per thread, not per queue: a delivery that releases another primitive queues
-   * that one's nodes here, and each node is completed by its own queue. A grant whose future was
-   * completed from outside first is given back (giveBack); that rule is WithdrawingFuture's.
-   * A primitive whose grant cannot be given back (a channel's value, once handed over) claims
-   * the node first (WaitNode.claimForOutcome, under the lock): a completion from outside is then
-   * refused, and a blocked thread interrupted after the grant keeps it
-   * (keepsGrantWhenInterrupted). A node whose future was completed from outside first may be
-   * unlinked by the primitive before its withdrawal comes; the withdrawal then finds it gone and
-   * says so (leftBeforeWithdrawal), on the thread that gave it up.
+   * that one's nodes here, and each node is completed by its own queue.
+   *
+   * A future completed from outside (cancel, its timer, any completion: WithdrawingFuture's one
+   * rule) withdraws its node here, in withdrawFromOutside, and only here. The future's claim is
+   * won first, so from then on the owner's settle fails; then, under the lock, the node is
+   * unlinked if it still waits, or, if a grant reached it first, the grant is given back
+   * (giveBackLocked); only then is the future completed, so that its callbacks find the request
+   * gone and its grant back (Q4); then the grants the withdrawal made are delivered, in the order
+   * the future's completion used to come first. The owner whose settle failed does nothing more:
+   * whoever wins the claim gives the grant back, exactly once. A primitive whose grant cannot be
+   * given back (a channel's value, once handed over) claims the node first
+   * (WaitNode.claimForOutcome, under the lock): a completion from outside is then refused, and
+   * a blocked thread interrupted after the grant keeps it (keepsOutcomeWhenInterrupted). A node
+   * whose future was claimed from outside first may be unlinked by the primitive before its
+   * withdrawal comes; the withdrawal then finds it gone and says so (leftBeforeWithdrawal), on
+   * the thread that gave it up.
    *
    * Timers. A timed asynchronous request gets its timer after it is queued, so it may be granted
    * or withdrawn before the timer is stored; WithdrawingFuture settles that race. One daemon
@@ -66,8 +78,9 @@ abstract class WaitQueue {
    * never refilled by a wake-up, and every step first looks at the interrupt and the deadline.
    *
    * Scopes. An asynchronous request that queues on a thread running a task of a Scope is
-   * tracked by that task (ScopeTask.trackWait, in futureOf) until its future completes, so that
-   * cancelling the scope cancels the future, which withdraws the request by the one rule above.
+   * tracked by that task (ScopeTask.trackWait, in futureOf) until its outcome is delivered, so
+   * that cancelling the scope cancels the future, which withdraws the request by the one rule
+   * above; the task cancels its stage only once that outcome is delivered (ScopeTask).
    * A blocking request needs nothing: the scope interrupts its thread. The check is one
    * thread-local read, made only by requests that queue, never on a grant without waiting. The
    * outermost delivery loop runs with no task on its thread (ScopeTask.suspend): the callbacks
@@ -135,21 +148,23 @@ abstract class WaitQueue {
   abstract @Nullable Object grantedValue(WaitNode node);
 
   /**
-   * Gives back a grant that reached no one: its future was completed from outside first ({@code
-   * value} is what {@link #grantedValue} made), or its blocked thread was interrupted ({@code
-   * value} is null).
+   * Gives back the grant of {@code node}, which reached no one: its future was completed from
+   * outside first, or its blocked thread was interrupted; returns the nodes that this grants,
+   * unlinked and chained. Lock held.
    */
-  abstract void giveBack(WaitNode node, @Nullable Object value);
+  abstract @Nullable WaitNode giveBackLocked(WaitNode node);
 
   /** The exception for a node that left with a failure status. */
   abstract RuntimeException failure(WaitNode node);
 
   /**
-   * Whether a blocked request whose thread is interrupted after it was granted keeps the grant
-   * (it returns, with the interrupt status set again) rather than giving it back and throwing:
-   * for a grant that cannot be given back (a channel's value handed over). False by default.
+   * Whether a blocked request whose thread is interrupted after its outcome was decided (it
+   * could no longer be withdrawn) gets that outcome, returning or throwing its failure with the
+   * interrupt status set again, rather than InterruptedException (its grant given back): for an
+   * outcome that cannot be given back, such as a channel's value handed over or a barrier's
+   * arrival counted. False by default.
    */
-  boolean keepsGrantWhenInterrupted() {
+  boolean keepsOutcomeWhenInterrupted(WaitNode node) {
     return false;
   }
 
@@ -166,6 +181,15 @@ abstract class WaitQueue {
    * the lock, on the withdrawing thread. Does nothing by default.
    */
   void leftBeforeWithdrawal(WaitNode node) {}
+
+  /**
+   * Whether the future of {@code node} may be completed from outside, which then withdraws it:
+   * unless the primitive has claimed the node for an outcome that cannot be given back ({@link
+   * WaitNode#claimForOutcome}). Called before each completion from outside, without the lock.
+   */
+  boolean mayGiveUp(WaitNode node) {
+    return node.claimForWithdrawal();
+  }
 
   /** The exception for a request that waited {@code timeout} in vain. */
   abstract TimeoutException timeoutException(WaitNode node, Duration timeout);
@@ -292,19 +316,68 @@ abstract class WaitQueue {
       if (w.status != WaitNode.WAITING) {
         return false;
       }
-      unlink(w);
-      w.status = reason;
-      StatsRecorder s = stats;
-      if (s != null) {
-        s.withdrawn(reason);
-      }
-      delivered = afterWithdrawLocked();
+      delivered = withdrawLocked(w, reason);
     } finally {
       lock.unlock();
     }
     deliver(delivered);
     withdrawn(w);
     return true;
+  }
+
+  /** Unlinks a waiting node with {@code reason}; returns what the queue then grants. Lock held. */
+  private @Nullable WaitNode withdrawLocked(WaitNode w, int reason) {
+    unlink(w);
+    w.status = reason;
+    StatsRecorder s = stats;
+    if (s != null) {
+      s.withdrawn(reason);
+    }
+    return afterWithdrawLocked();
+  }
+
+  /**
+   * Withdraws the node of a future that a completion from outside has claimed, and runs {@code
+   * complete}, which completes the future; see the overview. Takes the node out if it still
+   * waits, else gives back the grant that reached it first; then completes the future; then
+   * delivers what the withdrawal granted, and tells the subclass.
+   */
+  final void withdrawFromOutside(WaitNode w, int reason, Runnable complete) {
+    WaitNode delivered = null;
+    boolean withdrawn = false;
+    lock.lock();
+    try {
+      if (w.status == WaitNode.WAITING) {
+        delivered = withdrawLocked(w, reason);
+        withdrawn = true;
+      } else if (w.status == WaitNode.GRANTED) {
+        delivered = giveBackLocked(w); // its settle fails: the claim is ours
+      } // else failed, or settling an outcome that is never given back (a barrier's)
+    } finally {
+      lock.unlock();
+    }
+    try {
+      complete.run();
+    } finally {
+      deliver(delivered);
+    }
+    if (withdrawn) {
+      withdrawn(w);
+    } else {
+      leftBeforeWithdrawal(w);
+    }
+  }
+
+  /** Gives back the grant of a node that reached no one, and delivers what that grants. */
+  private void giveBack(WaitNode w) {
+    WaitNode delivered;
+    lock.lock();
+    try {
+      delivered = giveBackLocked(w);
+    } finally {
+      lock.unlock();
+    }
+    deliver(delivered);
   }
 
   /** Delivers a chain of nodes that left the queue; see "Delivery" in the overview. */
@@ -377,9 +450,8 @@ abstract class WaitQueue {
     WaitNode.NodeFuture<@Nullable Object> f = (WaitNode.NodeFuture<@Nullable Object>) Objects.requireNonNull(w.future());
     f.stopTimer();
     if (w.status == WaitNode.GRANTED) {
-      Object value = grantedValue(w);
-      if (!f.settle(value)) {
-        giveBack(w, value);
+      if (!f.isGivenUp()) { // else the completion from outside that won gives the grant back
+        var unused = f.settle(grantedValue(w)); // false only for the same reason
       }
     } else {
       f.settleExceptionally(failure(w));
@@ -429,8 +501,9 @@ abstract class WaitQueue {
    *
    * <p>Every turn of the loop looks at the interrupt, then the outcome, then the deadline, and
    * only then spins one step or parks: so a spinning waiter sees an interrupt or its deadline at
-   * the next step. The interrupt comes first: an interrupted request throws, and gives back a
-   * grant that reached it meanwhile.
+   * the next step. The interrupt comes first: an interrupted request that can still be withdrawn
+   * throws; one whose outcome was decided meanwhile gives back its grant and throws, unless the
+   * outcome cannot be given back (keepsOutcomeWhenInterrupted).
    */
   @SuppressWarnings("ThreadPriorityCheck") // yield hands the core to the holder; see SPIN_YIELDS
   final void awaitBlocking(WaitNode w, long nanos, @Nullable Duration timeout)
@@ -446,12 +519,15 @@ abstract class WaitQueue {
       if (Thread.interrupted()) {
         if (!withdraw(w, WaitNode.CANCELLED)) {
           awaitFinal(w);
-          if (w.status == WaitNode.GRANTED) {
-            if (keepsGrantWhenInterrupted()) {
-              Thread.currentThread().interrupt();
+          if (keepsOutcomeWhenInterrupted(w)) {
+            Thread.currentThread().interrupt(); // the interrupt came too late, but is kept
+            if (w.status == WaitNode.GRANTED) {
               return;
             }
-            giveBack(w, null); // granted as we were interrupted
+            throw failure(w);
+          }
+          if (w.status == WaitNode.GRANTED) {
+            giveBack(w); // granted as we were interrupted
           }
         }
         throw new InterruptedException();

@@ -1,6 +1,5 @@
 package dev.jeton;
 
-import static dev.jeton.TestThreads.awaitLatch;
 import static dev.jeton.TestThreads.awaitTrue;
 import static dev.jeton.TestThreads.done;
 import static dev.jeton.TestThreads.failureOf;
@@ -19,7 +18,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -284,59 +282,6 @@ class FifoBarrierTest {
     assertEquals(0, barrier.arrived());
   }
 
-  /**
-   * Between the trip and the release (while the action runs) a party can no longer take its
-   * arrival back: interrupted then, it throws, but the others pass with its arrival counted.
-   */
-  @Test
-  void interrupt_afterTheTrip_throwsButTheArrivalCounted() throws Exception {
-    CountDownLatch actionStarted = new CountDownLatch(1);
-    CountDownLatch finishAction = new CountDownLatch(1);
-    Barrier barrier = twoPartiesPausingInTheAction(actionStarted, finishAction);
-    Blocked party = threads.startBlocked(barrier::await);
-    awaitTrue(() -> barrier.arrived() == 1, "the party to arrive");
-    CompletableFuture<Arrival> last =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return barrier.await();
-              } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-              }
-            });
-    awaitLatch(actionStarted);
-    // parked, its node settling
-    awaitTrue(() -> party.thread().getState() == Thread.State.WAITING, "the party to park");
-
-    party.thread().interrupt();
-    assertFalse(party.thrown().isDone(), "no outcome before the action has finished");
-    finishAction.countDown();
-
-    assertInstanceOf(InterruptedException.class, done(party.thrown()));
-    assertEquals(new Arrival(1, 0), done(last));
-    assertEquals(1, barrier.generation());
-    party.thread().join();
-  }
-
-  @Test
-  void cancel_afterTheTrip_isSimplyCancelled_andTheArrivalCounted() throws Exception {
-    CountDownLatch actionStarted = new CountDownLatch(1);
-    CountDownLatch finishAction = new CountDownLatch(1);
-    Barrier barrier = twoPartiesPausingInTheAction(actionStarted, finishAction);
-    CompletableFuture<Arrival> first = barrier.awaitAsync();
-    CompletableFuture<CompletableFuture<Arrival>> last =
-        CompletableFuture.supplyAsync(barrier::awaitAsync);
-    awaitLatch(actionStarted);
-
-    assertTrue(first.cancel(false));
-    finishAction.countDown();
-
-    assertEquals(new Arrival(1, 0), done(done(last)));
-    assertTrue(first.isCancelled());
-    assertEquals(1, barrier.generation());
-    assertEquals(0, barrier.arrived());
-  }
-
   // ---------------------------------------------------------------- parties
 
   @Test
@@ -484,19 +429,6 @@ class FifoBarrierTest {
   }
 
   // ---------------------------------------------------------------- helpers
-
-  /** A barrier of two parties whose action signals {@code started} and waits for {@code finish}. */
-  private static Barrier twoPartiesPausingInTheAction(
-      CountDownLatch started, CountDownLatch finish) {
-    return Barrier.builder()
-        .parties(2)
-        .action(
-            () -> {
-              started.countDown();
-              awaitLatch(finish);
-            })
-        .build();
-  }
 
   @Test
   void spinAtHead_whileEveryPartyCanHaveACore_andFollowsRegisterAndDeregister() {

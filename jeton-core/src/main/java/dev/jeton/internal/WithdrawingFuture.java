@@ -2,10 +2,13 @@ package dev.jeton.internal;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,18 +16,25 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>This is the one rule every Jeton primitive follows, in-process, machine-wide or fleet-wide:
  * <b>the first completion of the future wins</b>. A completion from outside ({@link #cancel},
- * {@link #complete}, {@link #completeExceptionally}, and so {@code orTimeout} and {@code
- * completeOnTimeout}) that wins calls {@link #withdraw}, once, on the completing thread, so that
- * the request leaves its queue. The owner completes the future only through {@link #settle} and
- * {@link #settleExceptionally}, which never withdraw; when {@code settle} loses to a completion
- * from outside it returns {@code false}, and the owner gives back what it was handing over (a
- * permit granted at the same moment as a cancel is released, never lost).
+ * {@link #complete}, {@link #completeExceptionally}, {@link #completeAsync}, and so {@code
+ * orTimeout} and {@code completeOnTimeout}) that wins withdraws the request, once, on the
+ * completing thread, so that the request leaves its queue. The owner completes the future only
+ * through {@link #settle} and {@link #settleExceptionally}, which never withdraw; when {@code
+ * settle} loses to a completion from outside it returns {@code false}, and the grant it was
+ * handing over is given back (a permit granted at the same moment as a cancel is released, never
+ * lost).
  *
  * <p>A caller that cancels and sees {@code true} therefore never holds the grant, whatever raced
- * with it; the price is that a grant may be made and given straight back. The withdrawal comes
- * after the completion, so the callbacks of the future run before it: a callback that looks at
- * the queue can still see the request there. A primitive that counts its queued requests (a
- * barrier's arrivals) skips those whose future is done.
+ * with it; the price is that a grant may be made and given straight back. Which completion wins is
+ * decided by a claim made before anything else, so that a completion from outside
+ * can take the request out of its queue before the future completes: the in-process queues do
+ * ({@link #withdrawAndComplete}), so that the callbacks of a cancelled or timed-out future see the
+ * request gone. Others (machine-wide, fleet-wide) complete first and withdraw after.
+ *
+ * <p>The outcome is <em>delivered</em> once the completion that won has returned: every callback
+ * registered before it, and every stage that follows them synchronously, has run. {@link
+ * #whenDelivered} waits for that, which is what a {@code Scope} needs before it cancels a stage
+ * that depends on the request (cancelling it earlier would skip a step that a grant had reached).
  *
  * <p>A timed request can carry its timer here: {@link #expectTimer()} before the request is
  * queued, {@link #setTimer} once it is started, {@link #stopTimer()} when the request leaves.
@@ -35,18 +45,48 @@ import org.jspecify.annotations.Nullable;
  * @param <T> the value a granted request completes with
  */
 public abstract class WithdrawingFuture<T extends @Nullable Object> extends CompletableFuture<T> {
+  /*
+   * State
+   *
+   * `claim` goes from OPEN to OWNER (settle) or to OUTSIDE (a completion from outside), once, by
+   * CAS: its winner, and only its winner, completes the future. `delivery` goes from null (or the
+   * actions whenDelivered queued, chained into one Runnable) to DELIVERED, once, when the winner's
+   * completion has returned; the actions queued run then, on that thread.
+   *
+   * Invariants:
+   *   W1. The future is completed (but for obtrude) only by the winner of the claim, after it
+   *       won: a completion from outside after its withdrawal, or before it for the classes that
+   *       keep the default order; the owner through settle.
+   *   W2. DELIVERED is set only after the future is done and its completion's callbacks have run;
+   *       an action given to whenDelivered runs exactly once, at or after that moment.
+   *   W3. While `claim` is OUTSIDE and the future is not done yet, the winner is withdrawing: a
+   *       second cancel waits for it (briefly: no user code runs in that window) so that it can
+   *       answer whether the future is cancelled.
+   */
+
   /** {@link #timer} of a timed request whose timer is not stored yet. */
   private static final Future<?> PENDING = new CompletableFuture<Void>();
 
   /** {@link #timer} once the request has left: a timer stored now is cancelled at once. */
   private static final Future<?> STOPPED = new CompletableFuture<Void>();
 
+  /** {@link #delivery} once the outcome is delivered. */
+  private static final Object DELIVERED = new Object();
+
+  private static final int OPEN = 0;
+  private static final int OWNER = 1;
+  private static final int OUTSIDE = 2;
+
   private static final VarHandle TIMER;
+  private static final VarHandle CLAIM;
+  private static final VarHandle DELIVERY;
 
   static {
     try {
-      TIMER =
-          MethodHandles.lookup().findVarHandle(WithdrawingFuture.class, "timer", Future.class);
+      MethodHandles.Lookup lookup = MethodHandles.lookup();
+      TIMER = lookup.findVarHandle(WithdrawingFuture.class, "timer", Future.class);
+      CLAIM = lookup.findVarHandle(WithdrawingFuture.class, "claim", int.class);
+      DELIVERY = lookup.findVarHandle(WithdrawingFuture.class, "delivery", Object.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -59,17 +99,44 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
    */
   private volatile @Nullable Future<?> timer;
 
+  /** OPEN, OWNER or OUTSIDE; see the state comment. Changed by CAS (CLAIM). */
+  private volatile int claim;
+
+  /** Null, the actions waiting for the delivery, or DELIVERED. Changed by CAS (DELIVERY). */
+  private volatile @Nullable Object delivery;
+
   /** For subclasses. */
   protected WithdrawingFuture() {}
 
   /**
-   * Takes the request out of its queue after a completion from outside won. Called at most once,
-   * on the thread that completed the future, after the future is done.
+   * Takes the request out of its queue after a completion from outside won and completed the
+   * future: the default order of {@link #withdrawAndComplete}. Called at most once, on the thread
+   * that completed the future, after the future is done. A subclass overrides this or {@code
+   * withdrawAndComplete}; this one throws.
    *
    * @param timedOut true if the future was completed with a {@link TimeoutException} (its own
    *     timer, or {@code orTimeout}), false for a cancel or any other completion from outside
    */
-  protected abstract void withdraw(boolean timedOut);
+  protected void withdraw(boolean timedOut) {
+    throw new UnsupportedOperationException(
+        getClass().getName() + " overrides neither withdraw nor withdrawAndComplete");
+  }
+
+  /**
+   * Withdraws the request and completes the future ({@code complete} does that), for a completion
+   * from outside that won the claim. Called once, on the completing thread. By default completes
+   * first and then calls {@link #withdraw}, so the future's callbacks run before the request has
+   * left; a subclass that can take the request out first overrides this to withdraw, give back a
+   * grant that came first, and then run {@code complete}, so that the callbacks find the request
+   * gone.
+   *
+   * @param timedOut as for {@link #withdraw}
+   * @param complete completes the future with the outcome the outside gave
+   */
+  protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
+    complete.run();
+    withdraw(timedOut);
+  }
 
   /**
    * Whether a completion from outside may go ahead: false once the owner has claimed the request
@@ -82,12 +149,65 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
 
   /** Completes the future from inside; false if a completion from outside won first. */
   public final boolean settle(T value) {
-    return super.complete(value);
+    return settleBy(() -> super.complete(value));
   }
 
-  /** Fails the future from inside, without withdrawing; false if it was done already. */
+  /** Fails the future from inside, without withdrawing; false if it was claimed already. */
   public final boolean settleExceptionally(Throwable failure) {
-    return super.completeExceptionally(failure);
+    return settleBy(() -> super.completeExceptionally(failure));
+  }
+
+  private boolean settleBy(Runnable complete) {
+    if (!CLAIM.compareAndSet(this, OPEN, OWNER)) {
+      return false;
+    }
+    try {
+      complete.run();
+    } finally {
+      delivered();
+    }
+    return true;
+  }
+
+  /**
+   * True once a completion from outside has won, even before the future is done (while the
+   * request is withdrawn): the request is given up, and the owner's settle will fail.
+   */
+  public final boolean isGivenUp() {
+    return claim == OUTSIDE;
+  }
+
+  /**
+   * Runs {@code action} once the outcome is delivered: the completion that won has returned, so
+   * the callbacks registered before it, and the stages that follow them synchronously, have run.
+   * At once, on this thread, if it is so already; else on the thread that completes the future.
+   */
+  public final void whenDelivered(Runnable action) {
+    for (; ; ) {
+      Object d = delivery;
+      if (d == DELIVERED) {
+        action.run();
+        return;
+      }
+      Runnable next = d == null ? action : both((Runnable) d, action);
+      if (DELIVERY.compareAndSet(this, d, next)) {
+        return;
+      }
+    }
+  }
+
+  private static Runnable both(Runnable first, Runnable second) {
+    return () -> {
+      first.run();
+      second.run();
+    };
+  }
+
+  private void delivered() {
+    Object waiting = DELIVERY.getAndSet(this, DELIVERED);
+    if (waiting instanceof Runnable) {
+      ((Runnable) waiting).run();
+    }
   }
 
   /**
@@ -97,33 +217,66 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
    */
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
-    if (!mayCompleteFromOutside()) {
-      return false;
-    }
     // Not super.cancel: it answers true for a future cancelled before, too, which would
     // withdraw again (a channel's send reported its value twice when cancelled twice). A
     // CancellationException as the result is what super.cancel stores, so nothing else differs.
-    var unused = won(super.completeExceptionally(new CancellationException()), false);
+    if (completeFromOutside(false, () -> super.completeExceptionally(new CancellationException()))) {
+      return true;
+    }
+    while (claim == OUTSIDE && !isDone()) {
+      Thread.yield(); // another completion from outside is withdrawing the request (W3)
+    }
     return isCancelled();
   }
 
   @Override
   public boolean complete(T value) {
-    return mayCompleteFromOutside() && won(super.complete(value), false);
+    return completeFromOutside(false, () -> super.complete(value));
   }
 
   @Override
   public boolean completeExceptionally(Throwable failure) {
-    return mayCompleteFromOutside()
-        && won(super.completeExceptionally(failure), failure instanceof TimeoutException);
+    return completeFromOutside(
+        failure instanceof TimeoutException, () -> super.completeExceptionally(failure));
   }
 
-  private boolean won(boolean completed, boolean timedOut) {
-    if (completed) {
-      stopTimer();
-      withdraw(timedOut);
+  /**
+   * As {@link CompletableFuture#completeAsync}, a completion from outside: the JDK's own sets the
+   * result without calling {@link #complete}, which would leave the request queued.
+   */
+  @Override
+  public CompletableFuture<T> completeAsync(Supplier<? extends T> supplier, Executor executor) {
+    Objects.requireNonNull(supplier, "supplier");
+    Objects.requireNonNull(executor, "executor");
+    executor.execute(
+        () -> {
+          T value;
+          try {
+            value = supplier.get();
+          } catch (Throwable failure) {
+            completeExceptionally(failure);
+            return;
+          }
+          complete(value);
+        });
+    return this;
+  }
+
+  /** Claims the request for a completion from outside; if won, withdraws it and completes. */
+  private boolean completeFromOutside(boolean timedOut, Runnable complete) {
+    if (!mayCompleteFromOutside() || !CLAIM.compareAndSet(this, OPEN, OUTSIDE)) {
+      return false;
     }
-    return completed;
+    try {
+      stopTimer();
+      withdrawAndComplete(timedOut, complete);
+    } finally {
+      if (!isDone()) {
+        complete.run(); // a withdrawal that threw must not leave a claimed future pending for ever
+      }
+      delivered();
+    }
+    return true;
   }
 
   // ---------------------------------------------------------------- the timer

@@ -1,0 +1,307 @@
+package dev.jeton;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A grant racing with the cancel of the scope whose task waits for it (issue 29): the task's
+ * stage queues a Jeton wait and lets its grant go in a dependent step, as in {@code
+ * scope.forkAsync(() -> mutex.lockAsync().thenAccept(Guard::unlock))}, while another thread
+ * unlocks (sends, arrives) and the scope is cancelled. Whatever the interleaving, the grant
+ * reaches that step or is given back: nothing is left held, queued, or lost. Before the fix the
+ * scope cancelled the stage before it withdrew the wait, so a grant in between completed the
+ * wait while its dependent step, cancelled, never ran: the mutex stayed locked with no holder.
+ */
+class ScopeGrantRaceTest {
+  private static final int ROUNDS = 4_000;
+
+  /** One primitive of a round: held by someone else, waited for by the task. */
+  interface Race {
+    /** Makes the task's wait queue; returns what grants it: an unlock, a send, an arrival. */
+    Runnable hold();
+
+    /** The task's stage: queues a wait and lets its grant go in a dependent step. */
+    CompletionStage<?> waitThenLetGo();
+
+    /** Once the round is over: null if nothing is held, queued or lost, else what is. */
+    @Nullable String leftover();
+  }
+
+  /** Every primitive a scope's task can wait on. */
+  static List<Arguments> races() {
+    return List.of(
+        race("mutex", GrantRaces::mutex),
+        race("semaphore", GrantRaces::semaphore),
+        race("read-write lock, a read after a write", () -> GrantRaces.readWriteLock(true)),
+        race("read-write lock, a write after a read", () -> GrantRaces.readWriteLock(false)),
+        race("keyed semaphore, waiting for its key", () -> GrantRaces.keyedSemaphore(true)),
+        race("keyed semaphore, waiting for the global limit",
+            () -> GrantRaces.keyedSemaphore(false)),
+        race("channel receive", () -> GrantRaces.channelReceive(false)),
+        race("channel receive in a select", () -> GrantRaces.channelReceive(true)),
+        race("channel send", GrantRaces::channelSend),
+        race("barrier", GrantRaces::barrier));
+  }
+
+  private static Arguments race(String name, Supplier<Race> races) {
+    return Arguments.of(name, races);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("races")
+  void aGrantRacingWithTheCancel_isNeverLost(String name, Supplier<Race> races)
+      throws Exception {
+    raceGrantsWithCancels(races);
+  }
+
+  /**
+   * {@link #ROUNDS} rounds of one race: a fresh primitive, held; a scope whose one task waits for
+   * it; the grant on the racer's thread, racing with the cancel (of the scope, or of the task's
+   * fork future), each after a random pause, so that the grant lands anywhere in the cancel.
+   */
+  private void raceGrantsWithCancels(Supplier<Race> races) throws Exception {
+    SplittableRandom random = new SplittableRandom(29);
+    Queue<String> violations = new ConcurrentLinkedQueue<>();
+    try (Racer racer = new Racer()) {
+      for (int round = 0; round < ROUNDS; round++) {
+        Race race = races.get();
+        Runnable grant = race.hold();
+        Scope scope = Scope.open();
+        CompletableFuture<?> task = scope.forkAsync(race::waitThenLetGo);
+        racer.start(grant, random.nextInt(PAUSE));
+        pause(random.nextInt(PAUSE));
+        if (random.nextBoolean()) {
+          scope.cancel();
+        } else {
+          task.cancel(true);
+        }
+        racer.awaitDone();
+        scope.close();
+        String left = race.leftover();
+        if (left != null) {
+          violations.add("round " + round + ": " + left);
+        }
+      }
+    }
+    TestThreads.assertNoViolations(violations);
+  }
+
+  /** The longest pause before the grant or the cancel, in spins: about as long as either. */
+  private static final int PAUSE = 400;
+
+  private static void pause(int spins) {
+    for (int i = spins; i > 0; i--) {
+      Thread.onSpinWait();
+    }
+  }
+
+  /**
+   * A thread that runs each round's grant as soon as the test thread starts the round: it spins
+   * between rounds rather than parks, so that the grant and the cancel start together rather than
+   * a wake-up apart.
+   */
+  private static final class Racer implements AutoCloseable {
+    private final Thread thread;
+    private volatile @Nullable Runnable next;
+    private volatile int pause;
+    private volatile boolean stopped;
+    private volatile @Nullable Throwable failure;
+
+    Racer() {
+      thread = new Thread(this::loop, "granter");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    void start(Runnable grant, int spins) {
+      pause = spins;
+      next = grant;
+    }
+
+    void awaitDone() {
+      TestThreads.awaitTrue(() -> next == null || failure != null, "the grant to be made");
+      Throwable f = failure;
+      if (f != null) {
+        throw new AssertionError("the grant threw", f);
+      }
+    }
+
+    private void loop() {
+      while (!stopped) {
+        Runnable grant = next;
+        if (grant == null) {
+          Thread.onSpinWait();
+          continue;
+        }
+        pause(pause);
+        try {
+          grant.run();
+        } catch (Throwable t) {
+          failure = t;
+        }
+        next = null;
+      }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      stopped = true;
+      thread.join();
+    }
+  }
+
+  /** The races, one per primitive a scope's task can wait on. */
+  static final class GrantRaces {
+    private GrantRaces() {}
+
+    static Race mutex() {
+      Mutex mutex = Mutex.create();
+      return race(
+          () -> mutex.tryLock().orElseThrow()::unlock,
+          () -> mutex.lockAsync().thenAccept(Guard::unlock),
+          () -> mutex.isLocked() || mutex.queueLength() != 0 ? "stranded: " + mutex : null);
+    }
+
+    static Race semaphore() {
+      Semaphore semaphore = Semaphore.create(3);
+      return race(
+          () -> semaphore.tryAcquire(2).orElseThrow()::release,
+          () -> semaphore.acquireAsync(2).thenAccept(Permit::release),
+          () -> semaphore.available() != 3 || semaphore.queueLength() != 0
+              ? "stranded: " + semaphore
+              : null);
+    }
+
+    static Race readWriteLock(boolean writeHeld) {
+      ReadWriteLock lock = ReadWriteLock.create();
+      return race(
+          () -> (writeHeld ? lock.tryWrite() : lock.tryRead()).orElseThrow()::unlock,
+          () -> (writeHeld ? lock.readAsync() : lock.writeAsync()).thenAccept(Guard::unlock),
+          () -> {
+            Guard free = lock.tryWrite().orElse(null);
+            if (free == null) {
+              return "stranded: " + lock;
+            }
+            free.unlock();
+            return lock.queueLength() != 0 ? "queued: " + lock : null;
+          });
+    }
+
+    /**
+     * A key of limit 1 under a global limit of 1: the task waits for its key held by another
+     * request of the same key, or, holding its key's permit, for the global permit held by
+     * another key.
+     */
+    static Race keyedSemaphore(boolean sameKey) {
+      KeyedSemaphore<String> keyed =
+          KeyedSemaphore.builder().limitPerKey(1).globalLimit(1).build();
+      Semaphore mine = keyed.forKey("mine");
+      return race(
+          () -> keyed.forKey(sameKey ? "mine" : "other").tryAcquire(1).orElseThrow()::release,
+          () -> mine.acquireAsync(1).thenAccept(Permit::release),
+          () -> keyed.keyCount() != 0 || mine.queueLength() != 0 ? "stranded: " + keyed : null);
+    }
+
+    /**
+     * An empty rendezvous channel: the task receives (alone or in a select) and records the
+     * value; the grant sends if a receiver waits. Every value sent must be recorded.
+     */
+    static Race channelReceive(boolean inASelect) {
+      FifoChannel<String> channel = (FifoChannel<String>) Channel.<String>rendezvous();
+      Queue<String> sent = new ConcurrentLinkedQueue<>();
+      Queue<String> received = new ConcurrentLinkedQueue<>();
+      return race(
+          () -> () -> {
+            if (channel.trySend("v")) {
+              sent.add("v");
+            }
+          },
+          () -> (inASelect
+                  ? Select.selectAsync(channel.onReceive(v -> v))
+                  : channel.receiveAsync())
+              .thenAccept(received::add),
+          () -> List.copyOf(sent).equals(List.copyOf(received)) && channel.queueLength() == 0
+              ? null
+              : "sent " + sent + ", received " + received + ", " + channel);
+    }
+
+    /**
+     * A rendezvous channel: the task sends and records that it did; the grant receives if a
+     * sender waits. A value received must be recorded as sent, and one not received must have
+     * gone to onUndelivered.
+     */
+    static Race channelSend() {
+      Queue<String> undelivered = new ConcurrentLinkedQueue<>();
+      FifoChannel<String> channel =
+          (FifoChannel<String>) Channel.<String>builder().onUndelivered(undelivered::add).build();
+      Queue<String> received = new ConcurrentLinkedQueue<>();
+      Queue<String> sent = new ConcurrentLinkedQueue<>();
+      return race(
+          () -> () -> channel.tryReceive().ifPresent(received::add),
+          () -> channel.sendAsync("v").thenRun(() -> sent.add("v")),
+          () -> {
+            List<String> accounted = new ArrayList<>(received);
+            accounted.addAll(undelivered);
+            return accounted.equals(List.of("v"))
+                    && List.copyOf(sent).equals(List.copyOf(received))
+                    && channel.queueLength() == 0
+                ? null
+                : "received " + received + ", sent " + sent + ", undelivered " + undelivered;
+          });
+    }
+
+    /**
+     * A barrier of two: the task arrives and records the generation it passed; the grant is the
+     * other party's arrival. If the other passed, the task must have recorded the same pass.
+     */
+    static Race barrier() {
+      Barrier barrier = Barrier.create(2);
+      Queue<Long> passed = new ConcurrentLinkedQueue<>();
+      List<CompletableFuture<Barrier.Arrival>> other = new ArrayList<>();
+      return race(
+          () -> () -> other.add(barrier.awaitAsync()),
+          () -> barrier.awaitAsync().thenAccept(arrival -> passed.add(arrival.generation())),
+          () -> {
+            CompletableFuture<Barrier.Arrival> o = other.get(0); // the granter has finished
+            boolean otherPassed = o.isDone() && !o.isCompletedExceptionally();
+            o.cancel(false); // alone in its generation if the task's arrival was taken back
+            return List.copyOf(passed).equals(otherPassed ? List.of(0L) : List.of())
+                    && barrier.arrived() == 0
+                ? null
+                : "the other passed: " + otherPassed + ", the task passed " + passed;
+          });
+    }
+
+    private static Race race(
+        Supplier<Runnable> hold,
+        Supplier<CompletionStage<?>> waitThenLetGo,
+        Supplier<@Nullable String> leftover) {
+      return new Race() {
+        @Override
+        public Runnable hold() {
+          return hold.get();
+        }
+
+        @Override
+        public CompletionStage<?> waitThenLetGo() {
+          return waitThenLetGo.get();
+        }
+
+        @Override
+        public @Nullable String leftover() {
+          return leftover.get();
+        }
+      };
+    }
+  }
+}
