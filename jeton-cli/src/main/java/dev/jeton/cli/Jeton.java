@@ -134,12 +134,7 @@ public final class Jeton {
     try {
       return command.call();
     } catch (Exception e) {
-      try {
-        return handle(e, jeton.err());
-      } catch (IllegalStateException unexpected) {
-        unexpected.printStackTrace(jeton.err()); // as picocli reports it
-        return EXIT_ERROR;
-      }
+      return handle(e, jeton.err());
     } finally {
       jeton.out().flush();
       jeton.err().flush();
@@ -168,28 +163,45 @@ public final class Jeton {
   private static int badUsage(CommandLine.ParameterException e, String[] args) {
     CommandLine bad = e.getCommandLine();
     PrintWriter err = bad.getErr();
-    err.println("jeton: " + e.getMessage());
+    err.println("jeton: " + Escapes.visible(String.valueOf(e.getMessage())));
     CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
     err.println("Try '" + bad.getCommandSpec().qualifiedName() + " --help' for more.");
     err.flush();
     return EXIT_USAGE;
   }
 
-  /** Bad input and I/O failures get one line on stderr, not a stack trace. */
+  /**
+   * Bad input and I/O failures get one line on stderr, anything else a stack trace (as picocli
+   * prints one). Messages may quote what another process wrote (a record, a reply from Redis):
+   * they are printed through {@link Escapes}.
+   */
   private static int handle(Exception e, PrintWriter err) {
     if (e instanceof IllegalArgumentException) {
-      err.println("jeton: " + e.getMessage());
+      err.println("jeton: " + Escapes.visible(String.valueOf(e.getMessage())));
       return EXIT_USAGE;
     }
     if (e instanceof IOException || e instanceof UncheckedIOException) {
-      err.println("jeton: " + e.getMessage());
+      err.println("jeton: " + Escapes.visible(String.valueOf(e.getMessage())));
       return EXIT_ERROR;
     }
     if (RedisDefaults.isRedisFailure(e)) {
-      err.println("jeton: Redis: " + RedisDefaults.describe(e));
+      err.println("jeton: Redis: " + Escapes.visible(RedisDefaults.describe(e)));
       return EXIT_ERROR;
     }
-    throw new IllegalStateException(e);
+    printStackTrace(e, err);
+    return EXIT_ERROR;
+  }
+
+  /** {@link Throwable#printStackTrace}, with each message through {@link Escapes}. */
+  private static void printStackTrace(Throwable e, PrintWriter err) {
+    String prefix = "";
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      err.println(prefix + Escapes.visible(t.toString()));
+      for (StackTraceElement frame : t.getStackTrace()) {
+        err.println("\tat " + frame);
+      }
+      prefix = "Caused by: ";
+    }
   }
 
   /** The version from the jar's manifest, or "development" when run from classes. */

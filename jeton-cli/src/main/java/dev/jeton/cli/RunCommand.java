@@ -192,7 +192,7 @@ final class RunCommand implements Callable<Integer> {
     PrintWriter err = jeton.err();
     String unrunnable = CommandSession.unrunnable(command.get(0));
     if (unrunnable != null) { // known before any permit is taken
-      err.println("jeton: cannot run '" + command.get(0) + "': " + unrunnable);
+      err.println("jeton: cannot run '" + Escapes.visible(command.get(0)) + "': " + unrunnable);
       return unrunnable.equals("not found") ? Jeton.EXIT_NOT_FOUND : Jeton.EXIT_CANNOT_EXECUTE;
     }
     Signals.install(this::onSignal);
@@ -293,7 +293,7 @@ final class RunCommand implements Callable<Integer> {
     if (!session.running()) {
       return;
     }
-    err.println("jeton: lost the lease on semaphore '" + name + "': " + reason
+    err.println("jeton: lost the lease on semaphore '" + name + "': " + Escapes.visible(reason)
         + (onLost == OnLost.kill ? "; terminating the command" : ""));
     err.flush();
     if (onLost == OnLost.kill) {

@@ -59,9 +59,15 @@ abstract class AbstractJetonCommandTest {
 
   /** Starts {@code jeton args...}, without the backend's arguments, as its own JVM. */
   Process jetonAlone(String... args) throws IOException {
+    return jetonWithJvmOptions(List.of(), args);
+  }
+
+  /** Starts {@code jeton args...}, without the backend's arguments, in a JVM with these options. */
+  Process jetonWithJvmOptions(List<String> jvmOptions, String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-XX:TieredStopAtLevel=1"); // as the ./jeton launcher runs it
+    command.addAll(jvmOptions);
     command.add("-Djava.io.tmpdir=" + temporaryFiles()); // to see what it leaves behind
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
@@ -324,6 +330,36 @@ abstract class AbstractJetonCommandTest {
     assertEquals(0, exitOf(waiter));
     String text = outputOf(jeton("status"));
     assertTrue(text.contains("st: limit 1, held 0, waiting 0"), text);
+  }
+
+  /**
+   * A holder's record is text its writer chose (its command line, its user name): status shows
+   * the control characters in it as escapes, so that a record can neither forge lines of the
+   * output nor drive the reader's terminal (clear it, retitle it, recolour what follows).
+   */
+  @Test
+  void status_showsControlCharactersOfRecordsAsEscapes() throws Exception {
+    // ASCII only, so that it reaches the command line whatever the JVM's encoding of arguments.
+    String hostile = "\033]0;owned\007\033[2J\nforged: limit 99, held 0, waiting 0\177";
+    List<String> args = new ArrayList<>(backendArgs());
+    args.addAll(List.of("run", "--name", "esc", "--", "sh", "-c", "sleep 30", hostile));
+    Process holder =
+        jetonWithJvmOptions(List.of("-Duser.name=ev\033[31mil"), args.toArray(new String[0]));
+    awaitStatus("esc", "\"held\": 1");
+
+    Process status = jeton("status", "--name", "esc");
+    String text = outputOf(status);
+    assertEquals(0, status.exitValue(), text);
+    assertEquals(2, text.lines().count(), "the semaphore's line and its holder's: " + text);
+    assertTrue(text.chars().allMatch(c -> c == '\n' || (c >= 0x20 && c < 0x7f)),
+        "nothing but printable characters and line ends: " + text);
+    assertTrue(text.contains("\\e]0;owned\\x07\\e[2J"), text);
+    assertTrue(text.contains("forged: limit 99, held 0, waiting 0\\x7f"), text);
+    assertTrue(text.contains(" ev\\e[31mil@"), "the user, escaped: " + text);
+    String json = outputOf(jeton("status", "--name", "esc", "--json"));
+    assertTrue(json.contains("\\u001b]0;owned\\u0007\\u001b[2J"), "JSON escapes: " + json);
+    holder.descendants().forEach(ProcessHandle::destroy);
+    exitOf(holder);
   }
 
   @Test

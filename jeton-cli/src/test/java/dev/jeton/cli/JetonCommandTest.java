@@ -124,6 +124,21 @@ class JetonCommandTest extends AbstractJetonCommandTest {
     }
   }
 
+  /**
+   * A member of a shared directory can make a directory whose name no semaphore can have (an
+   * escape sequence in it): status lists the semaphores, not it, and does not fail on it.
+   */
+  @Test
+  void status_leavesOutWhatNoSemaphoreCanBeNamed() throws Exception {
+    assertEquals(0, exitOf(jeton("run", "--name", "real", "--", "true")));
+    Path planted = Files.createDirectory(directory.resolve("x\033[2Jy"));
+    Files.writeString(planted.resolve("limit"), "1\n");
+    Process status = jeton("status");
+    String text = outputOf(status);
+    assertEquals(0, status.exitValue(), text);
+    assertEquals("real: limit 1, held 0, waiting 0\n", text);
+  }
+
   @Test
   void damagedLimitFile_isReportedAndJetonLimitRepairsIt() throws Exception {
     assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--permits", "2", "--", "true")));

@@ -105,6 +105,20 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     }
   }
 
+  /**
+   * Anyone who can write to the Redis can make a key whose name no semaphore can have (an escape
+   * sequence in it): status lists the semaphores, not it, and does not fail on it.
+   */
+  @Test
+  void status_leavesOutWhatNoSemaphoreCanBeNamed() throws Exception {
+    assertEquals(0, exitOf(jeton("run", "--name", "real", "--", "true")));
+    server.command("HSET", "{" + prefix + ":x\033[2Jy}:state", "limit", "1");
+    Process status = jeton("status");
+    String text = outputOf(status);
+    assertEquals(0, status.exitValue(), text);
+    assertEquals("real: limit 1, held 0, waiting 0\n", text);
+  }
+
   @Test
   void run_findsRedisInJetonRedisUrl() throws Exception {
     fromEnvironment = true;

@@ -158,7 +158,7 @@ public final class HostSemaphore implements Semaphore {
     return HostDirectory.defaultPath();
   }
 
-  /** The names of the semaphores in {@code directory}, sorted; empty if it does not exist. */
+  /** The semaphores in {@code directory} (names no semaphore can have left out), sorted. */
   public static List<String> list(Path directory) throws IOException {
     return LimitFile.semaphoresIn(directory);
   }

@@ -645,7 +645,8 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   /**
-   * Lists the semaphores in a Redis.
+   * Lists the semaphores in a Redis: the keys of their states, less any whose name no semaphore
+   * can have (a key someone else made).
    *
    * @param redisUri where Redis is, as {@link Builder#uri(String)} takes it
    * @param options whose key prefix to look under
@@ -671,10 +672,22 @@ public final class RedisSemaphore implements Semaphore {
     try (Link link = opened) {
       List<String> names = new ArrayList<>();
       for (String key : link.keys(prefix + "*}:state")) {
-        names.add(key.substring(prefix.length(), key.length() - "}:state".length()));
+        String name = key.substring(prefix.length(), key.length() - "}:state".length());
+        if (isName(name)) { // not a key someone else made, which no handle could open
+          names.add(name);
+        }
       }
       java.util.Collections.sort(names);
       return names;
+    }
+  }
+
+  private static boolean isName(String text) {
+    try {
+      checkKeyPart("name", text);
+      return true;
+    } catch (IllegalArgumentException notAName) {
+      return false;
     }
   }
 
