@@ -67,8 +67,8 @@ abstract class AbstractJetonCommandTest {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-XX:TieredStopAtLevel=1"); // as the ./jeton launcher runs it
-    command.addAll(jvmOptions);
     command.add("-Djava.io.tmpdir=" + temporaryFiles()); // to see what it leaves behind
+    command.addAll(jvmOptions); // after the defaults, which they may override
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(Jeton.class.getName());
