@@ -95,22 +95,31 @@ public final class Jeton {
     return java.util.Objects.requireNonNull(err, "not running");
   }
 
-  /**
-   * Where the semaphores are: in Redis with {@code --redis} (or JETON_REDIS_URL), else in the
-   * directory given with {@code --dir}, else in the default directory.
-   */
   /** Whether the semaphores are in Redis (--redis or JETON_REDIS_URL). */
   boolean usesRedis() {
     String uri = redis;
     return uri != null && !uri.isBlank();
   }
 
+  /**
+   * Where the semaphores are: in Redis with {@code --redis} (or JETON_REDIS_URL), else in the
+   * directory given with {@code --dir}, else in the default directory.
+   */
   Backend backend(java.time.@Nullable Duration leaseTime) {
     String uri = redis;
     if (uri == null || uri.isBlank()) {
       return new HostBackend(directory);
     }
     return RedisDefaults.backend(uri, keyPrefix, leaseTime);
+  }
+
+  /**
+   * Starts keeping a bound on waiting for Redis ({@link RedisBound}): {@code timeout}, or
+   * {@code --no-wait}'s when null.
+   */
+  RedisBound redisBound(java.time.@Nullable Duration timeout) {
+    return RedisBound.start(
+        timeout, err(), RedisBackend.withoutPassword(java.util.Objects.requireNonNull(redis)));
   }
 
   /** Runs the command line {@code args} and exits with the status it ends with. */

@@ -196,18 +196,25 @@ final class RunCommand implements Callable<Integer> {
       return unrunnable.equals("not found") ? Jeton.EXIT_NOT_FOUND : Jeton.EXIT_CANNOT_EXECUTE;
     }
     Signals.install(this::onSignal);
-    try (Backend backend = jeton.backend(lease)) {
+    Waiting w = waiting;
+    try (RedisBound bound = jeton.usesRedis() && w != null ? jeton.redisBound(w.timeout) : null;
+        Backend backend = jeton.backend(lease)) {
       Semaphore semaphore = open(backend);
       // The command's session is made while the permits are waited for: see CommandSession.
       try (CommandSession session = CommandSession.prepare(command, backend.stopGrace())) {
-        Optional<Permit> permit = acquire(backend, semaphore, err);
+        Optional<Permit> permit = acquire(backend, semaphore, err, bound);
         if (permit.isEmpty()) {
+          int code;
           synchronized (lock) {
-            if (signalled != null) {
-              return signalledExit();
-            }
+            code = signalled != null ? signalledExit() : busyExitCode;
           }
-          return busyExitCode;
+          if (bound != null) {
+            bound.decided(code);
+          }
+          return code;
+        }
+        if (bound != null) {
+          bound.close(); // granted: Redis answered, and the bound is kept
         }
         try {
           return runCommand(backend, semaphore, permit.get(), session, err);
@@ -218,8 +225,12 @@ final class RunCommand implements Callable<Integer> {
     }
   }
 
-  /** Waits for the permits as asked; empty if they could not be had. */
-  private Optional<Permit> acquire(Backend backend, Semaphore semaphore, PrintWriter err)
+  /**
+   * Waits for the permits as asked; empty if they could not be had. With Redis, {@code bound}
+   * keeps the --timeout from the command's start, connecting included.
+   */
+  private Optional<Permit> acquire(
+      Backend backend, Semaphore semaphore, PrintWriter err, @Nullable RedisBound bound)
       throws Exception {
     Waiting w = waiting;
     if (w != null && w.noWait) {
@@ -231,7 +242,9 @@ final class RunCommand implements Callable<Integer> {
     }
     Duration timeout = w != null ? w.timeout : null;
     CompletableFuture<Permit> future =
-        timeout != null ? semaphore.acquireAsync(weight, timeout) : semaphore.acquireAsync(weight);
+        timeout == null
+            ? semaphore.acquireAsync(weight)
+            : semaphore.acquireAsync(weight, bound != null ? bound.remaining() : timeout);
     synchronized (lock) {
       acquiring = future;
       if (signalled != null) {
