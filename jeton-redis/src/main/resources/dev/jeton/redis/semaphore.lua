@@ -265,16 +265,16 @@ local function expiredOnTouch(id, record)
   return false
 end
 
--- Grants `weight` permits to `id`, the caller having checked they fit; returns 'expiry',
--- 'slot:token,...'.
-local function grant(id, weight, leaseMs, owner)
+-- Grants `weight` permits to `id`, the caller having checked they fit, until `now + leaseMs`
+-- or `endsBy`, whichever is sooner; returns 'expiry', 'slot:token,...'.
+local function grant(id, weight, leaseMs, owner, endsBy)
   local slots = takeSlots(weight)
   token = math.max(token, now * 1000 - 1)
   for i, slot in ipairs(slots) do
     token = token + 1
     slots[i] = slot .. ':' .. int(token)
   end
-  local expiry = now + leaseMs
+  local expiry = math.min(now + leaseMs, endsBy)
   local expiryText = int(expiry)
   local tokens = table.concat(slots, ',')
   pending['r:' .. id] =
@@ -287,11 +287,22 @@ end
 
 -- Grants the head of the queue while it fits; fails a head larger than the limit. Nothing of
 -- weight 1 or more fits while the limit is used up, so that case returns without a read.
+--
+-- A grant to a waiter lasts, until its holder first renews it, no longer than the waiter's queue
+-- entry would have: a waiter that died after it queued, before it learnt of its grant, never
+-- renews, and its permits come back when its entry would have expired (its waiter expiry after
+-- its last poll), not a lease time later. A live waiter learns of the grant at once (wake-up) or
+-- at its next poll, and renews it well before then (RedisLease). A head past its own abandon
+-- time, not swept yet, is dropped instead of granted.
 local function grantHead()
   while queued > 0 and now >= quarantine and not (used > 0 and used >= lim) do
     local head = redis.call('ZRANGE', QUEUE, 0, 0)[1]
     local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('r:' .. head))
-    if weight > lim then
+    local abandonAt = scores[head] or tonumber(redis.call('ZSCORE', TIMERS, head))
+    if abandonAt <= now then
+      removeWaiter(head)
+      tombstone(head, 'abandoned')
+    elseif weight > lim then
       removeWaiter(head)
       tombstone(head, 'toobig')
       announce(wakeChannel, head .. '|toobig')
@@ -308,7 +319,7 @@ local function grantHead()
         tombstone(head, 'idle')
         announce(wakeChannel, head .. '|idle')
       else
-        local expiry, tokens = grant(head, weight, leaseMs, owner)
+        local expiry, tokens = grant(head, weight, leaseMs, owner, abandonAt)
         announce(wakeChannel, head .. '|granted|' .. expiry .. '|' .. tokens)
       end
     end
@@ -405,7 +416,7 @@ local function request(id, weight, leaseMs, owner, trying, waiterMs)
     if weight == 0 then
       return {id, 'idle'}
     end
-    local expiry, tokens = grant(id, weight, leaseMs, owner)
+    local expiry, tokens = grant(id, weight, leaseMs, owner, FAR)
     return {id, 'granted', expiry, tokens}
   end
   if trying then

@@ -124,6 +124,81 @@ class RedisFaultIntegrationTest {
     lease.release();
   }
 
+  /**
+   * A waiter killed while queued, before its grant: the grant it never picks up lasts only as
+   * long as its queue entry would have (its waiter expiry after its last poll), not its lease
+   * time, and its slot goes to the next waiter with a newer fencing token. (It was held for the
+   * whole lease before: 30 s by default.)
+   */
+  @Test
+  void waiterKilledBeforeItsGrant_permitsComeBackAtItsWaiterExpiryNotItsLeaseTime()
+      throws Exception {
+    long waiterExpiryMillis = 2000;
+    RedisSemaphore sem = open("dead-grant", 1);
+    Lease held = sem.acquire(1);
+    ChildJvm dead =
+        ChildJvm.start(LeaseHolder.class, server.uri(), "dead-grant", "1", "60000", "1",
+            Long.toString(waiterExpiryMillis));
+    toClose.add(dead);
+    Await.until(() -> sem.queueLength() == 1, "the child to queue");
+    CompletableFuture<Lease> next = sem.acquireLeaseAsync(1);
+    Await.until(() -> sem.queueLength() == 2, "this process to queue behind it");
+    dead.signal("KILL");
+    dead.waitFor();
+
+    held.release(); // to the dead waiter, first in line, whose queue entry is still alive
+    Await.until(() -> sem.status().waiters().size() == 1, "the dead waiter's grant");
+    LeaseInfo grant = sem.status().holders().get(0);
+    assertEquals(dead.pid(), grant.pid());
+    long lastsMillis = grant.expiresAt().toEpochMilli() - grant.since().toEpochMilli();
+    assertTrue(lastsMillis <= waiterExpiryMillis,
+        "the grant lasts until the waiter's entry would have expired, by Redis's clock: "
+            + lastsMillis + " ms");
+
+    Lease lease = next.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    FencingToken before = grant.fencingTokens().get(0);
+    FencingToken after = lease.fencingTokens().get(0);
+    assertEquals(before.slot(), after.slot());
+    assertTrue(after.token() > before.token(), before + " then " + after);
+    lease.release();
+  }
+
+  /**
+   * A live waiter granted from the queue, whose grant lasts its waiter expiry until it renews it
+   * (see above), renews it into a whole lease itself: it still holds once that expiry has passed
+   * by Redis's clock, long before the handle's first round of renewals (20 s here).
+   */
+  @Test
+  void waiterGrantedFromTheQueue_keepsItsLeasePastItsWaiterExpiry() throws Exception {
+    long waiterExpiryMillis = 1500;
+    RedisSemaphoreOptions options =
+        RedisSemaphoreOptions.defaults()
+            .withLeaseTime(Duration.ofSeconds(60))
+            .withPollInterval(POLL)
+            .withWaiterExpiry(Duration.ofMillis(waiterExpiryMillis));
+    RedisSemaphore sem = open("renewed-grant", 1, options);
+    Lease held = sem.acquire(1);
+    CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1);
+    Await.until(() -> sem.queueLength() == 1, "the waiter to queue");
+    held.release();
+    Lease granted = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    long since = sem.status().holders().get(0).since().toEpochMilli();
+
+    Await.until(() -> serverMillis() > since + waiterExpiryMillis, "the waiter expiry to pass");
+    assertTrue(granted.isHeld());
+    assertFalse(granted.lost().toCompletableFuture().isDone(), "never lost");
+    LeaseInfo info = sem.status().holders().get(0);
+    assertEquals(granted.id(), info.id());
+    assertTrue(info.expiresAt().toEpochMilli() - since > waiterExpiryMillis, "renewed: " + info);
+    assertTrue(granted.releaseAsync().get(PATIENCE.toSeconds(), TimeUnit.SECONDS));
+  }
+
+  /** The Redis server's clock, in milliseconds. */
+  private long serverMillis() {
+    String[] time = server.command("TIME").split("\n");
+    return Long.parseLong(time[0].trim()) * 1000 + Long.parseLong(time[1].trim()) / 1000;
+  }
+
   @Test
   void pausedHolder_losesItsLeaseToAWaiterLearnsItAndIsFencedOff() throws Exception {
     RedisSemaphore sem = open("paused", 1);
