@@ -134,8 +134,11 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
   void frozenRedis_timeoutAndNoWaitKeepTheirBound() throws Exception {
     try (RedisServer frozen = RedisServer.start()) {
       List<String> at = List.of("--redis", uriOf(frozen), "--key-prefix", prefix);
-      Process holder = jetonAlone(with(at, "run", "--name", "f", "--", "sleep", "60"));
-      Process queued = jetonAlone(with(at, "run", "--name", "f", "--timeout", "4s", "--", "true"));
+      java.nio.file.Path holding = directory.resolve("holding");
+      Process holder = jetonAlone(with(at, "run", "--name", "f", "--", "sh", "-c",
+          "touch " + holding + "; sleep 60"));
+      awaitFile(holding);
+      Process queued = jetonAlone(with(at, "run", "--name", "f", "--timeout", "6s", "--", "true"));
       awaitQueued(frozen, "f");
       frozen.pause();
       try {
@@ -159,7 +162,7 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
         }
         String said = outputOf(queued);
         assertEquals(75, queued.exitValue(), said);
-        assertTrue(said.contains("timed out after 4s"), said);
+        assertTrue(said.contains("timed out after 6s"), said);
       } finally {
         frozen.resume();
         holder.descendants().forEach(ProcessHandle::destroy);
