@@ -35,6 +35,15 @@ final class Library {
         && String.valueOf(failure.getMessage()).contains("Function not found");
   }
 
+  /**
+   * Whether {@code failure} says that the semaphore's stored limit is damaged: a handle still
+   * opens, so that {@code setLimit} can repair it (semaphore.lua, Damage).
+   */
+  static boolean isDamagedLimit(Throwable failure) {
+    return failure instanceof RedisCommandExecutionException
+        && String.valueOf(failure.getMessage()).contains("has a damaged limit");
+  }
+
   /** A Redis too old for functions says so in terms of what to do. */
   static @Nullable Throwable explain(@Nullable Throwable failure) {
     if (failure instanceof RedisCommandExecutionException

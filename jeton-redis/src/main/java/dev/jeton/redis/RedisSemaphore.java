@@ -351,7 +351,15 @@ public final class RedisSemaphore implements Semaphore {
 
   private void start(int requiredLimit) {
     Calls.join(link.subscribe(calls.channel(), requests::onWake));
-    Reply reply = calls.await(calls.call("counts"));
+    Reply reply;
+    try {
+      reply = calls.await(calls.call("counts"));
+    } catch (RuntimeException e) {
+      if (Library.isDamagedLimit(e)) {
+        return; // open, so that setLimit can repair it; every other call says it is damaged
+      }
+      throw e;
+    }
     if (reply.limit < 0) {
       throw new IllegalArgumentException(
           "there is no semaphore '" + name + "' in Redis");

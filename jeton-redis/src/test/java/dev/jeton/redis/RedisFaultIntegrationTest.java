@@ -397,7 +397,7 @@ class RedisFaultIntegrationTest {
   void replayedAcquire_neverYieldsTwoLeases() throws Exception {
     RedisSemaphore sem = open("replay", 2);
     String lease = Long.toString(LEASE.toMillis());
-    String[] request = {"queue", "10000", "the-request", "1", lease, "h\t1\ttest"};
+    String[] request = {"queue", "the-request", "1", lease, "h\t1\ttest"};
     List<Object> first = rawCall(sem, "acquire", request).toCompletableFuture().get();
     List<Object> second = rawCall(sem, "acquire", request).toCompletableFuture().get();
     assertEquals("granted", ((List<?>) first.get(0)).get(1));
@@ -409,7 +409,7 @@ class RedisFaultIntegrationTest {
     assertEquals("released", ((List<?>) late.get(0)).get(1), "a replay after release is refused");
     assertEquals(2, sem.available());
 
-    String[] cancelled = {"queue", "10000", "cancelled-request", "1", lease, "h\t1\ttest"};
+    String[] cancelled = {"queue", "cancelled-request", "1", lease, "h\t1\ttest"};
     rawCall(sem, "cancel", "cancelled-request").toCompletableFuture().get();
     List<Object> afterCancel = rawCall(sem, "acquire", cancelled).toCompletableFuture().get();
     assertEquals("cancelled", ((List<?>) afterCancel.get(0)).get(1));
@@ -429,7 +429,7 @@ class RedisFaultIntegrationTest {
     Lease granted = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     String lease = Long.toString(LEASE.toMillis());
     List<Object> replay =
-        rawCall(sem, "acquire", "queue", "10000", id, "1", lease, "h\t1\ttest")
+        rawCall(sem, "acquire", "queue", id, "1", lease, "h\t1\ttest")
             .toCompletableFuture()
             .get();
     assertEquals("granted", ((List<?>) replay.get(0)).get(1));

@@ -146,7 +146,7 @@ class RedisLayoutIntegrationTest {
 
   private static CompletableFuture<List<Object>> rawAcquire(
       RedisSemaphore sem, String id, String leaseMs) {
-    return rawCall(sem, "acquire", "queue", "10000", id, "1", leaseMs, "h\t1\ttest")
+    return rawCall(sem, "acquire", "queue", id, "1", leaseMs, "h\t1\ttest")
         .toCompletableFuture();
   }
 
@@ -173,8 +173,8 @@ class RedisLayoutIntegrationTest {
     List<Integer> sizes = new ArrayList<>();
     for (MonitorLine line : log) {
       if (!line.lua() && line.command().equals("FCALL") && line.arg(7).equals("renew")) {
-        // FCALL, name, 4, the keys, renew, limit, channel, replay ms, lease ms, then the ids
-        sizes.add(line.args().size() - 12);
+        // FCALL, name, 4, the keys, renew, limit, channel, replay ms, waiter ms, lease ms, ids
+        sizes.add(line.args().size() - 13);
       }
     }
     assertTrue(sizes.size() >= 3, "renewal calls: " + sizes);
