@@ -42,7 +42,8 @@ import picocli.CommandLine.ScopeType;
       "",
       "Exit codes: the command's own; 128+N if it died of signal N; 75 (or -E) when --timeout"
           + " or --no-wait found no permit; 126 if the command is not executable; 127 if it"
-          + " was not found; 2 for bad input; 1 for other errors.",
+          + " was not found; 2 for bad input; 1 for other errors, among them a Redis that does"
+          + " not answer within the --timeout (at least 2s) or --no-wait's 2s.",
       "State lives in /tmp/jeton-UID (UID: your user id), the same for every login, cron job"
           + " and service of yours, unless --dir names another (private, or shared with a group"
           + " in mode 2770); with --redis (or JETON_REDIS_URL), in Redis."

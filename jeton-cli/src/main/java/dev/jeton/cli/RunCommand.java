@@ -68,10 +68,13 @@ final class RunCommand implements Callable<Integer> {
 
   static final class Waiting {
     @Option(names = "--timeout", converter = Durations.Converter.class, paramLabel = "DURATION",
-        description = "Give up after waiting this long: 500ms, 30s, 5m, 1h.")
+        description = "Give up after waiting this long: 500ms, 30s, 5m, 1h. With --redis,"
+            + " connecting counts, and a Redis that has not answered by then (2s at least) is"
+            + " an error (exit 1).")
     @Nullable Duration timeout;
 
-    @Option(names = "--no-wait", description = "Give up at once if the permits are not free.")
+    @Option(names = "--no-wait", description = "Give up at once if the permits are not free."
+        + " With --redis, a Redis that does not answer within 2s is an error (exit 1).")
     boolean noWait;
   }
 

@@ -412,6 +412,44 @@ abstract class AbstractJetonCommandTest {
     assertEquals(0, exitOf(jeton("run", "--name", "fresh", "--permits", "4", "--weight", "4", "--", "true")));
   }
 
+  /** Makes what looks like a semaphore named {@code name}, whatever the name, by hand. */
+  abstract void makeSemaphoreNamed(String name) throws Exception;
+
+  /**
+   * Whoever made something named as no semaphore can be (an escape sequence in its name), status
+   * lists the semaphores, not it, and does not fail on it.
+   */
+  @Test
+  void status_leavesOutWhatNoSemaphoreCanBeNamed() throws Exception {
+    assertEquals(0, exitOf(jeton("run", "--name", "real", "--", "true")));
+    makeSemaphoreNamed("x\033[2Jy");
+    Process status = jeton("status");
+    String text = outputOf(status);
+    assertEquals(0, status.exitValue(), text);
+    assertEquals("real: limit 1, held 0, waiting 0\n", text);
+  }
+
+  /** Makes the stored limit of semaphore {@code name} unreadable, as damage would. */
+  abstract void damageTheStoredLimit(String name) throws Exception;
+
+  /**
+   * A damaged stored limit (nothing else records it): every command says so and how to set it,
+   * in one line, and {@code jeton limit} repairs it.
+   */
+  @Test
+  void damagedLimit_isReportedAndJetonLimitRepairsIt() throws Exception {
+    assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--permits", "2", "--", "true")));
+    damageTheStoredLimit("damaged");
+    Process run = jeton("run", "--name", "damaged", "--", "true");
+    String said = outputOf(run);
+    assertEquals(1, run.exitValue(), said);
+    assertEquals(1, said.lines().count(), said);
+    assertTrue(said.contains("damaged") && said.contains("jeton limit --name damaged"), said);
+    assertEquals(0, exitOf(jeton("limit", "--name", "damaged", "2")));
+    assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--", "true")));
+    assertTrue(outputOf(jeton("status", "--name", "damaged")).startsWith("damaged: limit 2,"));
+  }
+
   @Test
   void run_showsProgressOnlyWhenStderrIsATerminal() throws Exception {
     Process holder = jeton("run", "--name", "p", "--", "sleep", "30");

@@ -30,6 +30,17 @@ class JetonCommandTest extends AbstractJetonCommandTest {
     return new HostBackend(directory);
   }
 
+  @Override
+  void damageTheStoredLimit(String name) throws Exception {
+    Files.writeString(directory.resolve(name + "/limit"), "garbage");
+  }
+
+  /** As a member of a shared directory can. */
+  @Override
+  void makeSemaphoreNamed(String name) throws Exception {
+    Files.writeString(Files.createDirectory(directory.resolve(name)).resolve("limit"), "1\n");
+  }
+
   /**
    * Runs {@code jeton args...} with no --dir, in exactly the environment given; it must exit
    * with {@code exitCode}.
@@ -123,33 +134,6 @@ class JetonCommandTest extends AbstractJetonCommandTest {
     while (jeton.descendants().findAny().isEmpty() && System.nanoTime() < deadline) {
       Thread.sleep(10);
     }
-  }
-
-  /**
-   * A member of a shared directory can make a directory whose name no semaphore can have (an
-   * escape sequence in it): status lists the semaphores, not it, and does not fail on it.
-   */
-  @Test
-  void status_leavesOutWhatNoSemaphoreCanBeNamed() throws Exception {
-    assertEquals(0, exitOf(jeton("run", "--name", "real", "--", "true")));
-    Path planted = Files.createDirectory(directory.resolve("x\033[2Jy"));
-    Files.writeString(planted.resolve("limit"), "1\n");
-    Process status = jeton("status");
-    String text = outputOf(status);
-    assertEquals(0, status.exitValue(), text);
-    assertEquals("real: limit 1, held 0, waiting 0\n", text);
-  }
-
-  @Test
-  void damagedLimitFile_isReportedAndJetonLimitRepairsIt() throws Exception {
-    assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--permits", "2", "--", "true")));
-    Files.writeString(directory.resolve("damaged/limit"), "garbage");
-    Process run = jeton("run", "--name", "damaged", "--", "true");
-    String said = outputOf(run);
-    assertEquals(1, run.exitValue(), said);
-    assertTrue(said.contains("damaged") && said.contains("jeton limit --name damaged"), said);
-    assertEquals(0, exitOf(jeton("limit", "--name", "damaged", "2")));
-    assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--", "true")));
   }
 
   /**
