@@ -57,6 +57,11 @@ final class RedisLease implements Lease {
     this.earlyRenewalNanos = shortened ? now + (deadlineNanos - now) / 3 : 0;
   }
 
+  /** Whether the local deadline has passed: the lease may have expired in Redis already. */
+  boolean deadlinePassed() {
+    return System.nanoTime() - deadlineNanos >= 0;
+  }
+
   /** Starts watching the deadline. */
   void watch() {
     rewatch();

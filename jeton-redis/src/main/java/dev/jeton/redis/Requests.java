@@ -231,6 +231,12 @@ final class Requests {
       case "granted":
         RedisLease lease =
             leases.newLease(request.id, request.weight, item, serverMillis, sentNanos);
+        if (lease.deadlinePassed()) {
+          // Granted while this process could not hear of it (paused past its waiter expiry):
+          // the grant is gone, or going, in Redis. Not a lease to give anyone: queue again.
+          resubmit(request);
+          break;
+        }
         if (replicaAcks.enabled()) {
           replicaAcks.settleGrant(lease.id(), missed -> settleAcknowledged(request, lease, missed));
         } else {

@@ -164,6 +164,38 @@ class RedisFaultIntegrationTest {
   }
 
   /**
+   * A waiter paused (SIGSTOP) as it is granted, for longer than its waiter expiry: its grant
+   * expires and goes to the next waiter. Once it runs again it must not take the expired grant
+   * for a lease (one already lost, with a token older than the new holder's): it queues again,
+   * and gets a lease of its own when the new holder releases.
+   */
+  @Test
+  void waiterPausedAcrossItsGrant_queuesAgainInsteadOfTakingTheExpiredGrant() throws Exception {
+    RedisSemaphore sem = open("paused-grant", 1);
+    Lease held = sem.acquire(1);
+    ChildJvm paused =
+        ChildJvm.start(LeaseHolder.class, server.uri(), "paused-grant", "1", "60000", "1", "1500");
+    toClose.add(paused);
+    Await.until(() -> sem.queueLength() == 1, "the child to queue");
+    CompletableFuture<Lease> next = sem.acquireLeaseAsync(1);
+    Await.until(() -> sem.queueLength() == 2, "this process to queue behind it");
+    paused.signal("STOP");
+    held.release(); // to the paused waiter, until its waiter expiry
+
+    Lease lease = next.get(PATIENCE.toSeconds(), TimeUnit.SECONDS); // once that grant expired
+    paused.signal("CONT");
+    Await.until(() -> sem.queueLength() == 1, "the paused waiter to queue again");
+    assertFalse(paused.drain().stream().anyMatch(line -> line.startsWith("GRANTED")),
+        "no lease while this one holds the only permit");
+    long newer = lease.fencingTokens().get(0).token();
+    lease.release();
+    String granted = paused.await("GRANTED");
+    assertTrue(FencingToken.parse(granted.split(" ")[2]).get(0).token() > newer, granted);
+    paused.tell("release");
+    assertEquals("RELEASED true", paused.await("RELEASED"));
+  }
+
+  /**
    * A live waiter granted from the queue, whose grant lasts its waiter expiry until it renews it
    * (see above), renews it into a whole lease itself: it still holds once that expiry has passed
    * by Redis's clock, long before the handle's first round of renewals (20 s here).
