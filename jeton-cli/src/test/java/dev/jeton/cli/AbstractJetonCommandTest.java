@@ -234,13 +234,9 @@ abstract class AbstractJetonCommandTest {
     awaitFile(ready);
     Path ran = directory.resolve("ran");
     // With Redis, the killed waiter stays queued until its waiter expiry (10 s); if the holder
-    // leaves first, the dead waiter is granted the permit and keeps it for its whole lease. So the
-    // waiter asks for a short lease: with the default of 30 s, equal to the last run's timeout
-    // below, the test failed once in CI.
-    List<String> waiterArgs = new ArrayList<>(List.of("run", "--name", "kw"));
-    waiterArgs.addAll(quickRecoveryArgs());
-    waiterArgs.addAll(List.of("--", "touch", ran.toString()));
-    Process waiter = jeton(waiterArgs.toArray(new String[0]));
+    // leaves first, the dead waiter is granted the permit, which it holds no longer than that
+    // either (it held it for its whole lease, 30 s, before issue 29).
+    Process waiter = jeton("run", "--name", "kw", "--", "touch", ran.toString());
     awaitStatus("kw", "\"waiters\": [{");
     List<ProcessHandle> helpers = waiter.descendants().toList(); // its command's gate, watchdog
     waiter.destroyForcibly();
@@ -248,7 +244,7 @@ abstract class AbstractJetonCommandTest {
     awaitExit(helpers); // each goes at once: a parent-death signal, the end of a pipe
     holder.descendants().forEach(ProcessHandle::destroy);
     assertEquals(128 + 15, exitOf(holder));
-    // With Redis, the dead waiter's entry (or its grant) lasts until it expires: wait for that.
+    // With Redis, the dead waiter's entry (or its grant) lasts its waiter expiry: wait for that.
     Process last = jeton("run", "--name", "kw", "--timeout", "30s", "--", "true");
     assertEquals(0, exitOf(last), outputOf(last));
     assertFalse(Files.exists(ran), "the killed waiter's command never ran");
