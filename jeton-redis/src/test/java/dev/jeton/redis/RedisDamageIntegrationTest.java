@@ -9,13 +9,10 @@ import dev.jeton.redis.testing.ChildJvm;
 import dev.jeton.redis.testing.RedisServer;
 import io.lettuce.core.RedisCommandExecutionException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -28,25 +25,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * permit lost for good (semaphore.lua, Damage). A damaged limit, which nothing else records, is
  * refused with the way to set it, and setting it repairs it.
  */
-class RedisDamageIntegrationTest {
+class RedisDamageIntegrationTest extends RedisServerPerTest {
   private static final Duration LEASE = Duration.ofMillis(1500);
   private static final Duration PATIENCE = Await.HANG_GUARD; // only against a hang
-
-  private RedisServer server;
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-
-  @BeforeEach
-  void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    for (AutoCloseable c : toClose) {
-      c.close();
-    }
-    server.close();
-  }
 
   /** Damage done to a semaphore's keys by hand, knowing its holder's and its waiter's ids. */
   interface Damage {

@@ -8,41 +8,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.redis.testing.ChildJvm;
 import dev.jeton.redis.testing.Await;
-import dev.jeton.redis.testing.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Faults against real redis-server processes and real client processes: a holder killed or
  * paused, Redis restarted empty, the wake-up connection killed, requests replayed.
  */
-class RedisFaultIntegrationTest {
+class RedisFaultIntegrationTest extends RedisServerPerTest {
   private static final Duration LEASE = Duration.ofMillis(1500);
   private static final Duration POLL = Duration.ofMillis(100);
   private static final Duration PATIENCE = Await.HANG_GUARD; // only against a hang
-
-  private RedisServer server;
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-
-  @BeforeEach
-  void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    for (AutoCloseable c : toClose) {
-      c.close();
-    }
-    server.close();
-  }
 
   private RedisSemaphore open(String name, int limit) {
     return open(name, limit, RedisSemaphoreOptions.defaults().withLeaseTime(LEASE).withPollInterval(POLL));
@@ -179,7 +160,7 @@ class RedisFaultIntegrationTest {
     Await.until(() -> sem.queueLength() == 1, "the child to queue");
     CompletableFuture<Lease> next = sem.acquireLeaseAsync(1);
     Await.until(() -> sem.queueLength() == 2, "this process to queue behind it");
-    paused.signal("STOP");
+    paused.pause(); // before the grant: a child that heard of it first would hold a real lease
     held.release(); // to the paused waiter, until its waiter expiry
 
     Lease lease = next.get(PATIENCE.toSeconds(), TimeUnit.SECONDS); // once that grant expired

@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.jeton.redis.RandomizedHistoryChecker.MonitorLine;
 import dev.jeton.redis.RedisRandomizedIntegrationTest.RedisMonitor;
 import dev.jeton.redis.testing.Await;
-import dev.jeton.redis.testing.RedisServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -19,8 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,28 +25,12 @@ import org.junit.jupiter.api.Test;
  * does must not grow with the holders, sweeps are bounded, and a state left by the previous
  * layout is taken over when idle and refused when in use.
  */
-class RedisLayoutIntegrationTest {
+class RedisLayoutIntegrationTest extends RedisServerPerTest {
   /** Long enough that no renewal or expiry lands inside a measurement. */
   private static final RedisSemaphoreOptions STILL =
       RedisSemaphoreOptions.defaults()
           .withLeaseTime(Duration.ofMinutes(10))
           .withRenewInterval(Duration.ofMinutes(5));
-
-  private RedisServer server;
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-
-  @BeforeEach
-  void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    for (AutoCloseable c : toClose) {
-      c.close();
-    }
-    server.close();
-  }
 
   private RedisSemaphore open(String name, int limit, RedisSemaphoreOptions options) {
     RedisSemaphore semaphore =
