@@ -168,10 +168,27 @@ final class CommandSession implements AutoCloseable {
             .asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
       } catch (java.nio.file.FileAlreadyExistsException taken) {
         if (attempt == 100) {
-          throw taken;
+          throw failure("create the directory", dir, taken);
         }
+      } catch (IOException e) {
+        throw failure("create the directory", dir, e);
       }
     }
+  }
+
+  /**
+   * {@code e} as a failure to {@code doing} {@code file}, so that the one line jeton prints says
+   * which file and what it was doing ({@code cannot write ...: No space left on device}): a
+   * failed write names no file, and a {@link java.nio.file.FileSystemException} no action.
+   */
+  private static IOException failure(String doing, Path file, IOException e) {
+    String reason =
+        e instanceof java.nio.file.FileSystemException
+            ? ((java.nio.file.FileSystemException) e).getReason()
+            : e.getMessage();
+    return new IOException(
+        "cannot " + doing + " " + file + ": " + (reason != null ? reason : e.getClass().getSimpleName()),
+        e);
   }
 
   /**
@@ -241,8 +258,12 @@ final class CommandSession implements AutoCloseable {
     }
     Path file = dir.resolve("env");
     Path temporary = dir.resolve("env.new");
-    Files.writeString(temporary, exports.toString(), StandardCharsets.UTF_8);
-    Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
+    try {
+      Files.writeString(temporary, exports.toString(), StandardCharsets.UTF_8);
+      Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException e) {
+      throw failure("write the command's environment to", file, e);
+    }
     awaitStopped(gate);
     synchronized (this) {
       watch.write("go\n".getBytes(StandardCharsets.US_ASCII));

@@ -42,7 +42,8 @@ import picocli.CommandLine.ScopeType;
       "",
       "Exit codes: the command's own; 128+N if it died of signal N; 75 (or -E) when --timeout"
           + " or --no-wait found no permit; 126 if the command is not executable; 127 if it"
-          + " was not found; 2 for bad input; 1 for other errors.",
+          + " was not found; 2 for bad input; 1 for other errors, among them a Redis that does"
+          + " not answer within the --timeout (at least 2s) or --no-wait's 2s.",
       "State lives in /tmp/jeton-UID (UID: your user id), the same for every login, cron job"
           + " and service of yours, unless --dir names another (private, or shared with a group"
           + " in mode 2770); with --redis (or JETON_REDIS_URL), in Redis."
@@ -95,22 +96,31 @@ public final class Jeton {
     return java.util.Objects.requireNonNull(err, "not running");
   }
 
-  /**
-   * Where the semaphores are: in Redis with {@code --redis} (or JETON_REDIS_URL), else in the
-   * directory given with {@code --dir}, else in the default directory.
-   */
   /** Whether the semaphores are in Redis (--redis or JETON_REDIS_URL). */
   boolean usesRedis() {
     String uri = redis;
     return uri != null && !uri.isBlank();
   }
 
+  /**
+   * Where the semaphores are: in Redis with {@code --redis} (or JETON_REDIS_URL), else in the
+   * directory given with {@code --dir}, else in the default directory.
+   */
   Backend backend(java.time.@Nullable Duration leaseTime) {
     String uri = redis;
     if (uri == null || uri.isBlank()) {
       return new HostBackend(directory);
     }
     return RedisDefaults.backend(uri, keyPrefix, leaseTime);
+  }
+
+  /**
+   * Starts keeping a bound on waiting for Redis ({@link RedisBound}): {@code timeout}, or
+   * {@code --no-wait}'s when null.
+   */
+  RedisBound redisBound(java.time.@Nullable Duration timeout) {
+    return RedisBound.start(
+        timeout, err(), RedisBackend.withoutPassword(java.util.Objects.requireNonNull(redis)));
   }
 
   /** Runs the command line {@code args} and exits with the status it ends with. */
@@ -134,12 +144,7 @@ public final class Jeton {
     try {
       return command.call();
     } catch (Exception e) {
-      try {
-        return handle(e, jeton.err());
-      } catch (IllegalStateException unexpected) {
-        unexpected.printStackTrace(jeton.err()); // as picocli reports it
-        return EXIT_ERROR;
-      }
+      return handle(e, jeton.err());
     } finally {
       jeton.out().flush();
       jeton.err().flush();
@@ -168,28 +173,45 @@ public final class Jeton {
   private static int badUsage(CommandLine.ParameterException e, String[] args) {
     CommandLine bad = e.getCommandLine();
     PrintWriter err = bad.getErr();
-    err.println("jeton: " + e.getMessage());
+    err.println("jeton: " + Escapes.visible(String.valueOf(e.getMessage())));
     CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
     err.println("Try '" + bad.getCommandSpec().qualifiedName() + " --help' for more.");
     err.flush();
     return EXIT_USAGE;
   }
 
-  /** Bad input and I/O failures get one line on stderr, not a stack trace. */
+  /**
+   * Bad input and I/O failures get one line on stderr, anything else a stack trace (as picocli
+   * prints one). Messages may quote what another process wrote (a record, a reply from Redis):
+   * they are printed through {@link Escapes}.
+   */
   private static int handle(Exception e, PrintWriter err) {
     if (e instanceof IllegalArgumentException) {
-      err.println("jeton: " + e.getMessage());
+      err.println("jeton: " + Escapes.visible(String.valueOf(e.getMessage())));
       return EXIT_USAGE;
     }
     if (e instanceof IOException || e instanceof UncheckedIOException) {
-      err.println("jeton: " + e.getMessage());
+      err.println("jeton: " + Escapes.visible(String.valueOf(e.getMessage())));
       return EXIT_ERROR;
     }
     if (RedisDefaults.isRedisFailure(e)) {
-      err.println("jeton: Redis: " + RedisDefaults.describe(e));
+      err.println("jeton: Redis: " + Escapes.visible(RedisDefaults.describe(e)));
       return EXIT_ERROR;
     }
-    throw new IllegalStateException(e);
+    printStackTrace(e, err);
+    return EXIT_ERROR;
+  }
+
+  /** {@link Throwable#printStackTrace}, with each message through {@link Escapes}. */
+  private static void printStackTrace(Throwable e, PrintWriter err) {
+    String prefix = "";
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      err.println(prefix + Escapes.visible(t.toString()));
+      for (StackTraceElement frame : t.getStackTrace()) {
+        err.println("\tat " + frame);
+      }
+      prefix = "Caused by: ";
+    }
   }
 
   /** The version from the jar's manifest, or "development" when run from classes. */

@@ -68,10 +68,13 @@ final class RunCommand implements Callable<Integer> {
 
   static final class Waiting {
     @Option(names = "--timeout", converter = Durations.Converter.class, paramLabel = "DURATION",
-        description = "Give up after waiting this long: 500ms, 30s, 5m, 1h.")
+        description = "Give up after waiting this long: 500ms, 30s, 5m, 1h. With --redis,"
+            + " connecting counts, and a Redis that has not answered by then (2s at least) is"
+            + " an error (exit 1).")
     @Nullable Duration timeout;
 
-    @Option(names = "--no-wait", description = "Give up at once if the permits are not free.")
+    @Option(names = "--no-wait", description = "Give up at once if the permits are not free."
+        + " With --redis, a Redis that does not answer within 2s is an error (exit 1).")
     boolean noWait;
   }
 
@@ -192,22 +195,29 @@ final class RunCommand implements Callable<Integer> {
     PrintWriter err = jeton.err();
     String unrunnable = CommandSession.unrunnable(command.get(0));
     if (unrunnable != null) { // known before any permit is taken
-      err.println("jeton: cannot run '" + command.get(0) + "': " + unrunnable);
+      err.println("jeton: cannot run '" + Escapes.visible(command.get(0)) + "': " + unrunnable);
       return unrunnable.equals("not found") ? Jeton.EXIT_NOT_FOUND : Jeton.EXIT_CANNOT_EXECUTE;
     }
     Signals.install(this::onSignal);
-    try (Backend backend = jeton.backend(lease)) {
+    Waiting w = waiting;
+    try (RedisBound bound = jeton.usesRedis() && w != null ? jeton.redisBound(w.timeout) : null;
+        Backend backend = jeton.backend(lease)) {
       Semaphore semaphore = open(backend);
       // The command's session is made while the permits are waited for: see CommandSession.
       try (CommandSession session = CommandSession.prepare(command, backend.stopGrace())) {
-        Optional<Permit> permit = acquire(backend, semaphore, err);
+        Optional<Permit> permit = acquire(backend, semaphore, err, bound);
         if (permit.isEmpty()) {
+          int code;
           synchronized (lock) {
-            if (signalled != null) {
-              return signalledExit();
-            }
+            code = signalled != null ? signalledExit() : busyExitCode;
           }
-          return busyExitCode;
+          if (bound != null) {
+            bound.decided(code);
+          }
+          return code;
+        }
+        if (bound != null) {
+          bound.close(); // granted: Redis answered, and the bound is kept
         }
         try {
           return runCommand(backend, semaphore, permit.get(), session, err);
@@ -218,8 +228,12 @@ final class RunCommand implements Callable<Integer> {
     }
   }
 
-  /** Waits for the permits as asked; empty if they could not be had. */
-  private Optional<Permit> acquire(Backend backend, Semaphore semaphore, PrintWriter err)
+  /**
+   * Waits for the permits as asked; empty if they could not be had. With Redis, {@code bound}
+   * keeps the --timeout from the command's start, connecting included.
+   */
+  private Optional<Permit> acquire(
+      Backend backend, Semaphore semaphore, PrintWriter err, @Nullable RedisBound bound)
       throws Exception {
     Waiting w = waiting;
     if (w != null && w.noWait) {
@@ -231,7 +245,9 @@ final class RunCommand implements Callable<Integer> {
     }
     Duration timeout = w != null ? w.timeout : null;
     CompletableFuture<Permit> future =
-        timeout != null ? semaphore.acquireAsync(weight, timeout) : semaphore.acquireAsync(weight);
+        timeout == null
+            ? semaphore.acquireAsync(weight)
+            : semaphore.acquireAsync(weight, bound != null ? bound.remaining() : timeout);
     synchronized (lock) {
       acquiring = future;
       if (signalled != null) {
@@ -293,7 +309,7 @@ final class RunCommand implements Callable<Integer> {
     if (!session.running()) {
       return;
     }
-    err.println("jeton: lost the lease on semaphore '" + name + "': " + reason
+    err.println("jeton: lost the lease on semaphore '" + name + "': " + Escapes.visible(reason)
         + (onLost == OnLost.kill ? "; terminating the command" : ""));
     err.flush();
     if (onLost == OnLost.kill) {

@@ -43,13 +43,17 @@ final class StatusCommand implements Callable<Integer> {
     return 0;
   }
 
-  private static String toText(List<Backend.View> all, String where) {
+  /**
+   * The human form: one line per semaphore, holder and waiter. Every text a record holds is shown
+   * through {@link Escapes}, since another user or host may have written it.
+   */
+  static String toText(List<Backend.View> all, String where) {
     if (all.isEmpty()) {
-      return "no semaphores " + where + "\n";
+      return "no semaphores " + Escapes.visible(where) + "\n";
     }
     StringBuilder text = new StringBuilder();
     for (Backend.View s : all) {
-      text.append(s.name()).append(": limit ").append(s.limit()).append(", held ")
+      text.append(Escapes.visible(s.name())).append(": limit ").append(s.limit()).append(", held ")
           .append(s.held()).append(", waiting ").append(s.waiters().size()).append('\n');
       for (Backend.Entry h : s.holders()) {
         text.append("  holds ").append(describe(h)).append('\n');
@@ -63,9 +67,12 @@ final class StatusCommand implements Callable<Integer> {
 
   private static String describe(Backend.Entry h) {
     Instant expiry = h.expiresAt();
-    return h.permits() + " pid " + h.pid() + " " + h.user() + "@" + h.host() + " since "
-        + h.since() + (expiry == null ? "" : " until " + expiry + " tokens " + h.fencingTokens())
-        + ": " + h.command();
+    String tokens = h.fencingTokens();
+    return h.permits() + " pid " + h.pid() + " " + Escapes.visible(h.user()) + "@"
+        + Escapes.visible(h.host()) + " since " + h.since()
+        + (expiry == null ? "" : " until " + expiry + " tokens " + Escapes.visible(
+            String.valueOf(tokens)))
+        + ": " + Escapes.visible(h.command());
   }
 
   static String toJson(List<Backend.View> all) {
@@ -111,34 +118,33 @@ final class StatusCommand implements Callable<Integer> {
     return json.append(']').toString();
   }
 
-  /** A JSON string literal. */
+  /**
+   * A JSON string literal. Besides what JSON requires, DEL, the C1 controls and Unicode's format
+   * characters and separators ({@link Escapes#isControl}) are written as <code>&#92;uHHHH</code>,
+   * so that the JSON is safe to read on a terminal too, and means the same to a parser.
+   */
   static String quote(String text) {
     StringBuilder quoted = new StringBuilder("\"");
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
+    for (int i = 0; i < text.length(); ) {
+      int c = text.codePointAt(i);
+      int next = i + Character.charCount(c);
       switch (c) {
-        case '"':
-          quoted.append("\\\"");
-          break;
-        case '\\':
-          quoted.append("\\\\");
-          break;
-        case '\n':
-          quoted.append("\\n");
-          break;
-        case '\r':
-          quoted.append("\\r");
-          break;
-        case '\t':
-          quoted.append("\\t");
-          break;
-        default:
-          if (c < 0x20) {
-            quoted.append(String.format("\\u%04x", (int) c));
+        case '"' -> quoted.append("\\\"");
+        case '\\' -> quoted.append("\\\\");
+        case '\n' -> quoted.append("\\n");
+        case '\r' -> quoted.append("\\r");
+        case '\t' -> quoted.append("\\t");
+        default -> {
+          if (Escapes.isControl(c)) { // every character below 0x20 is one
+            for (int unit = i; unit < next; unit++) {
+              quoted.append(String.format("\\u%04x", (int) text.charAt(unit)));
+            }
           } else {
-            quoted.append(c);
+            quoted.append(text, i, next);
           }
+        }
       }
+      i = next;
     }
     return quoted.append('"').toString();
   }

@@ -30,19 +30,25 @@ final class WaitCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws IOException, InterruptedException {
-    try (Backend backend = jeton.backend(null)) {
+    Duration limit = timeout;
+    long start = System.nanoTime();
+    try (RedisBound bound = jeton.usesRedis() && limit != null ? jeton.redisBound(limit) : null;
+        Backend backend = jeton.backend(null)) {
       Semaphore semaphore = backend.open(name, null, 0, "jeton wait");
-      long start = System.nanoTime();
-      Duration limit = timeout;
+      int code = 0;
       while (backend.status(semaphore).held() > 0) {
         if (limit != null && System.nanoTime() - start >= limit.toNanos()) {
           jeton.err().println(
               "jeton: semaphore '" + name + "' still held after " + Arguments.format(limit));
-          return Jeton.EXIT_BUSY;
+          code = Jeton.EXIT_BUSY;
+          break;
         }
         Thread.sleep(50);
       }
-      return 0;
+      if (bound != null) {
+        bound.decided(code); // Redis answered: closing is all that is left
+      }
+      return code;
     }
   }
 }

@@ -59,10 +59,16 @@ abstract class AbstractJetonCommandTest {
 
   /** Starts {@code jeton args...}, without the backend's arguments, as its own JVM. */
   Process jetonAlone(String... args) throws IOException {
+    return jetonWithJvmOptions(List.of(), args);
+  }
+
+  /** Starts {@code jeton args...}, without the backend's arguments, in a JVM with these options. */
+  Process jetonWithJvmOptions(List<String> jvmOptions, String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-XX:TieredStopAtLevel=1"); // as the ./jeton launcher runs it
     command.add("-Djava.io.tmpdir=" + temporaryFiles()); // to see what it leaves behind
+    command.addAll(jvmOptions); // after the defaults, which they may override
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(Jeton.class.getName());
@@ -228,13 +234,9 @@ abstract class AbstractJetonCommandTest {
     awaitFile(ready);
     Path ran = directory.resolve("ran");
     // With Redis, the killed waiter stays queued until its waiter expiry (10 s); if the holder
-    // leaves first, the dead waiter is granted the permit and keeps it for its whole lease. So the
-    // waiter asks for a short lease: with the default of 30 s, equal to the last run's timeout
-    // below, the test failed once in CI.
-    List<String> waiterArgs = new ArrayList<>(List.of("run", "--name", "kw"));
-    waiterArgs.addAll(quickRecoveryArgs());
-    waiterArgs.addAll(List.of("--", "touch", ran.toString()));
-    Process waiter = jeton(waiterArgs.toArray(new String[0]));
+    // leaves first, the dead waiter is granted the permit, which it holds no longer than that
+    // either (it held it for its whole lease, 30 s, before issue 29).
+    Process waiter = jeton("run", "--name", "kw", "--", "touch", ran.toString());
     awaitStatus("kw", "\"waiters\": [{");
     List<ProcessHandle> helpers = waiter.descendants().toList(); // its command's gate, watchdog
     waiter.destroyForcibly();
@@ -242,7 +244,7 @@ abstract class AbstractJetonCommandTest {
     awaitExit(helpers); // each goes at once: a parent-death signal, the end of a pipe
     holder.descendants().forEach(ProcessHandle::destroy);
     assertEquals(128 + 15, exitOf(holder));
-    // With Redis, the dead waiter's entry (or its grant) lasts until it expires: wait for that.
+    // With Redis, the dead waiter's entry (or its grant) lasts its waiter expiry: wait for that.
     Process last = jeton("run", "--name", "kw", "--timeout", "30s", "--", "true");
     assertEquals(0, exitOf(last), outputOf(last));
     assertFalse(Files.exists(ran), "the killed waiter's command never ran");
@@ -326,6 +328,36 @@ abstract class AbstractJetonCommandTest {
     assertTrue(text.contains("st: limit 1, held 0, waiting 0"), text);
   }
 
+  /**
+   * A holder's record is text its writer chose (its command line, its user name): status shows
+   * the control characters in it as escapes, so that a record can neither forge lines of the
+   * output nor drive the reader's terminal (clear it, retitle it, recolour what follows).
+   */
+  @Test
+  void status_showsControlCharactersOfRecordsAsEscapes() throws Exception {
+    // ASCII only, so that it reaches the command line whatever the JVM's encoding of arguments.
+    String hostile = "\033]0;owned\007\033[2J\nforged: limit 99, held 0, waiting 0\177";
+    List<String> args = new ArrayList<>(backendArgs());
+    args.addAll(List.of("run", "--name", "esc", "--", "sh", "-c", "sleep 30", hostile));
+    Process holder =
+        jetonWithJvmOptions(List.of("-Duser.name=ev\033[31mil"), args.toArray(new String[0]));
+    awaitStatus("esc", "\"held\": 1");
+
+    Process status = jeton("status", "--name", "esc");
+    String text = outputOf(status);
+    assertEquals(0, status.exitValue(), text);
+    assertEquals(2, text.lines().count(), "the semaphore's line and its holder's: " + text);
+    assertTrue(text.chars().allMatch(c -> c == '\n' || (c >= 0x20 && c < 0x7f)),
+        "nothing but printable characters and line ends: " + text);
+    assertTrue(text.contains("\\e]0;owned\\x07\\e[2J"), text);
+    assertTrue(text.contains("forged: limit 99, held 0, waiting 0\\x7f"), text);
+    assertTrue(text.contains(" ev\\e[31mil@"), "the user, escaped: " + text);
+    String json = outputOf(jeton("status", "--name", "esc", "--json"));
+    assertTrue(json.contains("\\u001b]0;owned\\u0007\\u001b[2J"), "JSON escapes: " + json);
+    holder.descendants().forEach(ProcessHandle::destroy);
+    exitOf(holder);
+  }
+
   @Test
   void waitAndLimit_work() throws Exception {
     assertEquals(0, exitOf(jeton("limit", "--name", "lim", "3")));
@@ -374,6 +406,44 @@ abstract class AbstractJetonCommandTest {
     said = outputOf(heavy);
     assertTrue(said.contains("give --permits 4 or more"), said);
     assertEquals(0, exitOf(jeton("run", "--name", "fresh", "--permits", "4", "--weight", "4", "--", "true")));
+  }
+
+  /** Makes what looks like a semaphore named {@code name}, whatever the name, by hand. */
+  abstract void makeSemaphoreNamed(String name) throws Exception;
+
+  /**
+   * Whoever made something named as no semaphore can be (an escape sequence in its name), status
+   * lists the semaphores, not it, and does not fail on it.
+   */
+  @Test
+  void status_leavesOutWhatNoSemaphoreCanBeNamed() throws Exception {
+    assertEquals(0, exitOf(jeton("run", "--name", "real", "--", "true")));
+    makeSemaphoreNamed("x\033[2Jy");
+    Process status = jeton("status");
+    String text = outputOf(status);
+    assertEquals(0, status.exitValue(), text);
+    assertEquals("real: limit 1, held 0, waiting 0\n", text);
+  }
+
+  /** Makes the stored limit of semaphore {@code name} unreadable, as damage would. */
+  abstract void damageTheStoredLimit(String name) throws Exception;
+
+  /**
+   * A damaged stored limit (nothing else records it): every command says so and how to set it,
+   * in one line, and {@code jeton limit} repairs it.
+   */
+  @Test
+  void damagedLimit_isReportedAndJetonLimitRepairsIt() throws Exception {
+    assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--permits", "2", "--", "true")));
+    damageTheStoredLimit("damaged");
+    Process run = jeton("run", "--name", "damaged", "--", "true");
+    String said = outputOf(run);
+    assertEquals(1, run.exitValue(), said);
+    assertEquals(1, said.lines().count(), said);
+    assertTrue(said.contains("damaged") && said.contains("jeton limit --name damaged"), said);
+    assertEquals(0, exitOf(jeton("limit", "--name", "damaged", "2")));
+    assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--", "true")));
+    assertTrue(outputOf(jeton("status", "--name", "damaged")).startsWith("damaged: limit 2,"));
   }
 
   @Test

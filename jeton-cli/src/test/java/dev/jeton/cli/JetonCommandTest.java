@@ -2,6 +2,7 @@ package dev.jeton.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.jeton.contract.OtherUsers;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +28,17 @@ class JetonCommandTest extends AbstractJetonCommandTest {
   @Override
   Backend newProbe() {
     return new HostBackend(directory);
+  }
+
+  @Override
+  void damageTheStoredLimit(String name) throws Exception {
+    Files.writeString(directory.resolve(name + "/limit"), "garbage");
+  }
+
+  /** As a member of a shared directory can. */
+  @Override
+  void makeSemaphoreNamed(String name) throws Exception {
+    Files.writeString(Files.createDirectory(directory.resolve(name)).resolve("limit"), "1\n");
   }
 
   /**
@@ -124,16 +136,60 @@ class JetonCommandTest extends AbstractJetonCommandTest {
     }
   }
 
+  /**
+   * A full disk: whatever jeton could not write, where its semaphores live or in its temporary
+   * directory, it names in one line, with what it was doing and why.
+   */
   @Test
-  void damagedLimitFile_isReportedAndJetonLimitRepairsIt() throws Exception {
-    assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--permits", "2", "--", "true")));
-    Files.writeString(directory.resolve("damaged/limit"), "garbage");
-    Process run = jeton("run", "--name", "damaged", "--", "true");
-    String said = outputOf(run);
-    assertEquals(1, run.exitValue(), said);
-    assertTrue(said.contains("damaged") && said.contains("jeton limit --name damaged"), said);
-    assertEquals(0, exitOf(jeton("limit", "--name", "damaged", "2")));
-    assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--", "true")));
+  void fullDisk_saysWhichFileItCouldNotWriteAndWhy() throws Exception {
+    assumeTrue(
+        "root".equals(System.getProperty("user.name")),
+        "a full disk is a small tmpfs mounted for the test, which needs root (CI runs as root)");
+    Path small = Files.createDirectory(directory.resolve("small"));
+    mount(small);
+    try {
+      assertEquals(0, exitOf(jetonAlone("--dir", small.toString(), "run", "--name", "old", "--",
+          "true")));
+      try (var out = Files.newOutputStream(small.resolve("filler"))) {
+        byte[] block = new byte[4096];
+        for (; ; ) {
+          out.write(block);
+        }
+      } catch (java.io.IOException full) {
+        // the disk is full
+      }
+      List<List<String>> commands = List.of(
+          List.of("--dir", small.toString(), "run", "--name", "new", "--", "true"),
+          List.of("--dir", small.toString(), "run", "--name", "old", "--", "true"),
+          List.of("--dir", small.toString(), "limit", "--name", "old", "3"));
+      for (List<String> command : commands) {
+        Process p = jetonAlone(command.toArray(new String[0]));
+        String said = outputOf(p);
+        assertEquals(1, p.exitValue(), command + ": " + said);
+        assertEquals(1, said.lines().count(), command + ": " + said);
+        assertTrue(said.matches("jeton: cannot .*" + small + "/\\S+: No space left on device\n"),
+            command + ": " + said);
+      }
+      Process run = jetonWithJvmOptions(List.of("-Djava.io.tmpdir=" + small), "--dir",
+          directory.resolve("roomy").toString(), "run", "--", "true");
+      String said = outputOf(run);
+      assertEquals(1, run.exitValue(), said);
+      assertTrue(said.matches("jeton: cannot .*" + small + "/\\S+: No space left on device\n"),
+          said);
+    } finally {
+      umount(small);
+    }
+  }
+
+  private static void mount(Path dir) throws Exception {
+    Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=64k,mode=700", "tmpfs",
+        dir.toString()).redirectErrorStream(true).start();
+    assertEquals(0, exitOf(p), outputOf(p));
+  }
+
+  private static void umount(Path dir) throws Exception {
+    Process p = new ProcessBuilder("umount", dir.toString()).redirectErrorStream(true).start();
+    assertEquals(0, exitOf(p), outputOf(p));
   }
 
   @Test

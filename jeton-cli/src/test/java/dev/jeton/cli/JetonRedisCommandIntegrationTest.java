@@ -35,9 +35,14 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     server.close();
   }
 
-  /** How the commands name the Redis under test: a plain URI, which they reach through Jedis. */
+  /** How the commands name the Redis under test. */
   String uri() {
-    return server.uri();
+    return uriOf(server);
+  }
+
+  /** How the commands name {@code redis}: a plain URI, which they reach through Jedis. */
+  String uriOf(RedisServer redis) {
+    return redis.uri();
   }
 
   @BeforeEach
@@ -65,6 +70,17 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
   @Override
   Backend newProbe() {
     return RedisDefaults.backend(uri(), prefix, null);
+  }
+
+  @Override
+  void damageTheStoredLimit(String name) {
+    server.command("HSET", "{" + prefix + ":" + name + "}:state", "limit", "garbage");
+  }
+
+  /** As anyone who can write to the Redis can. */
+  @Override
+  void makeSemaphoreNamed(String name) {
+    server.command("HSET", "{" + prefix + ":" + name + "}:state", "limit", "1");
   }
 
   @Test
@@ -102,6 +118,69 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
       assertTrue(said.startsWith("jeton: Redis: OOM command not allowed"), said);
     } finally {
       server.command("CONFIG", "SET", "maxmemory", "0");
+    }
+  }
+
+  /**
+   * A Redis that stops answering (SIGSTOP: the kernel still accepts connections) fails a command
+   * with --timeout or --no-wait when that bound passes, connecting included, with exit 1 and a
+   * line that says so; a request Redis had queued before it stopped times out as busy (75). It
+   * took the clients' own timeout (10 s for each call) before, whatever the bound.
+   */
+  @Test
+  void frozenRedis_timeoutAndNoWaitKeepTheirBound() throws Exception {
+    try (RedisServer frozen = RedisServer.start()) {
+      List<String> at = List.of("--redis", uriOf(frozen), "--key-prefix", prefix);
+      java.nio.file.Path holding = directory.resolve("holding");
+      Process holder = jetonAlone(with(at, "run", "--name", "f", "--", "sh", "-c",
+          "touch " + holding + "; sleep 60"));
+      awaitFile(holding);
+      Process queued = jetonAlone(with(at, "run", "--name", "f", "--timeout", "6s", "--", "true"));
+      awaitQueued(frozen, "f");
+      frozen.pause();
+      try {
+        String[][] bounded = {
+          {"run", "--name", "f", "--timeout", "3s", "--", "true"},
+          {"run", "--name", "f", "--no-wait", "--", "true"},
+          {"wait", "--name", "f", "--timeout", "3s"},
+        };
+        for (String[] args : bounded) {
+          long start = System.nanoTime();
+          Process p = jetonAlone(with(at, args));
+          String said = outputOf(p);
+          long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+          String what = String.join(" ", args) + " -> " + said;
+          assertEquals(1, p.exitValue(), what);
+          assertEquals(1, said.lines().count(), what);
+          assertTrue(said.startsWith("jeton: Redis: no answer from " + at.get(1) + " within "
+              + (args[3].equals("--no-wait") ? "2s" : "3s")), what);
+          // What distinguishes the bound from the clients' own timeout, with room for a slow start.
+          assertTrue(tookMillis < 10_000, what + " after " + tookMillis + " ms");
+        }
+        String said = outputOf(queued);
+        assertEquals(75, queued.exitValue(), said);
+        assertTrue(said.contains("timed out after 6s"), said);
+      } finally {
+        frozen.resume();
+        holder.descendants().forEach(ProcessHandle::destroy);
+        exitOf(holder);
+      }
+    }
+  }
+
+  private static String[] with(List<String> first, String... rest) {
+    List<String> all = new java.util.ArrayList<>(first);
+    all.addAll(List.of(rest));
+    return all.toArray(new String[0]);
+  }
+
+  /** Waits until {@code redis} shows a waiter of semaphore {@code name} (this test's prefix). */
+  private void awaitQueued(RedisServer redis, String name) throws Exception {
+    String queue = "{" + prefix + ":" + name + "}:queue";
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!redis.command("ZCARD", queue).equals("1")) {
+      assertTrue(System.nanoTime() < deadline, "no waiter queued in " + queue);
+      Thread.sleep(20);
     }
   }
 

@@ -1,5 +1,7 @@
 package dev.jeton.cli;
 
+import dev.jeton.redis.testing.RedisServer;
+
 /**
  * The fleet-wide command's tests with a URI the command reaches through Lettuce (one with an
  * option; also the way for {@code rediss://}, Sentinel and Cluster), where the plain ones go
@@ -7,8 +9,8 @@ package dev.jeton.cli;
  */
 class JetonRedisLettuceCommandIntegrationTest extends JetonRedisCommandIntegrationTest {
   @Override
-  String uri() {
-    String uri = super.uri() + "?timeout=10s";
+  String uriOf(RedisServer redis) {
+    String uri = super.uriOf(redis) + "?timeout=10s";
     if (RedisBackend.plainServer(uri)) {
       throw new AssertionError(uri + " would go through Jedis");
     }

@@ -305,7 +305,8 @@ final class AsyncRequests {
       } catch (IOException | RuntimeException e) {
         entries.remove(0);
         request.withdraw();
-        settle(front, e instanceof IOException ? new UncheckedIOException((IOException) e) : e);
+        settle(front, e instanceof IOException
+            ? new UncheckedIOException(e.getMessage(), (IOException) e) : e);
         continue;
       }
       if (permit != null) {

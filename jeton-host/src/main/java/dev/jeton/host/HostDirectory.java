@@ -97,6 +97,8 @@ final class HostDirectory {
         // made by someone else meanwhile: checked below like any other
       } catch (java.nio.file.AccessDeniedException e) {
         throw new IllegalArgumentException("cannot create the directory " + dir + ": permission denied");
+      } catch (IOException e) {
+        throw FileFailures.of("create the directory", dir, e);
       }
       attributes = attributes(dir);
     }
@@ -251,6 +253,8 @@ final class HostDirectory {
           dir, "unix:mode", shared ? SHARED_DIRECTORY : PRIVATE_DIRECTORY, LinkOption.NOFOLLOW_LINKS);
     } catch (FileAlreadyExistsException exists) {
       // checked below
+    } catch (IOException e) {
+      throw FileFailures.of("create the directory", dir, e);
     }
     Stat a = attributes(dir);
     if (a.link() || !a.directory()) {
@@ -273,7 +277,11 @@ final class HostDirectory {
         write
             ? Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)
             : Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
-    return FileChannel.open(file, options);
+    try {
+      return FileChannel.open(file, options);
+    } catch (IOException e) {
+      throw FileFailures.of("open", file, e);
+    }
   }
 
   /**
@@ -302,7 +310,12 @@ final class HostDirectory {
   }
 
   private static void checkRegular(Path file, boolean oneName) throws IOException {
-    Stat a = attributes(file);
+    Stat a;
+    try {
+      a = attributes(file);
+    } catch (IOException e) {
+      throw FileFailures.of("look at", file, e);
+    }
     if (!a.regular()) {
       throw new IOException(file + " is not a regular file (a symbolic link, or something planted)");
     }
@@ -325,12 +338,17 @@ final class HostDirectory {
    * with its final mode, or not at all. Returns whether it made it.
    */
   boolean createIfAbsent(Path file, String text) throws IOException {
+    if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+      return false; // the common case, without writing a file (on a full disk, say)
+    }
     Path temporary = writeTemporary(file, text);
     try {
       Files.createLink(file, temporary);
       return true;
     } catch (FileAlreadyExistsException exists) {
       return false;
+    } catch (IOException e) {
+      throw FileFailures.of("create", file, e);
     } finally {
       Files.deleteIfExists(temporary);
     }
@@ -343,12 +361,17 @@ final class HostDirectory {
       Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (AtomicMoveNotSupportedException e) {
       throw new IOException("cannot replace " + file + " atomically", e);
+    } catch (IOException e) {
+      throw FileFailures.of("replace", file, e);
     } finally {
       Files.deleteIfExists(temporary);
     }
   }
 
-  /** A new file beside {@code file}, under a name of its own, holding {@code text}. */
+  /**
+   * A new file beside {@code file}, under a name of its own, holding {@code text}. A failure
+   * names {@code file}, the one the caller writes (a full disk, say).
+   */
   Path writeTemporary(Path file, String text) throws IOException {
     Path temporary = temporaryBeside(file);
     try (FileChannel channel =
@@ -361,7 +384,10 @@ final class HostDirectory {
       while (bytes.hasRemaining()) {
         channel.write(bytes);
       }
-    } catch (IOException | RuntimeException e) {
+    } catch (IOException e) {
+      Files.deleteIfExists(temporary);
+      throw FileFailures.of("write", file, e);
+    } catch (RuntimeException e) {
       Files.deleteIfExists(temporary);
       throw e;
     }
@@ -379,6 +405,8 @@ final class HostDirectory {
   String read(Path file) throws IOException {
     try (FileChannel channel = open(file, false)) {
       return read(channel);
+    } catch (IOException e) {
+      throw FileFailures.of("read", file, e);
     }
   }
 

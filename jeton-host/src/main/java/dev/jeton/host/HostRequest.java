@@ -284,7 +284,7 @@ final class HostRequest {
         }
       }
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw new UncheckedIOException(e.getMessage(), e);
     } finally {
       if (!granted) {
         withdraw();

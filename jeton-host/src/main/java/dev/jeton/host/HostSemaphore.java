@@ -158,7 +158,7 @@ public final class HostSemaphore implements Semaphore {
     return HostDirectory.defaultPath();
   }
 
-  /** The names of the semaphores in {@code directory}, sorted; empty if it does not exist. */
+  /** The semaphores in {@code directory} (names no semaphore can have left out), sorted. */
   public static List<String> list(Path directory) throws IOException {
     return LimitFile.semaphoresIn(directory);
   }
@@ -254,7 +254,7 @@ public final class HostSemaphore implements Semaphore {
     } catch (NoSuchFileException e) {
       throw new IllegalStateException("semaphore '" + name + "' was removed from " + directory.path, e);
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw new UncheckedIOException(e.getMessage(), e);
     }
   }
 
@@ -272,7 +272,7 @@ public final class HostSemaphore implements Semaphore {
             return Boolean.TRUE;
           });
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw new UncheckedIOException(e.getMessage(), e);
     }
   }
 
@@ -371,7 +371,7 @@ public final class HostSemaphore implements Semaphore {
     } catch (TimeoutException | InterruptedException stoppedTakingATicket) {
       return Optional.empty(); // a process stopped while taking its ticket: the queue is busy
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw new UncheckedIOException(e.getMessage(), e);
     } finally {
       if (request != null) {
         request.withdraw(); // does nothing if granted
@@ -426,7 +426,7 @@ public final class HostSemaphore implements Semaphore {
         settling.unlock();
       }
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw new UncheckedIOException(e.getMessage(), e);
     }
   }
 
@@ -436,7 +436,7 @@ public final class HostSemaphore implements Semaphore {
     try {
       return LockFiles.uninterrupted(queue::waiting).size();
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw new UncheckedIOException(e.getMessage(), e);
     }
   }
 

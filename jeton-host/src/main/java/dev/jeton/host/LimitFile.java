@@ -1,5 +1,6 @@
 package dev.jeton.host;
 
+import dev.jeton.internal.Arguments;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -92,7 +93,11 @@ final class LimitFile {
     known = limit;
   }
 
-  /** The names of the semaphores in {@code directory} (those with a limit file), sorted. */
+  /**
+   * The names of the semaphores in {@code directory} (those with a limit file), sorted; a
+   * directory whose name no semaphore can have (one another member of a shared directory made)
+   * is left out, since it cannot be opened.
+   */
   static List<String> semaphoresIn(Path directory) throws IOException {
     List<String> names = new ArrayList<>();
     if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
@@ -101,13 +106,23 @@ final class LimitFile {
     HostDirectory.trust(directory, false); // refuses a directory others could have filled
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
       for (Path entry : entries) {
-        if (Files.isRegularFile(entry.resolve("limit"), LinkOption.NOFOLLOW_LINKS)) {
-          names.add(entry.getFileName().toString());
+        String name = entry.getFileName().toString();
+        if (isName(name) && Files.isRegularFile(entry.resolve("limit"), LinkOption.NOFOLLOW_LINKS)) {
+          names.add(name);
         }
       }
     }
     names.sort(null);
     return names;
+  }
+
+  private static boolean isName(String text) {
+    try {
+      Arguments.checkName("name", text);
+      return true;
+    } catch (IllegalArgumentException notAName) {
+      return false;
+    }
   }
 
   /** The limit as last read or written here; 0 if never. */

@@ -51,20 +51,32 @@ final class LockFiles {
 
     /** What the file holds now (written by this process or an earlier holder). */
     String read() throws IOException {
-      return HostDirectory.read(channel);
+      try {
+        return HostDirectory.read(channel);
+      } catch (IOException e) {
+        throw FileFailures.of("read", path, e);
+      }
     }
 
     /** Empties the file, so that no one reads an earlier holder's record as ours. */
     void clear() throws IOException {
-      channel.truncate(0);
+      try {
+        channel.truncate(0);
+      } catch (IOException e) {
+        throw FileFailures.of("write", path, e);
+      }
       content = "";
     }
 
     /** Replaces the file's content (the lock's holder record). */
     void write(String text) throws IOException {
       byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-      channel.truncate(0);
-      channel.write(ByteBuffer.wrap(bytes), 0);
+      try {
+        channel.truncate(0);
+        channel.write(ByteBuffer.wrap(bytes), 0);
+      } catch (IOException e) {
+        throw FileFailures.of("write", path, e);
+      }
       content = text;
     }
 
@@ -139,6 +151,9 @@ final class LockFiles {
         channel.close();
       }
       IN_USE.remove(path, LOOKING);
+      if (e instanceof IOException) {
+        throw FileFailures.of("lock", path, (IOException) e);
+      }
       throw e;
     }
   }
@@ -172,6 +187,9 @@ final class LockFiles {
         held.close();
         if (e instanceof java.nio.file.FileAlreadyExistsException) {
           return null;
+        }
+        if (e instanceof IOException) {
+          throw FileFailures.of("create", path, (IOException) e);
         }
         throw e;
       }
@@ -220,6 +238,8 @@ final class LockFiles {
       return new Probe(true, content);
     } catch (java.nio.file.NoSuchFileException gone) {
       return new Probe(false, "");
+    } catch (IOException e) {
+      throw FileFailures.of("look at", path, e);
     } finally {
       IN_USE.remove(path, LOOKING);
     }
@@ -294,7 +314,7 @@ final class LockFiles {
       // the file is gone, or the wait was cancelled (AsynchronousCloseException)
     } catch (IOException e) {
       if (!String.valueOf(e.getMessage()).contains("deadlock")) {
-        throw e;
+        throw FileFailures.of("wait for the lock on", path, e);
       }
       java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // EDEADLK: look again soon
     } finally {

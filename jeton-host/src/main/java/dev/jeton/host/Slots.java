@@ -120,6 +120,8 @@ final class Slots {
           files.add(entry);
         }
       }
+    } catch (IOException e) {
+      throw FileFailures.of("list", slots, e);
     }
     return files;
   }

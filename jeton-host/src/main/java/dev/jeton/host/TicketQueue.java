@@ -120,6 +120,8 @@ final class TicketQueue {
           names.add(name);
         }
       }
+    } catch (IOException e) {
+      throw FileFailures.of("list", queue, e);
     }
     return names;
   }

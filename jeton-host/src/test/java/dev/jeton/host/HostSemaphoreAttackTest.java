@@ -244,6 +244,10 @@ class HostSemaphoreAttackTest {
       }
       UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> sem.acquire(1));
       assertTrue(e.getMessage().contains("cannot queue for semaphore 'full'"), e.getMessage());
+      assertTrue(
+          e.getMessage().endsWith(": cannot write " + small.resolve("full/seq")
+              + ": No space left on device"),
+          "which file, and why: " + e.getMessage());
       assertEquals(seq, Files.readString(small.resolve("full/seq")), "the counter is intact");
       assertEquals(0, sem.queueLength());
       Files.delete(filler);

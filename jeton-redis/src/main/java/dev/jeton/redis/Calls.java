@@ -21,14 +21,16 @@ final class Calls {
    * Overview
    *
    * Every call is FCALL <function> 4 <state> <queue> <timers> <spare> <op> <create> <channel>
-   * <replay> <args...>:
+   * <replay> <waiter> <args...>:
    *   - create is the limit to create the semaphore with if its state is gone: the limit last
    *     seen ("L"), or "L/lease ms" once a reply has shown the state (seen), which makes Redis
    *     recreate it in quarantine (semaphore.lua, Recreation): leases of the lost state may still
    *     be believed held. -1 (no limit known) makes a call on a missing semaphore fail instead;
    *   - channel is this handle's own wake-up channel, where grants of the requests this call
    *     queues are announced;
-   *   - replay is how long Redis remembers a finished request id.
+   *   - replay is how long Redis remembers a finished request id;
+   *   - waiter is how long a waiter of this handle stays queued after its last poll (its own
+   *     requests' entries, and anyone's that a repair of damaged state must time anew).
    * All calls of a handle go over the link's one command connection, so Redis runs them in the
    * order they were sent.
    *
@@ -76,7 +78,7 @@ final class Calls {
   }
 
   CompletableFuture<Reply> call(String op, String... args) {
-    String[] argv = new String[4 + args.length];
+    String[] argv = new String[5 + args.length];
     argv[0] = op;
     int createLimit = knownLimit;
     argv[1] =
@@ -85,7 +87,8 @@ final class Calls {
             : Integer.toString(createLimit);
     argv[2] = channel; // where grants of requests this call queues are announced
     argv[3] = Long.toString(options.replayWindow().toMillis());
-    System.arraycopy(args, 0, argv, 4, args.length);
+    argv[4] = Long.toString(options.waiterExpiry().toMillis());
+    System.arraycopy(args, 0, argv, 5, args.length);
     CompletableFuture<List<Object>> sent = link.run(keys, argv);
     inFlight.add(sent);
     var unused = sent.whenComplete((r, failure) -> inFlight.remove(sent));

@@ -63,14 +63,18 @@ final class Leases {
 
   /**
    * A lease from a grant's {@code item}: {@code serverMillis} is the server's time then, {@code
-   * sentNanos} a local time before Redis granted it (the local deadline counts from there).
+   * sentNanos} a local time before Redis granted it (the local deadline counts from there). One
+   * that expires sooner than a lease time after {@code serverMillis} was granted from the queue,
+   * until its waiter would have been dropped (semaphore.lua, grantHead): it renews itself before
+   * then, as the next renewal round may come too late.
    */
   RedisLease newLease(
       String id, int permits, List<Object> item, long serverMillis, long sentNanos) {
     long expiry = Reply.expiry(item);
     List<FencingToken> tokens = Reply.tokens(item);
     long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - serverMillis);
-    return new RedisLease(this, id, permits, tokens, expiry, deadline);
+    boolean shortened = expiry - serverMillis < options.leaseTime().toMillis();
+    return new RedisLease(this, id, permits, tokens, expiry, deadline, shortened);
   }
 
   /** Holds {@code lease} from now on; false if a lease of that id is held already. */
@@ -105,6 +109,11 @@ final class Leases {
   /** Cancels the request {@code leaseId}: gives its grant back, recorded as cancelled. */
   void withdraw(String leaseId) {
     calls.withdraw(List.of(leaseId));
+  }
+
+  /** Renews {@code lease} now, ahead of the next round (see {@link #newLease}). */
+  void renewNow(RedisLease lease) {
+    renew(List.of(lease));
   }
 
   /** Renews every lease held, in calls of at most {@value #RENEWALS_PER_CALL} leases. */

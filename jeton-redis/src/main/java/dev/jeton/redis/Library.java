@@ -8,8 +8,8 @@ import java.nio.charset.StandardCharsets;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The semaphore's Redis function library ({@code semaphore.lua}): its code, its name, and what its
- * errors mean, for every {@link Link}.
+ * The semaphore's Redis function library ({@code semaphore.lua}, then {@code repair.lua}): its
+ * code, its name, and what its errors mean, for every {@link Link}.
  *
  * <p>The library is named after a digest of its code, so that processes running different
  * versions of Jeton against one Redis each call their own. A function, unlike an {@code EVAL}
@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * which halves the cost of a call on a small machine (decision 23).
  */
 final class Library {
-  private static final String CODE = loadCode();
+  private static final String CODE = loadCode("semaphore.lua") + "\n" + loadCode("repair.lua");
 
   /** The function's name, which is also its library's: {@code jeton_} and a digest of the code. */
   static final String FUNCTION = "jeton_" + digest(CODE);
@@ -33,6 +33,15 @@ final class Library {
   static boolean isMissingFunction(@Nullable Throwable failure) {
     return failure instanceof RedisCommandExecutionException
         && String.valueOf(failure.getMessage()).contains("Function not found");
+  }
+
+  /**
+   * Whether {@code failure} says that the semaphore's stored limit is damaged: a handle still
+   * opens, so that {@code setLimit} can repair it (semaphore.lua, Damage).
+   */
+  static boolean isDamagedLimit(Throwable failure) {
+    return failure instanceof RedisCommandExecutionException
+        && String.valueOf(failure.getMessage()).contains("has a damaged limit");
   }
 
   /** A Redis too old for functions says so in terms of what to do. */
@@ -63,10 +72,10 @@ final class Library {
     return "0".repeat(16 - hex.length()) + hex;
   }
 
-  private static String loadCode() {
-    try (InputStream in = Library.class.getResourceAsStream("semaphore.lua")) {
+  private static String loadCode(String resource) {
+    try (InputStream in = Library.class.getResourceAsStream(resource)) {
       if (in == null) {
-        throw new IllegalStateException("semaphore.lua is missing from the jeton-redis jar");
+        throw new IllegalStateException(resource + " is missing from the jeton-redis jar");
       }
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {

@@ -13,6 +13,13 @@ import org.jspecify.annotations.Nullable;
  * a watch fires at the local deadline (the lease time counted from when the request that set the
  * expiry was sent, so never after the expiry in Redis unless clocks run at different rates); a
  * renewal moves the deadline and the watch, and a watch that fires first loses the lease.
+ *
+ * <p>A lease granted from the queue expires in Redis at its waiter's expiry until it is first
+ * renewed (semaphore.lua, grantHead), which may come before the handle's next renewal round. So
+ * the watch also fires a third of the way to that deadline, if the lease is still held then,
+ * to renew it, and again two thirds of the way if no renewal succeeded meanwhile (as a round
+ * leaves room for two failed renewals). A lease released sooner (most are) costs no renewal. A
+ * renewal sent twice in a race (an early one and a round's) does no harm.
  */
 final class RedisLease implements Lease {
   private static final int HELD = 0;
@@ -27,6 +34,9 @@ final class RedisLease implements Lease {
   private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
   private volatile long expiresAtMillis;
   private volatile long deadlineNanos;
+  /** When to renew ahead of the rounds (see the class comment), or 0: not before the deadline. */
+  private volatile long earlyRenewalNanos;
+  private int earlyRenewals; // read and written by the watch only, on the timer thread
   private @Nullable ScheduledFuture<?> watch; // guarded by this
 
   RedisLease(
@@ -35,13 +45,21 @@ final class RedisLease implements Lease {
       int permits,
       List<FencingToken> tokens,
       long expiresAtMillis,
-      long deadlineNanos) {
+      long deadlineNanos,
+      boolean shortened) {
     this.leases = leases;
     this.id = id;
     this.permits = permits;
     this.tokens = List.copyOf(tokens);
     this.expiresAtMillis = expiresAtMillis;
     this.deadlineNanos = deadlineNanos;
+    long now = System.nanoTime();
+    this.earlyRenewalNanos = shortened ? now + (deadlineNanos - now) / 3 : 0;
+  }
+
+  /** Whether the local deadline has passed: the lease may have expired in Redis already. */
+  boolean deadlinePassed() {
+    return System.nanoTime() - deadlineNanos >= 0;
   }
 
   /** Starts watching the deadline. */
@@ -54,6 +72,7 @@ final class RedisLease implements Lease {
     if (deadline > deadlineNanos) {
       expiresAtMillis = expiry;
       deadlineNanos = deadline;
+      earlyRenewalNanos = 0;
       rewatch();
     }
   }
@@ -64,13 +83,21 @@ final class RedisLease implements Lease {
       old.cancel(false);
     }
     if (state.get() == HELD) {
-      watch = RedisTimer.schedule(this::deadlinePassed, deadlineNanos - System.nanoTime());
+      long early = earlyRenewalNanos;
+      long at = early != 0 && early - deadlineNanos < 0 ? early : deadlineNanos;
+      watch = RedisTimer.schedule(this::watchFired, at - System.nanoTime());
     }
   }
 
-  private void deadlinePassed() {
-    if (System.nanoTime() - deadlineNanos < 0) {
-      rewatch(); // renewed since this watch was set
+  private void watchFired() {
+    long now = System.nanoTime();
+    if (now - deadlineNanos < 0) { // renewed since this watch was set, or an early renewal is due
+      long early = earlyRenewalNanos;
+      if (early != 0 && now - early >= 0) {
+        earlyRenewalNanos = ++earlyRenewals < 2 ? now + (deadlineNanos - now) / 2 : 0;
+        leases.renewNow(this);
+      }
+      rewatch();
       return;
     }
     Throwable failure = leases.lastRenewFailure();

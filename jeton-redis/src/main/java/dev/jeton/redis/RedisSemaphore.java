@@ -351,7 +351,15 @@ public final class RedisSemaphore implements Semaphore {
 
   private void start(int requiredLimit) {
     Calls.join(link.subscribe(calls.channel(), requests::onWake));
-    Reply reply = calls.await(calls.call("counts"));
+    Reply reply;
+    try {
+      reply = calls.await(calls.call("counts"));
+    } catch (RuntimeException e) {
+      if (Library.isDamagedLimit(e)) {
+        return; // open, so that setLimit can repair it; every other call says it is damaged
+      }
+      throw e;
+    }
     if (reply.limit < 0) {
       throw new IllegalArgumentException(
           "there is no semaphore '" + name + "' in Redis");
@@ -645,7 +653,8 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   /**
-   * Lists the semaphores in a Redis.
+   * Lists the semaphores in a Redis: the keys of their states, less any whose name no semaphore
+   * can have (a key someone else made).
    *
    * @param redisUri where Redis is, as {@link Builder#uri(String)} takes it
    * @param options whose key prefix to look under
@@ -671,10 +680,22 @@ public final class RedisSemaphore implements Semaphore {
     try (Link link = opened) {
       List<String> names = new ArrayList<>();
       for (String key : link.keys(prefix + "*}:state")) {
-        names.add(key.substring(prefix.length(), key.length() - "}:state".length()));
+        String name = key.substring(prefix.length(), key.length() - "}:state".length());
+        if (isName(name)) { // not a key someone else made, which no handle could open
+          names.add(name);
+        }
       }
       java.util.Collections.sort(names);
       return names;
+    }
+  }
+
+  private static boolean isName(String text) {
+    try {
+      checkKeyPart("name", text);
+      return true;
+    } catch (IllegalArgumentException notAName) {
+      return false;
     }
   }
 

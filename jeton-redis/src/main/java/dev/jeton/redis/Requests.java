@@ -175,11 +175,10 @@ final class Requests {
   }
 
   private CompletableFuture<Reply> send(List<RedisRequest<?>> batch, boolean trying) {
-    String[] args = new String[2 + 4 * batch.size()];
+    String[] args = new String[1 + 4 * batch.size()];
     args[0] = trying ? "try" : "queue";
-    args[1] = Long.toString(options.waiterExpiry().toMillis());
     String lease = Long.toString(options.leaseTime().toMillis());
-    int i = 2;
+    int i = 1;
     for (RedisRequest<?> request : batch) {
       args[i++] = request.id;
       args[i++] = Integer.toString(request.weight);
@@ -232,6 +231,12 @@ final class Requests {
       case "granted":
         RedisLease lease =
             leases.newLease(request.id, request.weight, item, serverMillis, sentNanos);
+        if (lease.deadlinePassed()) {
+          // Granted while this process could not hear of it (paused past its waiter expiry):
+          // the grant is gone, or going, in Redis. Not a lease to give anyone: queue again.
+          resubmit(request);
+          break;
+        }
         if (replicaAcks.enabled()) {
           replicaAcks.settleGrant(lease.id(), missed -> settleAcknowledged(request, lease, missed));
         } else {
@@ -257,8 +262,10 @@ final class Requests {
         break;
       case "expired":
       case "abandoned":
-        // Our queue entry expired (we could not poll in time), or a grant expired before we saw
-        // it: the request is still wanted, so it queues again, under a new id.
+      case "damaged":
+        // Our queue entry expired (we could not poll in time), a grant expired before we saw
+        // it, or Redis found our record damaged and ended it (semaphore.lua, Damage): the
+        // request is still wanted, so it queues again, under a new id.
         resubmit(request);
         break;
       default:

@@ -1,5 +1,6 @@
--- Jeton's fleet-wide semaphore, as a Redis function library: Link.java puts the library line in
--- front and registers `semaphore` (defined last) under a name made from a digest of this code.
+-- Jeton's fleet-wide semaphore, as a Redis function library: Library.java puts the library line
+-- in front and this file's sequel, repair.lua, after it, and registers `semaphore` (defined last,
+-- there) under a name made from a digest of both.
 -- Every state change is one call of it (FCALL), so each is atomic; the operation is its first
 -- argument. All keys share one hash tag (Redis Cluster). Time is the Redis server's clock (TIME),
 -- never a client's.
@@ -30,7 +31,8 @@
 --
 -- Arguments: 1 operation, 2 limit to create the semaphore with if it does not exist (-1: do not
 -- create), or 'limit/ms' from a caller that has seen the semaphore before (see below), 3 the
--- caller's wake-up channel, 4 tombstone ms, then the operation's own arguments.
+-- caller's wake-up channel, 4 tombstone ms, 5 the caller's waiter ms (how long a waiter of its
+-- stays queued after its last poll), then the operation's own arguments.
 --
 -- Recreation. Without persistence a restart (or FLUSHALL, an eviction, a DEL) loses the state
 -- while holders still run; they learn it only at their next renewal. A caller that has seen the
@@ -76,6 +78,28 @@
 -- takes over a layout 1 state that nobody holds or waits on (keeping its limit, tokens and
 -- quarantine) and refuses any other.
 --
+-- Damage. State this code cannot read is never left to leak permits silently: a key of the
+-- wrong type, a field or a record that does not read, a record without its timer or queue entry
+-- (or the other way round), a field that is not the semaphore's. It is met where it is read: a
+-- command failing with WRONGTYPE, a record or counter that does not parse, and an audit of the
+-- keys' sizes against the counters (O(1) each) with every sweep of due leases, so within a lease
+-- time while anyone holds or waits; status, which reads every live record, also checks that they
+-- add up. The call then repairs the state and runs again (`semaphore`, last), and Redis's log
+-- says what was found and done:
+--   * a key of the wrong type is deleted (the state key: the semaphore is then recreated as after
+--     a loss, in quarantine for callers that had seen it);
+--   * a record that does not read ends as 'damaged' (its lease's permits come back, and its
+--     holder learns the lease is lost at its next renewal; its waiter queues again);
+--   * a field that is not the semaphore's is deleted;
+--   * everything the records determine is rebuilt from them: the counters (used, queued, next,
+--     spare and hot), the queue (its surviving order first, then by when each waiter queued),
+--     the timers (leases at their expiry; a waiter or tombstone as it was, or a waiter expiry
+--     or replay window from now) and the free slots. The last token and the quarantine are kept
+--     if they read; else tokens go on from a second past the server's clock.
+-- A limit that does not read (or is missing) is refused with an error that says how to set it,
+-- since nothing else records it; setting the limit repairs it. Plausible but wrong numbers (a
+-- weight changed by hand) are not found, except by status. The repair is in repair.lua.
+--
 -- Every reply begins with {limit, used, queued, server time in ms}. Requests settled by a call
 -- their owner did not make are published on the wake-up channel each one was queued with: the
 -- server time, then for each one 'id|granted|expiry|slot:token,...' or 'id|outcome',
@@ -92,7 +116,7 @@ local SWEEP_BATCH = 64 -- leases or waiters ended, or tombstones forgotten, per 
 -- these first; they live out here so that the helpers below are made once, when Redis loads the
 -- library, not again on every call.
 local STATE, QUEUE, TIMERS, SPARE
-local channel, tombstoneMs, slackMs
+local channel, tombstoneMs, slackMs, waiterMs
 local now, nowText, lim, used, queued, nextSlot, hot, spare, token, seq, sweepAt, forgetAt
 local quarantine, hotSlots, freed, limitBefore, countersBefore
 -- Made anew by each call: a table emptied for reuse keeps its size, and after one large call (a
@@ -102,10 +126,28 @@ local pending   -- state field -> its new value (false: delete it), written at t
 local scores    -- request id -> its new score in timers, written at the end
 local announced -- wake-up channel -> list of entries
 
-local COUNTERS = '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(.*)$'
+local COUNTERS = '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|([%d,]*)$'
+local MAX_LIMIT = 2 ^ 30 - 1
+
+-- State this code cannot read is raised as an error that begins with DAMAGE (see Damage above);
+-- `semaphore`, last, repairs the state and runs the call again.
+local DAMAGE = 'jeton-damage: '
+
+local function damaged(what)
+  error(DAMAGE .. what, 0)
+end
 
 local function int(x)
   return string.format('%d', x)
+end
+
+-- A limit as stored, if it reads as one: a whole number from 0 to MAX_LIMIT.
+local function readLimit(text)
+  local limit = text and string.match(text, '^%d+$') and tonumber(text)
+  if limit and limit <= MAX_LIMIT then
+    return limit
+  end
+  return nil
 end
 
 -- Runs `command key ...` over `list` in pieces Lua's stack can take (pairs stay together).
@@ -165,20 +207,42 @@ local function removeWaiter(id)
   freed = true -- the new head may fit
 end
 
+local LEASE = '^H|(%d+)|(%d+)|(%d+)|(%d+:%d+[%d:,]*)|(.*)$'
+local WAITER = '^Q|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$'
+
 -- A lease record's weight, expiry, granted-at, tokens ('slot:token,...') and owner.
 local function parseLease(record)
-  local w, e, a, t, o = string.match(record, '^H|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
+  local w, e, a, t, o = string.match(record, LEASE)
+  if not w then
+    damaged('a lease record does not read')
+  end
   return tonumber(w), e, a, t, o
 end
 
 -- A waiter record's weight, lease ms, queued-at, wake-up channel and owner.
 local function parseWaiter(record)
-  local w, l, a, c, o = string.match(record, '^Q|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$')
+  if not record then
+    damaged('a queue entry has no record')
+  end
+  local w, l, a, c, o = string.match(record, WAITER)
+  if not w then
+    damaged('a waiter record does not read')
+  end
   return tonumber(w), tonumber(l), a, c, o
 end
 
+local KINDS = {['H|'] = 'H', ['Q|'] = 'Q', ['D|'] = 'D'}
+
+-- 'H', 'Q' or 'D' for a record (see Keys above), false for none.
 local function kindOf(record)
-  return record and string.sub(record, 1, 1)
+  if not record then
+    return false
+  end
+  local kind = KINDS[string.sub(record, 1, 2)]
+  if not kind then
+    damaged('a record of no known kind')
+  end
+  return kind
 end
 
 local function announce(wakeChannel, entry)
@@ -208,6 +272,9 @@ local function takeSlots(count)
     local more = redis.call('LPOP', SPARE, math.min(spare, math.max(SPILL, count - #slots)))
       or {}
     for _, slot in ipairs(more) do
+      if not string.match(slot, '^%d+$') then
+        damaged('the spare list holds something else than slot indices')
+      end
       slots[#slots + 1] = slot
     end
     spare = spare - #more
@@ -242,11 +309,15 @@ end
 -- Gives back the slots of the lease `id` (whose record is given) and tombstones it.
 local function freeLease(id, record, outcome)
   local weight, _, _, tokens = parseLease(record)
-  local back = {}
+  local back, count = {}, 0
   for slot in string.gmatch(tokens, '(%d+):') do
+    count = count + 1
     if tonumber(slot) < lim then
       back[#back + 1] = slot
     end
+  end
+  if count ~= weight then
+    damaged('a lease record holds ' .. count .. ' slots for ' .. weight .. ' permits')
   end
   giveSlots(back)
   tombstone(id, outcome)
@@ -265,16 +336,16 @@ local function expiredOnTouch(id, record)
   return false
 end
 
--- Grants `weight` permits to `id`, the caller having checked they fit; returns 'expiry',
--- 'slot:token,...'.
-local function grant(id, weight, leaseMs, owner)
+-- Grants `weight` permits to `id`, the caller having checked they fit, until `now + leaseMs`
+-- or `endsBy`, whichever is sooner; returns 'expiry', 'slot:token,...'.
+local function grant(id, weight, leaseMs, owner, endsBy)
   local slots = takeSlots(weight)
   token = math.max(token, now * 1000 - 1)
   for i, slot in ipairs(slots) do
     token = token + 1
     slots[i] = slot .. ':' .. int(token)
   end
-  local expiry = now + leaseMs
+  local expiry = math.min(now + leaseMs, endsBy)
   local expiryText = int(expiry)
   local tokens = table.concat(slots, ',')
   pending['r:' .. id] =
@@ -287,11 +358,28 @@ end
 
 -- Grants the head of the queue while it fits; fails a head larger than the limit. Nothing of
 -- weight 1 or more fits while the limit is used up, so that case returns without a read.
+--
+-- A grant to a waiter lasts, until its holder first renews it, no longer than the waiter's queue
+-- entry would have: a waiter that died after it queued, before it learnt of its grant, never
+-- renews, and its permits come back when its entry would have expired (its waiter expiry after
+-- its last poll), not a lease time later. A live waiter learns of the grant at once (wake-up) or
+-- at its next poll, and renews it well before then (RedisLease). A head past its own abandon
+-- time, not swept yet, is dropped instead of granted.
 local function grantHead()
   while queued > 0 and now >= quarantine and not (used > 0 and used >= lim) do
     local head = redis.call('ZRANGE', QUEUE, 0, 0)[1]
+    if not head then
+      damaged('the queue has fewer entries than its count')
+    end
     local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('r:' .. head))
-    if weight > lim then
+    local abandonAt = scores[head] or tonumber(redis.call('ZSCORE', TIMERS, head))
+    if not abandonAt then
+      damaged('a waiter has no timer')
+    end
+    if abandonAt <= now then
+      removeWaiter(head)
+      tombstone(head, 'abandoned')
+    elseif weight > lim then
       removeWaiter(head)
       tombstone(head, 'toobig')
       announce(wakeChannel, head .. '|toobig')
@@ -308,7 +396,7 @@ local function grantHead()
         tombstone(head, 'idle')
         announce(wakeChannel, head .. '|idle')
       else
-        local expiry, tokens = grant(head, weight, leaseMs, owner)
+        local expiry, tokens = grant(head, weight, leaseMs, owner, abandonAt)
         announce(wakeChannel, head .. '|granted|' .. expiry .. '|' .. tokens)
       end
     end
@@ -323,11 +411,26 @@ local function firstScore(from, to)
   return first and tonumber(first) or FAR
 end
 
+-- Whether the sizes of the keys agree with the counters, each read in O(1): a record, a timer,
+-- a queue entry or a free slot index that went missing (or came from elsewhere) shows here. Run
+-- with each sweep of due leases, so within a lease time while anyone holds or waits.
+local function audit()
+  if redis.call('HLEN', STATE) ~= 3 + redis.call('ZCARD', TIMERS) then
+    damaged('its records and its timers differ in number')
+  end
+  if redis.call('ZCARD', QUEUE) ~= queued or redis.call('LLEN', SPARE) ~= spare then
+    damaged('its queue or its spare list differs from its counters')
+  end
+end
+
 -- Ends the leases and waiters that are due (at most SWEEP_BATCH), then forgets the tombstones
 -- that are due (as many at most).
 local function sweep()
   local ran = now >= sweepAt
   if ran then
+    if countersBefore then -- not a state this call made
+      audit()
+    end
     local due = redis.call('ZRANGE', TIMERS, '-inf', nowText, 'BYSCORE', 'LIMIT', 0, SWEEP_BATCH)
     prefetch(due, 1, 1)
     for _, id in ipairs(due) do
@@ -379,7 +482,7 @@ local function outcomeOf(record)
 end
 
 -- One request: granted, queued, busy (try only), or its outcome if it is over.
-local function request(id, weight, leaseMs, owner, trying, waiterMs)
+local function request(id, weight, leaseMs, owner, trying)
   local record = get('r:' .. id)
   local kind = kindOf(record)
   if kind == 'H' then
@@ -405,7 +508,7 @@ local function request(id, weight, leaseMs, owner, trying, waiterMs)
     if weight == 0 then
       return {id, 'idle'}
     end
-    local expiry, tokens = grant(id, weight, leaseMs, owner)
+    local expiry, tokens = grant(id, weight, leaseMs, owner, FAR)
     return {id, 'granted', expiry, tokens}
   end
   if trying then
@@ -467,15 +570,13 @@ end
 
 local operations = {}
 
--- Arguments 5: 'try' or 'queue'; 6: waiter ms; then id, weight, lease ms, owner per request.
+-- Arguments 6: 'try' or 'queue'; then id, weight, lease ms, owner per request.
 function operations.acquire(args)
-  local trying = args[5] == 'try'
-  local waiterMs = tonumber(args[6])
+  local trying = args[6] == 'try'
   local items = {}
   for i = 7, #args, 4 do
     items[#items + 1] =
-      request(args[i], tonumber(args[i + 1]), tonumber(args[i + 2]), args[i + 3], trying,
-              waiterMs)
+      request(args[i], tonumber(args[i + 1]), tonumber(args[i + 2]), args[i + 3], trying)
   end
   if freed then
     grantHead()
@@ -483,11 +584,11 @@ function operations.acquire(args)
   return items
 end
 
--- Arguments 5..: request ids. Cancel withdraws a waiter or gives back a lease; release gives
+-- Arguments 6..: request ids. Cancel withdraws a waiter or gives back a lease; release gives
 -- back a lease. Either way the id is over: it is tombstoned if it was not already.
 local function finishRequests(args, outcome)
   local items = {}
-  for i = 5, #args do
+  for i = 6, #args do
     local id = args[i]
     local record = get('r:' .. id)
     local kind = kindOf(record)
@@ -521,12 +622,12 @@ function operations.cancel(args)
   return finishRequests(args, 'cancelled')
 end
 
--- Arguments 5: lease ms; 6..: lease ids.
+-- Arguments 6: lease ms; 7..: lease ids.
 function operations.renew(args)
-  local leaseMs = tonumber(args[5])
+  local leaseMs = tonumber(args[6])
   local expiry = int(now + leaseMs)
   local items = {}
-  for i = 6, #args do
+  for i = 7, #args do
     local id = args[i]
     local record = get('r:' .. id)
     local kind = kindOf(record)
@@ -557,11 +658,11 @@ local function liveRecords()
   return ids
 end
 
--- Argument 5: the new limit. Shrinking fails queued requests above it and retires the slot
+-- Argument 6: the new limit. Shrinking fails queued requests above it and retires the slot
 -- indices at or above it; held permits stay held until released. Growing brings back the
 -- retired indices below the new limit that no lease holds.
 function operations.limit(args)
-  local new = tonumber(args[5])
+  local new = tonumber(args[6])
   if new < lim then
     local kept = {}
     for _, slot in ipairs(hotList()) do
@@ -615,13 +716,18 @@ end
 
 -- Holders (soonest expiry first) and waiters (in queue order), each as {id, weight, granted or
 -- queued at ms, owner, expiry ms (holders) or '' (waiters), tokens 'slot:token,...' or ''}.
+-- Status reads every live record anyway, so it also checks that they add up to the counters.
 function operations.status(args)
-  local leases = {}
+  local leases, held, waiting = {}, 0, 0
   for _, id in ipairs(liveRecords()) do
     local record = get('r:' .. id)
-    if kindOf(record) == 'H' then
+    local kind = kindOf(record)
+    if kind == 'H' then
       local weight, expiry, grantedAt, tokens, owner = parseLease(record)
       leases[#leases + 1] = {id, weight, grantedAt, owner, expiry, tokens}
+      held = held + weight
+    elseif kind == 'Q' then
+      waiting = waiting + 1
     end
   end
   local waiters = {}
@@ -630,6 +736,9 @@ function operations.status(args)
   for i, id in ipairs(ids) do
     local weight, _, queuedAt, _, owner = parseWaiter(get('r:' .. id))
     waiters[i] = {id, weight, queuedAt, owner, '', ''}
+  end
+  if held ~= used or waiting ~= queued or #ids ~= queued then
+    damaged('its records do not add up to its counters')
   end
   return {leases, waiters}
 end
@@ -640,7 +749,7 @@ end
 
 -- Where each operation's request ids are, and the step between them: their records are read
 -- with the counters.
-local FIRST_ID = {acquire = 7, release = 5, cancel = 5, renew = 6}
+local FIRST_ID = {acquire = 7, release = 6, cancel = 6, renew = 7}
 local ID_STEP = {acquire = 4}
 local MAX_FIRST_READ = 1000 -- ids whose records come with the counters; prefetch reads the rest
 
@@ -675,10 +784,11 @@ end
 
 -- One call: reads the clock, the counters and the records of the ids it names, sweeps what fell
 -- due, runs the operation, writes the state back.
-local function semaphore(keys, args)
+local function call(keys, args)
   STATE, QUEUE, TIMERS, SPARE = keys[1], keys[2], keys[3], keys[4]
   channel = args[3]
   tombstoneMs = tonumber(args[4])
+  waiterMs = tonumber(args[5])
   slackMs = math.floor(tombstoneMs / 4)
   known, pending, scores, announced = {}, {}, {}, {}
   hotSlots, freed = nil, false
@@ -701,27 +811,39 @@ local function semaphore(keys, args)
     known[fields[i]] = values[i]
   end
   local limitText, layout, counters = values[1], values[2], values[3]
-  if limitText and not layout then
+  if not layout and not counters and limitText then
     local refused = takeOver(limitText)
     if refused then
       return refused
     end
-  elseif limitText and layout ~= '2' then
-    return redis.error_reply('jeton: semaphore ' .. STATE .. ' has state layout '
-      .. layout .. ', made by a newer Jeton: this one knows layout 2 only')
-  elseif limitText then
-    local u, q, n, sp, t, sq, sw, f, un
-    u, q, n, sp, t, sq, sw, f, un, hot = string.match(counters, COUNTERS)
-    lim, used, queued, nextSlot = tonumber(limitText), tonumber(u), tonumber(q), tonumber(n)
-    spare, token, seq = tonumber(sp), tonumber(t), tonumber(sq)
-    sweepAt, forgetAt, quarantine = tonumber(sw), tonumber(f), tonumber(un)
-    limitBefore, countersBefore = lim, counters
-  else
+  elseif not layout and not counters then
+    if redis.call('EXISTS', STATE) == 1 then
+      damaged('its limit, layout and counters are missing')
+    end
     local create_, quarantineMs = string.match(args[2], '^(-?%d+)/?(%d*)$')
     if tonumber(create_) < 0 then
       return {-1, 0, 0, nowText}
     end
     create(tonumber(create_), 0, quarantineMs ~= '' and now + tonumber(quarantineMs) or 0)
+  elseif layout ~= '2' and tonumber(layout) and tonumber(layout) > 2 then
+    return redis.error_reply('jeton: semaphore ' .. STATE .. ' has state layout '
+      .. layout .. ', made by a newer Jeton: this one knows layout 2 only')
+  elseif layout ~= '2' then
+    damaged('its layout field is ' .. (layout and 'not a layout' or 'missing'))
+  else
+    lim = readLimit(limitText)
+    if not lim then
+      damaged('its limit does not read')
+    end
+    local u, q, n, sp, t, sq, sw, f, un
+    u, q, n, sp, t, sq, sw, f, un, hot = string.match(counters or '', COUNTERS)
+    if not u then
+      damaged('its counters do not read')
+    end
+    used, queued, nextSlot = tonumber(u), tonumber(q), tonumber(n)
+    spare, token, seq = tonumber(sp), tonumber(t), tonumber(sq)
+    sweepAt, forgetAt, quarantine = tonumber(sw), tonumber(f), tonumber(un)
+    limitBefore, countersBefore = lim, counters
   end
   prefetch(args, last + step, step)
   sweep()

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
  * every 50 ms (a holder that does not check its lease before writing, to test fencing), {@code
  * LOST <reason>}; {@code release} on stdin releases and exits.
  *
- * <p>Arguments: uri name limit leaseMillis permits
+ * <p>Arguments: uri name limit leaseMillis permits [waiterExpiryMillis]
  */
 public final class LeaseHolder {
   private LeaseHolder() {}
@@ -26,15 +26,13 @@ public final class LeaseHolder {
     int limit = Integer.parseInt(args[2]);
     Duration lease = Duration.ofMillis(Long.parseLong(args[3]));
     int permits = Integer.parseInt(args[4]);
+    RedisSemaphoreOptions options =
+        RedisSemaphoreOptions.defaults().withLeaseTime(lease).withPollInterval(Duration.ofMillis(100));
+    if (args.length > 5) {
+      options = options.withWaiterExpiry(Duration.ofMillis(Long.parseLong(args[5])));
+    }
     RedisSemaphore semaphore =
-        RedisSemaphore.builder(name)
-            .uri(uri)
-            .limitIfNew(limit)
-            .options(
-                RedisSemaphoreOptions.defaults()
-                    .withLeaseTime(lease)
-                    .withPollInterval(Duration.ofMillis(100)))
-            .open();
+        RedisSemaphore.builder(name).uri(uri).limitIfNew(limit).options(options).open();
     Lease held = semaphore.acquire(permits);
     String tokens = FencingToken.format(held.fencingTokens());
     System.out.println("GRANTED " + held.id() + " " + tokens);

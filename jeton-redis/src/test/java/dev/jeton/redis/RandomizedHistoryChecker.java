@@ -437,7 +437,7 @@ final class RandomizedHistoryChecker {
         if (cmd.equals("FCALL") && line.arg(2).equals("4") && line.arg(3).startsWith(keyTag)) {
           scripts++;
           if (line.arg(7).equals("acquire")) {
-            boolean trying = line.arg(11).equals("try");
+            boolean trying = line.arg(12).equals("try");
             for (int i = 13; i + 3 < line.args().size(); i += 4) {
               RedisRequest r = requests.computeIfAbsent(line.arg(i), RedisRequest::new);
               if (r.owner == null) {

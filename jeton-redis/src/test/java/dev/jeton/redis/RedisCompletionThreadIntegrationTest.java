@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.redis.testing.Await;
-import dev.jeton.redis.testing.RedisServer;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,31 +15,13 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Where the futures a handle gives out complete: never on the client's I/O threads, and on the
  * thread waiting in {@code get} when there is one (decision 21, and the one after the split).
  */
-class RedisCompletionThreadIntegrationTest {
-  private RedisServer server;
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-
-  @BeforeEach
-  void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    for (AutoCloseable c : toClose) {
-      c.close();
-    }
-    server.close();
-  }
-
+class RedisCompletionThreadIntegrationTest extends RedisServerPerTest {
   /** How the handles reach Redis: {@link RedisSemaphore.Builder#jedis()} or not. */
   boolean jedis() {
     return false;

@@ -8,41 +8,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.redis.testing.ChildJvm;
 import dev.jeton.redis.testing.Await;
-import dev.jeton.redis.testing.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * Faults against real redis-server processes and real client processes: a holder killed or
  * paused, Redis restarted empty, the wake-up connection killed, requests replayed.
  */
-class RedisFaultIntegrationTest {
+class RedisFaultIntegrationTest extends RedisServerPerTest {
   private static final Duration LEASE = Duration.ofMillis(1500);
   private static final Duration POLL = Duration.ofMillis(100);
   private static final Duration PATIENCE = Await.HANG_GUARD; // only against a hang
-
-  private RedisServer server;
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-
-  @BeforeEach
-  void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    for (AutoCloseable c : toClose) {
-      c.close();
-    }
-    server.close();
-  }
 
   private RedisSemaphore open(String name, int limit) {
     return open(name, limit, RedisSemaphoreOptions.defaults().withLeaseTime(LEASE).withPollInterval(POLL));
@@ -122,6 +103,113 @@ class RedisFaultIntegrationTest {
     Lease lease = behind.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     assertEquals(0, sem.queueLength());
     lease.release();
+  }
+
+  /**
+   * A waiter killed while queued, before its grant: the grant it never picks up lasts only as
+   * long as its queue entry would have (its waiter expiry after its last poll), not its lease
+   * time, and its slot goes to the next waiter with a newer fencing token. (It was held for the
+   * whole lease before: 30 s by default.)
+   */
+  @Test
+  void waiterKilledBeforeItsGrant_permitsComeBackAtItsWaiterExpiryNotItsLeaseTime()
+      throws Exception {
+    long waiterExpiryMillis = 2000;
+    RedisSemaphore sem = open("dead-grant", 1);
+    Lease held = sem.acquire(1);
+    ChildJvm dead =
+        ChildJvm.start(LeaseHolder.class, server.uri(), "dead-grant", "1", "60000", "1",
+            Long.toString(waiterExpiryMillis));
+    toClose.add(dead);
+    Await.until(() -> sem.queueLength() == 1, "the child to queue");
+    CompletableFuture<Lease> next = sem.acquireLeaseAsync(1);
+    Await.until(() -> sem.queueLength() == 2, "this process to queue behind it");
+    dead.signal("KILL");
+    dead.waitFor();
+
+    held.release(); // to the dead waiter, first in line, whose queue entry is still alive
+    Await.until(() -> sem.status().waiters().size() == 1, "the dead waiter's grant");
+    LeaseInfo grant = sem.status().holders().get(0);
+    assertEquals(dead.pid(), grant.pid());
+    long lastsMillis = grant.expiresAt().toEpochMilli() - grant.since().toEpochMilli();
+    assertTrue(lastsMillis <= waiterExpiryMillis,
+        "the grant lasts until the waiter's entry would have expired, by Redis's clock: "
+            + lastsMillis + " ms");
+
+    Lease lease = next.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    FencingToken before = grant.fencingTokens().get(0);
+    FencingToken after = lease.fencingTokens().get(0);
+    assertEquals(before.slot(), after.slot());
+    assertTrue(after.token() > before.token(), before + " then " + after);
+    lease.release();
+  }
+
+  /**
+   * A waiter paused (SIGSTOP) as it is granted, for longer than its waiter expiry: its grant
+   * expires and goes to the next waiter. Once it runs again it must not take the expired grant
+   * for a lease (one already lost, with a token older than the new holder's): it queues again,
+   * and gets a lease of its own when the new holder releases.
+   */
+  @Test
+  void waiterPausedAcrossItsGrant_queuesAgainInsteadOfTakingTheExpiredGrant() throws Exception {
+    RedisSemaphore sem = open("paused-grant", 1);
+    Lease held = sem.acquire(1);
+    ChildJvm paused =
+        ChildJvm.start(LeaseHolder.class, server.uri(), "paused-grant", "1", "60000", "1", "1500");
+    toClose.add(paused);
+    Await.until(() -> sem.queueLength() == 1, "the child to queue");
+    CompletableFuture<Lease> next = sem.acquireLeaseAsync(1);
+    Await.until(() -> sem.queueLength() == 2, "this process to queue behind it");
+    paused.pause(); // before the grant: a child that heard of it first would hold a real lease
+    held.release(); // to the paused waiter, until its waiter expiry
+
+    Lease lease = next.get(PATIENCE.toSeconds(), TimeUnit.SECONDS); // once that grant expired
+    paused.signal("CONT");
+    Await.until(() -> sem.queueLength() == 1, "the paused waiter to queue again");
+    assertFalse(paused.drain().stream().anyMatch(line -> line.startsWith("GRANTED")),
+        "no lease while this one holds the only permit");
+    long newer = lease.fencingTokens().get(0).token();
+    lease.release();
+    String granted = paused.await("GRANTED");
+    assertTrue(FencingToken.parse(granted.split(" ")[2]).get(0).token() > newer, granted);
+    paused.tell("release");
+    assertEquals("RELEASED true", paused.await("RELEASED"));
+  }
+
+  /**
+   * A live waiter granted from the queue, whose grant lasts its waiter expiry until it renews it
+   * (see above), renews it into a whole lease itself: it still holds once that expiry has passed
+   * by Redis's clock, long before the handle's first round of renewals (20 s here).
+   */
+  @Test
+  void waiterGrantedFromTheQueue_keepsItsLeasePastItsWaiterExpiry() throws Exception {
+    long waiterExpiryMillis = 1500;
+    RedisSemaphoreOptions options =
+        RedisSemaphoreOptions.defaults()
+            .withLeaseTime(Duration.ofSeconds(60))
+            .withPollInterval(POLL)
+            .withWaiterExpiry(Duration.ofMillis(waiterExpiryMillis));
+    RedisSemaphore sem = open("renewed-grant", 1, options);
+    Lease held = sem.acquire(1);
+    CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1);
+    Await.until(() -> sem.queueLength() == 1, "the waiter to queue");
+    held.release();
+    Lease granted = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    long since = sem.status().holders().get(0).since().toEpochMilli();
+
+    Await.until(() -> serverMillis() > since + waiterExpiryMillis, "the waiter expiry to pass");
+    assertTrue(granted.isHeld());
+    assertFalse(granted.lost().toCompletableFuture().isDone(), "never lost");
+    LeaseInfo info = sem.status().holders().get(0);
+    assertEquals(granted.id(), info.id());
+    assertTrue(info.expiresAt().toEpochMilli() - since > waiterExpiryMillis, "renewed: " + info);
+    assertTrue(granted.releaseAsync().get(PATIENCE.toSeconds(), TimeUnit.SECONDS));
+  }
+
+  /** The Redis server's clock, in milliseconds. */
+  private long serverMillis() {
+    String[] time = server.command("TIME").split("\n");
+    return Long.parseLong(time[0].trim()) * 1000 + Long.parseLong(time[1].trim()) / 1000;
   }
 
   @Test
@@ -322,7 +410,7 @@ class RedisFaultIntegrationTest {
   void replayedAcquire_neverYieldsTwoLeases() throws Exception {
     RedisSemaphore sem = open("replay", 2);
     String lease = Long.toString(LEASE.toMillis());
-    String[] request = {"queue", "10000", "the-request", "1", lease, "h\t1\ttest"};
+    String[] request = {"queue", "the-request", "1", lease, "h\t1\ttest"};
     List<Object> first = rawCall(sem, "acquire", request).toCompletableFuture().get();
     List<Object> second = rawCall(sem, "acquire", request).toCompletableFuture().get();
     assertEquals("granted", ((List<?>) first.get(0)).get(1));
@@ -334,7 +422,7 @@ class RedisFaultIntegrationTest {
     assertEquals("released", ((List<?>) late.get(0)).get(1), "a replay after release is refused");
     assertEquals(2, sem.available());
 
-    String[] cancelled = {"queue", "10000", "cancelled-request", "1", lease, "h\t1\ttest"};
+    String[] cancelled = {"queue", "cancelled-request", "1", lease, "h\t1\ttest"};
     rawCall(sem, "cancel", "cancelled-request").toCompletableFuture().get();
     List<Object> afterCancel = rawCall(sem, "acquire", cancelled).toCompletableFuture().get();
     assertEquals("cancelled", ((List<?>) afterCancel.get(0)).get(1));
@@ -354,7 +442,7 @@ class RedisFaultIntegrationTest {
     Lease granted = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     String lease = Long.toString(LEASE.toMillis());
     List<Object> replay =
-        rawCall(sem, "acquire", "queue", "10000", id, "1", lease, "h\t1\ttest")
+        rawCall(sem, "acquire", "queue", id, "1", lease, "h\t1\ttest")
             .toCompletableFuture()
             .get();
     assertEquals("granted", ((List<?>) replay.get(0)).get(1));

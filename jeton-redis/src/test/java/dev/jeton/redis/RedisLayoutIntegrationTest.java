@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.jeton.redis.RandomizedHistoryChecker.MonitorLine;
 import dev.jeton.redis.RedisRandomizedIntegrationTest.RedisMonitor;
 import dev.jeton.redis.testing.Await;
-import dev.jeton.redis.testing.RedisServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -19,8 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,28 +25,12 @@ import org.junit.jupiter.api.Test;
  * does must not grow with the holders, sweeps are bounded, and a state left by the previous
  * layout is taken over when idle and refused when in use.
  */
-class RedisLayoutIntegrationTest {
+class RedisLayoutIntegrationTest extends RedisServerPerTest {
   /** Long enough that no renewal or expiry lands inside a measurement. */
   private static final RedisSemaphoreOptions STILL =
       RedisSemaphoreOptions.defaults()
           .withLeaseTime(Duration.ofMinutes(10))
           .withRenewInterval(Duration.ofMinutes(5));
-
-  private RedisServer server;
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-
-  @BeforeEach
-  void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    for (AutoCloseable c : toClose) {
-      c.close();
-    }
-    server.close();
-  }
 
   private RedisSemaphore open(String name, int limit, RedisSemaphoreOptions options) {
     RedisSemaphore semaphore =
@@ -146,7 +127,7 @@ class RedisLayoutIntegrationTest {
 
   private static CompletableFuture<List<Object>> rawAcquire(
       RedisSemaphore sem, String id, String leaseMs) {
-    return rawCall(sem, "acquire", "queue", "10000", id, "1", leaseMs, "h\t1\ttest")
+    return rawCall(sem, "acquire", "queue", id, "1", leaseMs, "h\t1\ttest")
         .toCompletableFuture();
   }
 
@@ -173,8 +154,8 @@ class RedisLayoutIntegrationTest {
     List<Integer> sizes = new ArrayList<>();
     for (MonitorLine line : log) {
       if (!line.lua() && line.command().equals("FCALL") && line.arg(7).equals("renew")) {
-        // FCALL, name, 4, the keys, renew, limit, channel, replay ms, lease ms, then the ids
-        sizes.add(line.args().size() - 12);
+        // FCALL, name, 4, the keys, renew, limit, channel, replay ms, waiter ms, lease ms, ids
+        sizes.add(line.args().size() - 13);
       }
     }
     assertTrue(sizes.size() >= 3, "renewal calls: " + sizes);

@@ -7,41 +7,20 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.redis.testing.Await;
-import dev.jeton.redis.testing.RedisServer;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * A request's future completed from outside (cancel, complete, completeExceptionally) withdraws
  * the request, and a grant that loses to it is given back: the rule of every Jeton future.
  */
-class RedisRequestWithdrawalIntegrationTest {
-  private RedisServer server;
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-
-  @BeforeEach
-  void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    for (AutoCloseable c : toClose) {
-      c.close();
-    }
-    server.close();
-  }
-
+class RedisRequestWithdrawalIntegrationTest extends RedisServerPerTest {
   private RedisSemaphore open(RedisSemaphore.Builder builder) {
     RedisSemaphore semaphore = builder.uri(server.uri()).open();
     toClose.add(semaphore);

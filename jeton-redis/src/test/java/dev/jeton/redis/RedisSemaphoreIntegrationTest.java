@@ -25,28 +25,10 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** What the Redis semaphore adds to the contract, against a real redis-server. */
-class RedisSemaphoreIntegrationTest {
-  private RedisServer server;
-  private final List<AutoCloseable> toClose = new ArrayList<>();
-
-  @BeforeEach
-  void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    for (AutoCloseable c : toClose) {
-      c.close();
-    }
-    server.close();
-  }
-
+class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
   private RedisSemaphore.Builder builder(String name) {
     return RedisSemaphore.builder(name).uri(server.uri());
   }

@@ -120,6 +120,42 @@ public final class ChildJvm implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops the child with SIGSTOP and waits until every thread of it is stopped: from then on it
+   * reads nothing, and answers nothing, until {@code signal("CONT")}. (The signal alone takes
+   * effect a moment later, in which a thread of the child may still act.)
+   */
+  public void pause() throws IOException, InterruptedException {
+    signal("STOP");
+    long deadline = System.nanoTime() + HANG_GUARD.toNanos();
+    while (!allThreadsStopped()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("child " + pid() + " did not stop within " + HANG_GUARD);
+      }
+      Thread.sleep(5);
+    }
+  }
+
+  private boolean allThreadsStopped() throws IOException {
+    try (java.util.stream.Stream<Path> tasks =
+        java.nio.file.Files.list(Path.of("/proc", Long.toString(pid()), "task"))) {
+      for (Path task : (Iterable<Path>) tasks::iterator) {
+        String stat;
+        try {
+          stat = java.nio.file.Files.readString(task.resolve("stat"), StandardCharsets.US_ASCII);
+        } catch (IOException threadEnded) {
+          continue;
+        }
+        // The state follows the parenthesized name, which may itself hold spaces.
+        char state = stat.charAt(stat.lastIndexOf(')') + 2);
+        if (state != 'T' && state != 't') {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
   /** Waits for the child to exit (failing after a hang guard of minutes); its exit code. */
   public int waitFor() throws InterruptedException {
     if (!process.waitFor(HANG_GUARD.toMillis(), TimeUnit.MILLISECONDS)) {

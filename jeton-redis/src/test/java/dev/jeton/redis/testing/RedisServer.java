@@ -344,6 +344,11 @@ public final class RedisServer implements AutoCloseable {
     return directory;
   }
 
+  /** The server's log so far, all of it. */
+  public String log() {
+    return readFrom(directory.resolve(LOG), 0);
+  }
+
   /** The last lines of the server's log and output, for a failure message. */
   String logTail() {
     return diagnostics(directory);
