@@ -86,9 +86,7 @@ final class InstalledLauncher {
       Set<String> written = new HashSet<>();
       for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
         Path path = Path.of(entry);
-        boolean wanted = entry.contains("picocli")
-            || (entry.contains("jeton-") && !entry.contains("test") && !entry.contains("redis"));
-        if (!wanted || !Files.exists(path)) {
+        if (!isWanted(path) || !Files.exists(path)) {
           continue;
         }
         if (Files.isDirectory(path)) {
@@ -114,6 +112,20 @@ final class InstalledLauncher {
         }
       }
     }
+  }
+
+  /**
+   * Whether a class-path entry goes into the jar: picocli's, and the main classes of Jeton's
+   * modules but Redis's. Judged by the entry's own name (a jar's, or a module's for its
+   * target/classes), never by the directories above it, which may be called anything.
+   */
+  private static boolean isWanted(Path entry) {
+    String name = entry.getFileName().toString();
+    if (name.equals("classes") && entry.getNameCount() >= 3) {
+      name = entry.getParent().getParent().getFileName().toString(); // MODULE/target/classes
+    }
+    return name.startsWith("picocli")
+        || (name.startsWith("jeton-") && !name.contains("test") && !name.contains("redis"));
   }
 
   /** The archive's cache directory in {@code home} (no XDG_CACHE_HOME). */
