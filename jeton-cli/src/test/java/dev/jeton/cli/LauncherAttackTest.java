@@ -85,15 +85,18 @@ class LauncherAttackTest {
       chown(p, MALLORY);
     }
     List<String> before = tree(dotCache);
-    Process swapper = OtherUsers.shell(MALLORY, dotCache,
-        "while :; do mv jeton swap; mv theirs jeton; mv jeton theirs; mv swap jeton; done");
+    // Each round of the loop puts the names back; it ends after the round that sees `stop`.
+    Process swapper = OtherUsers.shell(MALLORY, dotCache, "while [ ! -e stop ]; do"
+        + " mv jeton swap; mv theirs jeton; mv jeton theirs; mv swap jeton; done");
+    Path stop = dotCache.resolve("stop");
     try {
       for (int run = 0; run < 30; run++) {
         assertFalse(jeton.startsFromTheArchive(home), "run " + run);
       }
     } finally {
-      swapper.destroyForcibly();
-      swapper.waitFor();
+      Files.writeString(stop, "");
+      assertTrue(swapper.waitFor(60, TimeUnit.SECONDS), "the swapper stopped");
+      Files.delete(stop);
     }
     // The same files, owned as before, whatever names the swapper left them under.
     assertEquals(before, tree(dotCache));
