@@ -15,9 +15,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.Attributes;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
 import java.util.stream.Stream;
 
 /**
@@ -29,6 +31,8 @@ final class InstalledLauncher {
   static final String VERSION = "jeton 0.1.0-SNAPSHOT\n";
   /** A run's hang guard: a launcher that blocks (on a FIFO, say) fails the test. */
   private static final long RUN_SECONDS = 60;
+  /** The umask of the launcher's runs unless a test chooses another. */
+  private static final String UMASK = "022";
   /** A training's hang guard: trainings take a while on a busy machine. */
   private static final long TRAINING_SECONDS = 300;
 
@@ -82,7 +86,10 @@ final class InstalledLauncher {
    * from a jar.
    */
   void writeJar() throws IOException {
-    try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
+    Manifest manifest = new Manifest(); // as the real jar's, for a java -jar
+    manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+    manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, "dev.jeton.cli.Jeton");
+    try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar), manifest)) {
       Set<String> written = new HashSet<>();
       for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
         Path path = Path.of(entry);
@@ -133,20 +140,27 @@ final class InstalledLauncher {
     return home.resolve(".cache/jeton");
   }
 
-  /** BASE (see the launcher) in {@code cache}, for the machine-wide commands. */
-  Path base(Path cache) {
-    return cache.resolve(jar.toString().replace('/', '_') + "-host");
+  /**
+   * BASE (see the launcher) in {@code cache}, for the machine-wide commands: named for the jar
+   * itself, the links to it followed.
+   */
+  Path base(Path cache) throws IOException {
+    Path itself = jar;
+    while (Files.isSymbolicLink(itself)) {
+      itself = itself.resolveSibling(Files.readSymbolicLink(itself));
+    }
+    return cache.resolve(itself.toString().replace('/', '_') + "-host");
   }
 
-  Path meta(Path cache) {
+  Path meta(Path cache) throws IOException {
     return sibling(base(cache), ".meta");
   }
 
-  Path crash(Path cache) {
+  Path crash(Path cache) throws IOException {
     return sibling(base(cache), ".crash");
   }
 
-  Path lock(Path cache) {
+  Path lock(Path cache) throws IOException {
     return sibling(base(cache), ".lock");
   }
 
@@ -167,7 +181,14 @@ final class InstalledLauncher {
   /** As {@link #start}, in the working directory {@code directory}. */
   Process startIn(Path directory, Path home, Map<String, String> env, String... args)
       throws IOException {
-    List<String> command = new ArrayList<>(List.of("sh", launcher.toString()));
+    return startIn(directory, UMASK, home, env, args);
+  }
+
+  /** As {@link #start}, in the working directory {@code directory}, with {@code umask}. */
+  Process startIn(Path directory, String umask, Path home, Map<String, String> env,
+      String... args) throws IOException {
+    List<String> command = new ArrayList<>(List.of("sh", "-c", "umask \"$0\" && exec sh \"$@\"",
+        umask, launcher.toString()));
     command.addAll(List.of(args));
     ProcessBuilder builder =
         new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true);
@@ -182,7 +203,11 @@ final class InstalledLauncher {
 
   /** Runs the launcher to its end; checks that it succeeded; returns what it printed. */
   String run(Path home, Map<String, String> env, String... args) throws Exception {
-    Process p = start(home, env, args);
+    return finish(start(home, env, args));
+  }
+
+  /** Waits for a run to end; checks that it succeeded; returns what it printed. */
+  private static String finish(Process p) throws Exception {
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor(RUN_SECONDS, TimeUnit.SECONDS), "the launcher finished");
     assertEquals(0, p.exitValue(), out);
@@ -191,6 +216,28 @@ final class InstalledLauncher {
 
   String run(Path home, String... args) throws Exception {
     return run(home, Map.of(), args);
+  }
+
+  /** As {@link #run}, with {@code umask}. */
+  String runWithUmask(String umask, Path home, String... args) throws Exception {
+    return finish(startIn(Path.of("."), umask, home, Map.of(), args));
+  }
+
+  /**
+   * Starts {@code jeton run} of a command that holds its permit (in the semaphore directory
+   * {@code semaphores}), in the working directory {@code work}; returns once the command runs.
+   */
+  Process startHolding(Path home, Path work, Path semaphores, Map<String, String> env)
+      throws Exception {
+    Path started = work.resolve("started");
+    Process run = startIn(work, home, env, "--dir", semaphores.toString(), "run", "--", "sh",
+        "-c", "touch '" + started + "'; exec sleep 60");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(RUN_SECONDS);
+    while (!Files.exists(started) && run.isAlive() && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertTrue(Files.exists(started), "the command started");
+    return run;
   }
 
   /**
@@ -254,13 +301,27 @@ final class InstalledLauncher {
    * it: the archive first, its description after (the newer of the two), the directory private.
    */
   void copyArchive(Path cache) throws IOException {
+    copyArchive(cache, this);
+  }
+
+  /**
+   * As {@link #copyArchive(Path)}, named for {@code install}'s jar (whose JVM would find that it
+   * was made for another class path, and start without it).
+   */
+  void copyArchive(Path cache, InstalledLauncher install) throws IOException {
     Path trained = cache(this.trained);
     Files.createDirectories(cache.getParent());
     Files.createDirectory(cache);
     Files.setAttribute(cache, "unix:mode", 0700, LinkOption.NOFOLLOW_LINKS);
     Path archive = archive(trained);
-    Files.copy(archive, cache.resolve(archive.getFileName()));
-    Files.copy(meta(trained), meta(cache));
+    String kind = archive.getFileName().toString();
+    kind = kind.substring(kind.lastIndexOf('.'));
+    Files.copy(archive, sibling(install.base(cache), kind));
+    List<String> meta = new ArrayList<>(Files.readAllLines(meta(trained)));
+    String[] identities = meta.get(6).split(" "); // the jar's inode number first
+    identities[0] = Files.getAttribute(install.jar, "unix:ino").toString();
+    meta.set(6, String.join(" ", identities));
+    Files.write(install.meta(cache), meta);
   }
 
   /** Kills whatever was started and waits for the trainings in {@code caches} to end. */

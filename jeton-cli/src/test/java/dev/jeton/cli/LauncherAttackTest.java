@@ -2,6 +2,14 @@ package dev.jeton.cli;
 
 import static dev.jeton.cli.InstalledLauncher.VERSION;
 import static dev.jeton.cli.InstalledLauncher.cache;
+import static dev.jeton.cli.LauncherFiles.chown;
+import static dev.jeton.cli.LauncherFiles.deleteTree;
+import static dev.jeton.cli.LauncherFiles.installedJdks;
+import static dev.jeton.cli.LauncherFiles.jlink;
+import static dev.jeton.cli.LauncherFiles.listing;
+import static dev.jeton.cli.LauncherFiles.mkfifo;
+import static dev.jeton.cli.LauncherFiles.rewrite;
+import static dev.jeton.cli.LauncherFiles.setMode;
 import static dev.jeton.contract.OtherUsers.BOB;
 import static dev.jeton.contract.OtherUsers.MALLORY;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -15,6 +23,9 @@ import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributeView;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -100,6 +111,29 @@ class LauncherAttackTest {
     }
     // The same files, owned as before, whatever names the swapper left them under.
     assertEquals(before, tree(dotCache));
+  }
+
+  /**
+   * The same {@code sudo -E} case, without a swap: root's description in a directory of
+   * Mallory's. It was opened and read before the directories were checked, so Mallory, who can
+   * rename anything there, could make root open a FIFO (and hang) or any file of the machine.
+   * Now nothing in it is opened: its access time, which a read moves, stays.
+   */
+  @Test
+  void aDescriptionInAnotherUsersDirectory_isNotEvenOpened() throws Exception {
+    OtherUsers.ensure();
+    Path cache = cache(home);
+    jeton.copyArchive(cache);
+    for (Path p : List.of(home, home.resolve(".cache"), cache)) {
+      chown(p, MALLORY);
+    }
+    Path meta = jeton.meta(cache);
+    FileTime longAgo = FileTime.fromMillis(0);
+    Files.getFileAttributeView(meta, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+        .setTimes(null, longAgo, null); // older than its modification: a read moves it
+    assertFalse(jeton.startsFromTheArchive(home, cache, NO_TRAINING));
+    assertEquals(longAgo, Files.readAttributes(meta, BasicFileAttributes.class,
+        LinkOption.NOFOLLOW_LINKS).lastAccessTime());
   }
 
   /** The files under {@code directory}: their depth, kind, owner and size, sorted. */
@@ -319,74 +353,8 @@ class LauncherAttackTest {
     }
   }
 
-  /** Starts {@code jeton run} of a command that holds its permit; returns once it runs. */
   private Process startHolding(Path work) throws Exception {
-    Path started = work.resolve("started");
-    Process run = jeton.startIn(work, home, NO_TRAINING, "--dir",
-        temporary.resolve("semaphores").toString(), "run", "--", "sh", "-c",
-        "touch '" + started + "'; exec sleep 60");
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!Files.exists(started) && run.isAlive() && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertTrue(Files.exists(started), "the command started");
-    return run;
-  }
-
-  /** The JDKs installed (17 or later, with jlink), oldest first: /usr/lib/jvm's and this one. */
-  private static List<Path> installedJdks() throws IOException {
-    List<Path> homes = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"))));
-    Path jvms = Path.of("/usr/lib/jvm");
-    if (Files.isDirectory(jvms)) {
-      try (Stream<Path> listed = Files.list(jvms)) {
-        listed.filter(h -> Files.isExecutable(h.resolve("bin/jlink"))).forEach(homes::add);
-      }
-    }
-    List<Path> jdks = new ArrayList<>();
-    for (Path h : homes) {
-      Path real = h.toRealPath();
-      if (feature(real) >= 17 && Files.isExecutable(real.resolve("bin/jlink"))
-          && !jdks.contains(real)) {
-        jdks.add(real);
-      }
-    }
-    jdks.sort(Comparator.comparingInt(LauncherAttackTest::feature));
-    assertFalse(jdks.isEmpty(), "no JDK with jlink: run the tests on a JDK, not a JRE");
-    return jdks;
-  }
-
-  private static int feature(Path jdk) {
-    try {
-      for (String line : Files.readAllLines(jdk.resolve("release"))) {
-        if (line.startsWith("JAVA_VERSION=")) {
-          return Runtime.Version.parse(line.substring(14, line.length() - 1)).feature();
-        }
-      }
-    } catch (IOException | IllegalArgumentException e) {
-      return 0;
-    }
-    return 0;
-  }
-
-  /** A runtime image of {@code jdk}'s, made by its jlink, of {@code modules}. */
-  private static Path jlink(Path jdk, Path output, String modules) throws Exception {
-    Process p = new ProcessBuilder(jdk.resolve("bin/jlink").toString(), "--add-modules", modules,
-        "--output", output.toString()).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertEquals(0, p.waitFor(), out);
-    return output;
-  }
-
-  private static void rewrite(Path meta, List<String> lines, int index, String value)
-      throws IOException {
-    List<String> changed = new ArrayList<>(lines);
-    changed.set(index, value);
-    Files.write(meta, changed);
-  }
-
-  private static void mkfifo(Path path) throws Exception {
-    Files.delete(path);
-    assertEquals(0, new ProcessBuilder("mkfifo", path.toString()).start().waitFor());
+    return jeton.startHolding(home, work, temporary.resolve("semaphores"), NO_TRAINING);
   }
 
   private static void assertUntouched(Path directory, String owner) throws IOException {
@@ -394,35 +362,5 @@ class LauncherAttackTest {
         PosixFilePermissions.toString(Files.getPosixFilePermissions(directory)));
     assertEquals(owner, Files.getOwner(directory).getName());
     assertEquals(List.of(), listing(directory));
-  }
-
-  private static List<String> listing(Path directory) throws IOException {
-    try (Stream<Path> listed = Files.list(directory)) {
-      return listed.map(p -> p.getFileName().toString()).sorted().toList();
-    }
-  }
-
-  private static void setMode(Path path, String mode) throws IOException {
-    Files.setPosixFilePermissions(path, PosixFilePermissions.fromString(mode));
-  }
-
-  private static void chown(Path path, String user) throws IOException {
-    Files.setOwner(path,
-        FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(user));
-  }
-
-  private static void deleteTree(Path root) throws IOException {
-    if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    if (!Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) {
-      Files.delete(root);
-      return;
-    }
-    try (Stream<Path> tree = Files.walk(root)) {
-      for (Path p : tree.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(p);
-      }
-    }
   }
 }
