@@ -24,6 +24,12 @@ import org.jspecify.annotations.Nullable;
  * it reads after it wakes up ends on its own (a queued request after the waiter expiry, a lease
  * after its lease time).
  *
+ * <p>When the bound passes, the alarm first asks Redis on a connection of its own whether it is
+ * there at all ({@link RedisPing}, within {@link #LEAST}): on a machine so busy that this process
+ * has not yet heard Redis (a loaded machine can take seconds to start the client), Redis answers
+ * that, and the command goes on, asked again each {@link #LEAST}, for {@link #MOST_WAITED} at
+ * most. A silent Redis is so told after the bound and one {@link #LEAST} more.
+ *
  * <p>Bounds: {@code --no-wait} gives Redis {@link #LEAST} to answer, connecting included; {@code
  * --timeout D} gives it {@code D}, or {@link #LEAST} if that is longer, and the semaphore's own
  * timeout ({@link #remaining()}) ends a request Redis has queued at {@code D}, which is then
@@ -35,6 +41,12 @@ final class RedisBound implements AutoCloseable {
    * connect and ask, and a busy machine many times that.
    */
   static final Duration LEAST = Duration.ofSeconds(2);
+
+  /**
+   * How long past its first ring the alarm waits while Redis answers its pings: by then the
+   * clients' own timeouts (10 s a call) have ended any call Redis did not answer.
+   */
+  static final Duration MOST_WAITED = Duration.ofSeconds(30);
 
   /** How long after a --timeout the semaphore's own timeout is given to say busy. */
   static final Duration GRACE = Duration.ofMillis(500);
@@ -95,14 +107,29 @@ final class RedisBound implements AutoCloseable {
     LockSupport.unpark(alarm);
   }
 
-  private void ringAt(long ringAt) {
-    for (long left; (left = ringAt - System.nanoTime()) > 0; ) {
-      LockSupport.parkNanos(this, left);
-      synchronized (lock) {
-        if (disarmed) {
-          return;
+  private void ringAt(long firstRing) {
+    long ringAt = firstRing;
+    while (true) {
+      for (long left; (left = ringAt - System.nanoTime()) > 0; ) {
+        LockSupport.parkNanos(this, left);
+        synchronized (lock) {
+          if (disarmed) {
+            return;
+          }
         }
       }
+      synchronized (lock) {
+        if (disarmed || decided >= 0) {
+          break;
+        }
+      }
+      // Redis answering elsewhere means this process was too slow to hear it, not that Redis
+      // is silent: the command goes on, and is asked again a bound later.
+      if (System.nanoTime() - firstRing > MOST_WAITED.toNanos()
+          || !RedisPing.answers(where, LEAST)) {
+        break;
+      }
+      ringAt = System.nanoTime() + LEAST.toNanos();
     }
     synchronized (lock) {
       if (disarmed) {

@@ -168,6 +168,60 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     }
   }
 
+  /**
+   * A machine too busy to let the command reach Redis within --no-wait's bound (here the command
+   * stopped for longer than the bound once its alarm runs, as a loaded machine can hold it) is
+   * not a Redis that does not answer: the command asks Redis whether it is there before it says
+   * so, and goes on when it is. Before, it said "Redis: no answer" and exited 1 (it did so in the
+   * suite on a machine at load 9, with Lettuce's start).
+   */
+  @Test
+  void noWait_onAMachineTooBusyToHearRedisInTime_isNotToldRedisIsSilent() throws Exception {
+    java.nio.file.Path holding = directory.resolve("holding");
+    Process holder = jeton("run", "--name", "slow", "--", "sh", "-c",
+        "touch " + holding + "; sleep 60");
+    awaitFile(holding);
+    Process noWait = jeton("run", "--name", "slow", "--no-wait", "--", "true");
+    try {
+      awaitThread(noWait, "jeton-redis-bou"); // the alarm is running (a thread's name, cut)
+      signal("STOP", noWait);
+      Thread.sleep(RedisBound.LEAST.plusMillis(500).toMillis());
+      signal("CONT", noWait);
+      String said = outputOf(noWait);
+      assertEquals(75, noWait.exitValue(), said);
+    } finally {
+      holder.descendants().forEach(ProcessHandle::destroy);
+      exitOf(holder);
+    }
+  }
+
+  /** Waits until {@code p} has a thread whose name starts with {@code name}. */
+  private static void awaitThread(Process p, String name) throws Exception {
+    java.nio.file.Path tasks = java.nio.file.Path.of("/proc", Long.toString(p.pid()), "task");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (true) {
+      assertTrue(p.isAlive(), "the command ended before its alarm was seen");
+      try (java.util.stream.Stream<java.nio.file.Path> listed = java.nio.file.Files.list(tasks)) {
+        for (java.nio.file.Path task : listed.toList()) {
+          try {
+            if (java.nio.file.Files.readString(task.resolve("comm")).startsWith(name)) {
+              return;
+            }
+          } catch (java.io.IOException gone) {
+            // a thread that ended while listed
+          }
+        }
+      }
+      assertTrue(System.nanoTime() < deadline, "no thread " + name + " in " + p.pid());
+      Thread.sleep(1);
+    }
+  }
+
+  private static void signal(String name, Process p) throws Exception {
+    assertEquals(0, new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).start()
+        .waitFor());
+  }
+
   private static String[] with(List<String> first, String... rest) {
     List<String> all = new java.util.ArrayList<>(first);
     all.addAll(List.of(rest));
