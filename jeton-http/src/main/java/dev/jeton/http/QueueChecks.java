@@ -31,8 +31,8 @@ final class QueueChecks {
    *     period (the call timeout): a remote semaphore's acquireAsync may never fail (a client
    *     that retries until its server is back), so without it a dead server would leave every
    *     request to time out as QUEUE_TIMEOUT. At most one is scheduled (`scheduled`), and none
-   *     is made while a call is overdue: that one is evidence enough, and another would only tie
-   *     up a thread. A waiter that times out while the semaphore fails or does not answer is
+   *     is made while a call is overdue: that one is evidence enough, and another would only add
+   *     to the silent server's backlog. A waiter that times out while the semaphore fails or does not answer is
    *     rejected UNAVAILABLE (AdmissionQueue.expire, SemaphoreCalls.trouble), not QUEUE_TIMEOUT.
    */
 
