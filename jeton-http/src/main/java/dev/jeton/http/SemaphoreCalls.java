@@ -62,6 +62,8 @@ final class SemaphoreCalls {
   private final TimeoutException unanswered;
   private final AtomicInteger overdue = new AtomicInteger();
   private volatile @Nullable Throwable latestFailure;
+  private volatile long lastReturnedNanos = System.nanoTime() - Long.MAX_VALUE / 2; // long ago
+  private volatile @Nullable Call latest;
   private volatile boolean closed;
 
   SemaphoreCalls(
@@ -93,6 +95,7 @@ final class SemaphoreCalls {
       return call;
     }
     call.timer = timeouts.schedule(call::timedOut, timeoutNanos);
+    latest = call;
     CompletableFuture<Permit> trying;
     try {
       trying = semaphore.acquireAsync(1, Duration.ZERO);
@@ -105,6 +108,17 @@ final class SemaphoreCalls {
     }
     var unused = trying.whenComplete(call::returned);
     return call;
+  }
+
+  /** The latest call made, if it has not returned yet (answered, failed or timed out). */
+  @Nullable CompletableFuture<Optional<Permit>> inFlight() {
+    Call call = latest;
+    return call != null && !call.isDone() ? call : null;
+  }
+
+  /** Whether a call returned, answered or failed, within the timeout before now. */
+  boolean returnedLately() {
+    return System.nanoTime() - lastReturnedNanos < timeoutNanos;
   }
 
   /** How long a call may go unanswered. */
@@ -173,6 +187,7 @@ final class SemaphoreCalls {
     }
 
     private void returned() {
+      lastReturnedNanos = System.nanoTime();
       if (state.compareAndSet(RUNNING, ANSWERED)) {
         Future<?> t = timer;
         if (t != null) {
