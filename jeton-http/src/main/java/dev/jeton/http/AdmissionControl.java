@@ -92,10 +92,10 @@ import org.jspecify.annotations.Nullable;
  * UNAVAILABLE}, not {@code QUEUE_TIMEOUT}. {@code UNAVAILABLE} is always 503, with a {@code
  * Retry-After} as usual. A closed semaphore rejects with {@link Reason#CLOSED}, and one whose
  * limit was lowered below 1 with {@link Reason#LIMIT_REACHED}, its failure unwrapped from any
- * {@code CompletionException} or {@code ExecutionException}. The failures behind {@code UNAVAILABLE}
- * are logged at {@code WARNING} through the {@link System.Logger} named after this class, at most
- * once every 10 seconds, each line with the latest failure and the number of requests rejected
- * since the previous line; {@link #stats()} counts them all.
+ * {@code CompletionException} or {@code ExecutionException}. The failures behind {@code
+ * UNAVAILABLE} are logged at {@code WARNING} through the {@link System.Logger} named after this
+ * class, at most once every 10 seconds, each line with the latest failure and the number of
+ * requests rejected since the previous line; {@link #stats()} counts them all.
  */
 public final class AdmissionControl<R> implements AutoCloseable {
   /*

@@ -33,8 +33,9 @@ final class QueueChecks {
    *     that retries until its server is back), so without it a dead server would leave every
    *     request to time out as QUEUE_TIMEOUT. At most one is scheduled (`scheduled`), and none
    *     is made while a call is overdue: that one is evidence enough, and another would only add
-   *     to the silent server's backlog. A waiter that times out while the semaphore fails or does not answer is
-   *     rejected UNAVAILABLE (AdmissionQueue.expire, SemaphoreCalls.trouble), not QUEUE_TIMEOUT.
+   *     to the silent server's backlog. A waiter that times out while the semaphore fails or does
+   *     not answer is rejected UNAVAILABLE (AdmissionQueue.expire, SemaphoreCalls.trouble), not
+   *     QUEUE_TIMEOUT.
    * R3. Silent means unanswered for the call timeout. A waiter that times out while nothing is
    *     known (no call failed or is overdue, and none returned within the timeout: the server
    *     may have frozen since the last check) is decided by the call in flight, or by a check

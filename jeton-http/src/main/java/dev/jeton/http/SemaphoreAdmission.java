@@ -19,8 +19,8 @@ final class SemaphoreAdmission {
   /*
    * A request is, in this order: refused with UNAVAILABLE at once while a call to the semaphore
    * is overdue (SemaphoreCalls.notAnswering: asking it again would only leave one more request
-   * waiting on a silent semaphore); given a permit at once if one is free; rejected with LIMIT_REACHED in best-
-   * effort mode; or queued.
+   * waiting on a silent semaphore); given a permit at once if one is free; rejected with
+   * LIMIT_REACHED in best-effort mode; or queued.
    *
    * Directly (Jeton core's semaphore): "at once" is tryAcquire on the caller's thread, and in
    * queued mode only while no one is queued (AdmissionQueue.tryAcquireIfIdle).
