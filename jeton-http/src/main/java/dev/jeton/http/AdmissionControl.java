@@ -7,7 +7,6 @@ import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -77,24 +76,26 @@ import org.jspecify.annotations.Nullable;
  * never closed by this class.
  *
  * <p>A semaphore not made by Jeton's core may be remote, so it is never called on the caller's
- * thread but on threads of the control's own, and no request waits longer than a bound for its
- * answer: {@link Builder#semaphoreTimeout(Duration) semaphoreTimeout} (1 s unless set) in
+ * thread, nor on a thread that waits for it: it is asked through its asynchronous API, {@code
+ * acquireAsync(1, Duration.ZERO)} (a try: granted at once if a permit is free, else a {@code
+ * TimeoutException}; any number may be in flight), and no request waits longer than a bound for
+ * its answer: {@link Builder#semaphoreTimeout(Duration) semaphoreTimeout} (1 s unless set) in
  * best-effort mode, its {@code maxWait} in queued mode. One that does not answer in time (a
  * frozen server) rejects with {@link Reason#UNAVAILABLE}, and while that call stays unanswered
  * new requests are rejected so at once, without asking. A semaphore that fails (a server out of
- * reach: its {@code tryAcquire} throws, or its {@code acquireAsync} fails) rejects the request it
- * was for with {@code UNAVAILABLE}. Queued, such a semaphore is asked for each request that finds
- * no one queued, and, while requests wait, at least every semaphore timeout or half {@code
- * maxWait} (whichever is shorter), since its {@code acquireAsync} may retry without end: a
- * failure rejects the request its permit would have gone to, the others one by one while it
- * lasts, and a request that times out while the semaphore fails or is silent is {@code
+ * reach: its try fails, or times out with a cause, which says why it could not answer) rejects
+ * the request it was for with {@code UNAVAILABLE}. Queued, such a semaphore is asked for each
+ * request that finds no one queued, and, while requests wait, at least every semaphore timeout or
+ * half {@code maxWait} (whichever is shorter), since its {@code acquireAsync} may retry without
+ * end: a failure rejects the request its permit would have gone to, the others one by one while
+ * it lasts, and a request that times out while the semaphore fails or is silent is {@code
  * UNAVAILABLE}, not {@code QUEUE_TIMEOUT}. {@code UNAVAILABLE} is always 503, with a {@code
- * Retry-After} as usual. A closed semaphore rejects with {@link Reason#CLOSED}, and one whose limit was lowered
- * below 1 with {@link Reason#LIMIT_REACHED}, its failure unwrapped from any {@code
- * CompletionException} or {@code ExecutionException}. The failures behind {@code UNAVAILABLE}
- * are logged at {@code WARNING} through the {@link System.Logger} named after this class, at most
- * once every 10 seconds, each line with the latest failure and the number of requests rejected
- * since the previous line; {@link #stats()} counts them all.
+ * Retry-After} as usual. A closed semaphore rejects with {@link Reason#CLOSED}, and one whose
+ * limit was lowered below 1 with {@link Reason#LIMIT_REACHED}, its failure unwrapped from any
+ * {@code CompletionException} or {@code ExecutionException}. The failures behind {@code
+ * UNAVAILABLE} are logged at {@code WARNING} through the {@link System.Logger} named after this
+ * class, at most once every 10 seconds, each line with the latest failure and the number of
+ * requests rejected since the previous line; {@link #stats()} counts them all.
  */
 public final class AdmissionControl<R> implements AutoCloseable {
   /*
@@ -198,7 +199,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
    *
    * <p>In queued mode the future may be completed by the thread that closed the ticket which
    * freed the permit, or by a timer thread; over a semaphore that may be remote (not Jeton
-   * core's), by one of the control's threads that ask it, in either mode: its dependent stages
+   * core's), by the thread that completes its future, in either mode: its dependent stages
    * should not block (or should run on an executor of their own). Such a semaphore's future obeys
    * the rules of a queued one above, in best-effort mode too.
    */
@@ -309,7 +310,6 @@ public final class AdmissionControl<R> implements AutoCloseable {
     Duration semaphoreTimeout = DEFAULT_SEMAPHORE_TIMEOUT;
     LongSupplier ticker = System::nanoTime;
     @Nullable Timeouts timeouts;
-    @Nullable Executor callThreads;
 
     private Builder() {}
 
@@ -470,12 +470,6 @@ public final class AdmissionControl<R> implements AutoCloseable {
     /** What fires a queued request's maxWait (default: a shared timer thread); for tests. */
     Builder<R> timeouts(Timeouts timeouts) {
       this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
-      return this;
-    }
-
-    /** Where a semaphore that may block is called (default: threads of the control's); for tests. */
-    Builder<R> callThreads(Executor threads) {
-      this.callThreads = Objects.requireNonNull(threads, "threads");
       return this;
     }
 

@@ -201,7 +201,10 @@ final class AdmissionQueue {
     return waiter;
   }
 
-  /** The waiter's maxWait has passed: if it still waits, it leaves and is rejected. */
+  /**
+   * The waiter's maxWait has passed: if it still waits, it leaves and is rejected; in front of a
+   * semaphore that may block, once it is known whether the semaphore answers (QueueChecks' R3).
+   */
   void expire(Waiter waiter) {
     int size;
     CompletableFuture<Permit> acquiring;
@@ -216,10 +219,18 @@ final class AdmissionQueue {
       lock.unlock();
     }
     cancel(acquiring);
-    SemaphoreCalls c = calls;
-    Throwable trouble = c == null ? null : c.trouble(); // the semaphore's fault, not the queue's
-    Reason reason = trouble == null ? Reason.QUEUE_TIMEOUT : ledger.reasonFor(trouble);
-    decide(waiter, ledger.rejection(reason, size));
+    QueueChecks k = checks;
+    if (k == null) {
+      decide(waiter, ledger.rejection(Reason.QUEUE_TIMEOUT, size));
+      return;
+    }
+    var unused = // the semaphore's fault, if it is silent or failing, not the queue's: R3
+        k.troubleForTimeout()
+            .thenAccept(
+                trouble -> {
+                  Reason reason = trouble.map(ledger::reasonFor).orElse(Reason.QUEUE_TIMEOUT);
+                  decide(waiter, ledger.rejection(reason, size));
+                });
   }
 
   /** The number of requests waiting now. */

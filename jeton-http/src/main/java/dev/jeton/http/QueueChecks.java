@@ -2,6 +2,7 @@ package dev.jeton.http;
 
 import dev.jeton.Permit;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
@@ -31,9 +32,17 @@ final class QueueChecks {
    *     period (the call timeout): a remote semaphore's acquireAsync may never fail (a client
    *     that retries until its server is back), so without it a dead server would leave every
    *     request to time out as QUEUE_TIMEOUT. At most one is scheduled (`scheduled`), and none
-   *     is made while a call is overdue: that one is evidence enough, and another would only tie
-   *     up a thread. A waiter that times out while the semaphore fails or does not answer is
-   *     rejected UNAVAILABLE (AdmissionQueue.expire, SemaphoreCalls.trouble), not QUEUE_TIMEOUT.
+   *     is made while a call is overdue: that one is evidence enough, and another would only add
+   *     to the silent server's backlog. A waiter that times out while the semaphore fails or does
+   *     not answer is rejected UNAVAILABLE (AdmissionQueue.expire, SemaphoreCalls.trouble), not
+   *     QUEUE_TIMEOUT.
+   * R3. Silent means unanswered for the call timeout. A waiter that times out while nothing is
+   *     known (no call failed or is overdue, and none returned within the timeout: the server
+   *     may have frozen since the last check) is decided by the call in flight, or by a check
+   *     made for it: an answer means QUEUE_TIMEOUT, no answer within the timeout UNAVAILABLE.
+   *     Without it, a waiter queued before the server froze timed out before any check went
+   *     overdue, and was told QUEUE_TIMEOUT (429). So such a waiter is decided up to one call
+   *     timeout (at most half its maxWait) after its maxWait, and only then.
    */
 
   private final AdmissionQueue queue;
@@ -51,7 +60,29 @@ final class QueueChecks {
 
   /** Asks the semaphore for a permit for the best waiter, without queuing in it. */
   void check() {
-    var unused = calls.tryAcquire().whenComplete(this::checked);
+    var unused = checking();
+  }
+
+  private CompletableFuture<Optional<Permit>> checking() {
+    CompletableFuture<Optional<Permit>> call = calls.tryAcquire();
+    var unused = call.whenComplete(this::checked);
+    return call;
+  }
+
+  /**
+   * Why the semaphore cannot be relied on, for a waiter that timed out (R3): the failure, or
+   * {@link SemaphoreCalls#unanswered()}; empty if it answers.
+   */
+  CompletableFuture<Optional<Throwable>> troubleForTimeout() {
+    Throwable known = calls.trouble();
+    if (known != null || calls.returnedLately()) {
+      return CompletableFuture.completedFuture(Optional.ofNullable(known));
+    }
+    CompletableFuture<Optional<Permit>> call = calls.inFlight();
+    return (call != null ? call : checking())
+        .handle(
+            (permit, failure) ->
+                Optional.ofNullable(failure == null ? null : SemaphoreFailures.unwrap(failure)));
   }
 
   private void checked(@Nullable Optional<Permit> permit, @Nullable Throwable failure) {

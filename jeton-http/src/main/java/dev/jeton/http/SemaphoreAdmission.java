@@ -18,9 +18,9 @@ import org.jspecify.annotations.Nullable;
 final class SemaphoreAdmission {
   /*
    * A request is, in this order: refused with UNAVAILABLE at once while a call to the semaphore
-   * is overdue (SemaphoreCalls.notAnswering: asking it again would only tie up another thread
-   * and request); given a permit at once if one is free; rejected with LIMIT_REACHED in best-
-   * effort mode; or queued.
+   * is overdue (SemaphoreCalls.notAnswering: asking it again would only leave one more request
+   * waiting on a silent semaphore); given a permit at once if one is free; rejected with
+   * LIMIT_REACHED in best-effort mode; or queued.
    *
    * Directly (Jeton core's semaphore): "at once" is tryAcquire on the caller's thread, and in
    * queued mode only while no one is queued (AdmissionQueue.tryAcquireIfIdle).
@@ -54,8 +54,7 @@ final class SemaphoreAdmission {
     this.maxWaitNanos = wait == null ? 0 : saturatedNanos(wait);
     this.calls =
         SemaphoreCalls.mayBlock(semaphore)
-            ? new SemaphoreCalls(
-                semaphore, callTimeoutNanos(b), timeouts, ledger.failures(), b.callThreads)
+            ? new SemaphoreCalls(semaphore, callTimeoutNanos(b), timeouts, ledger.failures())
             : null;
     LongSupplier ticker = b.ticker;
     this.queue =

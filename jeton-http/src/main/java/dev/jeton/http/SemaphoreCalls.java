@@ -6,39 +6,42 @@ import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Asks a semaphore that may be remote whether it has a permit, on threads of its own, so that no
- * one waits longer than a bound for the answer; and says whether the semaphore answers.
+ * Asks a semaphore that may be remote whether it has a permit, through its asynchronous API, so
+ * that no one waits longer than a bound for the answer; and says whether the semaphore answers.
  */
 final class SemaphoreCalls {
   /*
    * Why: a remote semaphore's tryAcquire blocks its caller for a round trip, and for as long as
    * its client lets it when the server does not answer (a RedisSemaphore on a frozen Redis: its
-   * 10 s command timeout). Made on a request's thread, it held every request that long. Here each
-   * call runs on one of at most THREADS daemon threads, and its future fails with `unanswered`
-   * once `timeoutNanos` pass without an answer: whoever waits on it decides then, and a permit
-   * that the call brings later is released. Jeton core's semaphores are in-process (their
-   * tryAcquire takes a lock and returns), so they are called directly, without this class.
+   * 10 s command timeout). Made on a request's thread, it held every request that long; made on
+   * a pool of threads, a healthy but distant server (57 ms away) left calls waiting for a thread,
+   * and that wait was counted as the server's silence. So a call is the semaphore's own
+   * asynchronous try, acquireAsync(1, Duration.ZERO): the Semaphore contract says it does not
+   * block, and that a zero timeout grants at once if it can (every backend's contract test
+   * checks it); a remote one decides on the server's first answer. No thread waits on it, so
+   * any number may be in flight, and its clock starts when it is made: the only wait it measures
+   * is the semaphore's. Its future fails with `unanswered` once `timeoutNanos` pass without an
+   * answer: whoever waits on it decides then, and a permit that the call brings later is
+   * released. Jeton core's semaphores are in-process (their tryAcquire takes a lock and returns),
+   * so they are called directly, without this class.
+   *
+   * What the try's future says: a permit; a TimeoutException without a cause: no permit was free
+   * (empty); a TimeoutException with a cause: the semaphore could not say, and the cause is why
+   * (a Redis out of reach, a semaphore in quarantine): a failure, as is any other exception.
    *
    * Each call's future is completed once (C1), by the first of: its answer (a permit or empty),
    * its failure, or its timer with `unanswered`. A call's `state` records which came first, so
    * that `overdue` counts exactly the calls whose timer came first and that have not returned yet
    * (C2): while it is above zero the semaphore does not answer, and the control refuses new
-   * requests at once rather than tie up a thread and a request for a call that will not be
-   * answered either. A call that finds its timer came first before it started is not made at all
-   * (its requester has gone). `latestFailure` is the failure of the latest call to return, or
-   * null if it was answered: what the control reports when it rejects for the semaphore's sake.
+   * requests at once rather than add a request to wait on a call that will not be answered
+   * either. `latestFailure` is the failure of the latest call to return, or null if it was
+   * answered: what the control reports when it rejects for the semaphore's sake.
    *
    * Invariants:
    *   C1. A call's future is completed exactly once, and not by the caller (it is never handed
@@ -47,10 +50,7 @@ final class SemaphoreCalls {
    *   C3. A permit returned by a call whose future already failed is released, never lost.
    */
 
-  /** Calls in progress at most; more wait for a thread, within their timeout. */
-  static final int THREADS = 16;
-
-  private static final int RUNNING = 0; // made or about to be, not returned, not timed out
+  private static final int RUNNING = 0; // made, not returned, not timed out
   private static final int ANSWERED = 1; // returned first
   private static final int OVERDUE = 2; // its timer came first, and it has not returned
   private static final int LATE = 3; // returned after its timer
@@ -60,39 +60,19 @@ final class SemaphoreCalls {
   private final Timeouts timeouts;
   private final SemaphoreFailures failures;
   private final TimeoutException unanswered;
-  private final Executor threads;
   private final AtomicInteger overdue = new AtomicInteger();
   private volatile @Nullable Throwable latestFailure;
+  private volatile long lastReturnedNanos = System.nanoTime() - Long.MAX_VALUE / 2; // long ago
+  private volatile @Nullable Call latest;
+  private volatile boolean closed;
 
-  /**
-   * Calls on {@code threads}, or, if null, on at most {@link #THREADS} daemon threads of its own,
-   * which end when idle.
-   */
   SemaphoreCalls(
-      Semaphore semaphore,
-      long timeoutNanos,
-      Timeouts timeouts,
-      SemaphoreFailures failures,
-      @Nullable Executor threads) {
+      Semaphore semaphore, long timeoutNanos, Timeouts timeouts, SemaphoreFailures failures) {
     this.semaphore = semaphore;
     this.timeoutNanos = timeoutNanos;
     this.timeouts = timeouts;
     this.failures = failures;
     this.unanswered = new Unanswered(Duration.ofNanos(timeoutNanos));
-    this.threads = threads != null ? threads : ownThreads();
-  }
-
-  private static ThreadPoolExecutor ownThreads() {
-    ThreadPoolExecutor pool =
-        new ThreadPoolExecutor(
-            THREADS,
-            THREADS,
-            10,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(),
-            Timeouts.daemonThreads("jeton-http-semaphore-calls"));
-    pool.allowCoreThreadTimeOut(true);
-    return pool;
   }
 
   /**
@@ -110,13 +90,35 @@ final class SemaphoreCalls {
    */
   CompletableFuture<Optional<Permit>> tryAcquire() {
     Call call = new Call();
-    call.timer = timeouts.schedule(call::timedOut, timeoutNanos);
-    try {
-      threads.execute(call);
-    } catch (RejectedExecutionException closed) {
+    if (closed) {
       call.failed(new SemaphoreClosedException("the admission control is closed"));
+      return call;
     }
+    call.timer = timeouts.schedule(call::timedOut, timeoutNanos);
+    latest = call;
+    CompletableFuture<Permit> trying;
+    try {
+      trying = semaphore.acquireAsync(1, Duration.ZERO);
+    } catch (RuntimeException e) { // closed, its limit lowered to 0: an answer too
+      call.failed(e);
+      return call;
+    } catch (Error e) { // returned all the same: an unreturned call would stay overdue
+      call.failed(e);
+      throw e;
+    }
+    var unused = trying.whenComplete(call::returned);
     return call;
+  }
+
+  /** The latest call made, if it has not returned yet (answered, failed or timed out). */
+  @Nullable CompletableFuture<Optional<Permit>> inFlight() {
+    Call call = latest;
+    return call != null && !call.isDone() ? call : null;
+  }
+
+  /** Whether a call returned, answered or failed, within the timeout before now. */
+  boolean returnedLately() {
+    return System.nanoTime() - lastReturnedNanos < timeoutNanos;
   }
 
   /** How long a call may go unanswered. */
@@ -144,36 +146,30 @@ final class SemaphoreCalls {
 
   /** No call is made from now on; those in progress end as they will. */
   void close() {
-    if (threads instanceof ExecutorService own) {
-      own.shutdown();
-    }
+    closed = true;
   }
 
-  /** One call of tryAcquire, and the future of its outcome. */
-  private final class Call extends CompletableFuture<Optional<Permit>> implements Runnable {
+  /** One call, and the future of its outcome. */
+  private final class Call extends CompletableFuture<Optional<Permit>> {
     private final AtomicInteger state = new AtomicInteger(RUNNING);
     private volatile @Nullable Future<?> timer;
 
-    @Override
-    public void run() {
-      if (state.get() != RUNNING) { // its requester gave up before a thread was free
-        returned();
+    /** The semaphore's answer to the try: see the Overview for what it says. */
+    void returned(@Nullable Permit permit, @Nullable Throwable failure) {
+      Throwable cause = failure == null ? null : SemaphoreFailures.unwrap(failure);
+      if (cause instanceof TimeoutException && cause.getCause() != null) {
+        failed(cause.getCause()); // it could not say: why is the failure
         return;
       }
-      Optional<Permit> permit;
-      try {
-        permit = semaphore.tryAcquire(1);
-      } catch (RuntimeException | Error e) { // an Error too: an unreturned call would stay overdue
-        failed(e);
-        if (e instanceof Error error) {
-          throw error;
-        }
+      if (cause != null && !(cause instanceof TimeoutException)) {
+        failed(cause);
         return;
       }
       latestFailure = null;
       returned();
-      if (!complete(permit)) {
-        permit.ifPresent(this::giveBack); // too late: its requester was answered without it
+      Optional<Permit> answer = Optional.ofNullable(permit);
+      if (!complete(answer)) {
+        answer.ifPresent(this::giveBack); // too late: its requester was answered without it
       }
     }
 
@@ -191,6 +187,7 @@ final class SemaphoreCalls {
     }
 
     private void returned() {
+      lastReturnedNanos = System.nanoTime();
       if (state.compareAndSet(RUNNING, ANSWERED)) {
         Future<?> t = timer;
         if (t != null) {

@@ -68,7 +68,7 @@ public abstract class AdmissionQueueLincheckScenario {
                   }
                   return new CompletableFuture<>();
                 });
-    control = (mayBlock ? builder.callThreads(Runnable::run) : builder).build();
+    control = builder.build();
     // Requests 0 and 1 take both permits, so that the scenarios start where queueing,
     // withdrawal and hand-over happen.
     admit(0);

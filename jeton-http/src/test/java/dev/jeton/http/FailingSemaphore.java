@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -16,7 +17,10 @@ import org.jspecify.annotations.Nullable;
  * fails with it; {@link #holdNextAcquire()} hands the test the future of the next {@code
  * acquireAsync}, to fail it later (a reply that never comes, then a timeout). With {@link
  * #asStages()}, its futures are stages of the real ones, as a remote client builds them, so their
- * failures arrive wrapped in a {@code CompletionException}.
+ * failures arrive wrapped in a {@code CompletionException}. Its try, {@code acquireAsync(n,
+ * Duration.ZERO)}, answers as a remote one does: a permit, a {@code TimeoutException} if none is
+ * free, or one whose cause is the failure; at once, or when the test runs the answer it was handed
+ * ({@link #answerTriesOn}).
  */
 public final class FailingSemaphore implements Semaphore {
   /** What a client throws when the server is out of reach. */
@@ -36,6 +40,7 @@ public final class FailingSemaphore implements Semaphore {
   private volatile boolean stages;
   private volatile @Nullable RuntimeException releaseFailure;
   private volatile Runnable duringTryAcquire = () -> {};
+  private volatile @Nullable Consumer<Runnable> tryAnswers; // null: at once
 
   /** Over a real semaphore of {@code limit}. */
   public FailingSemaphore(int limit) {
@@ -65,6 +70,14 @@ public final class FailingSemaphore implements Semaphore {
   /** Runs {@code action} inside each {@code tryAcquire} from now on, before it answers. */
   public void duringTryAcquire(Runnable action) {
     this.duringTryAcquire = action;
+  }
+
+  /**
+   * Each try from now on is answered when the test runs the answer handed to {@code answers}; a
+   * try the test has not answered is one the server has not answered.
+   */
+  public void answerTriesOn(Consumer<Runnable> answers) {
+    this.tryAnswers = answers;
   }
 
   /** Futures from now on are stages of the real ones. */
@@ -117,8 +130,33 @@ public final class FailingSemaphore implements Semaphore {
 
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
-    check();
-    return real.acquireAsync(permits, timeout);
+    if (!timeout.isZero()) {
+      check();
+      return real.acquireAsync(permits, timeout);
+    }
+    CompletableFuture<Permit> answer = new CompletableFuture<>();
+    Runnable answering =
+        () -> {
+          try {
+            Optional<Permit> permit = tryAcquire(permits);
+            if (permit.isPresent()) {
+              answer.complete(permit.get());
+            } else {
+              answer.completeExceptionally(new TimeoutException("no permit free"));
+            }
+          } catch (RuntimeException failed) { // a remote client: could not say, and why
+            TimeoutException couldNotSay = new TimeoutException("no answer");
+            couldNotSay.initCause(failed);
+            answer.completeExceptionally(couldNotSay);
+          }
+        };
+    Consumer<Runnable> answers = tryAnswers;
+    if (answers == null) {
+      answering.run();
+    } else {
+      answers.accept(answering);
+    }
+    return stages ? answer.thenApply(permit -> permit) : answer;
   }
 
   @Override

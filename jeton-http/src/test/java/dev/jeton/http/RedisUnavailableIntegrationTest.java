@@ -183,4 +183,19 @@ class RedisUnavailableIntegrationTest {
     assertTrue(control.stats().rejected(Reason.UNAVAILABLE) >= 2);
     holder.close();
   }
+
+  @Test
+  void frozenAfterARequestQueued_itsTimeoutIsUnavailable_notAQueueTimeout() throws Exception {
+    // maxWait 2 s: the checks are a second apart, and the one that goes unanswered after the
+    // freeze is overdue only as late as the request's own timeout.
+    AdmissionControl<Integer> control = start(over(semaphore).queue(20, Duration.ofSeconds(2)));
+    Ticket holder = assertInstanceOf(Ticket.class, control.admit(0));
+    CompletableFuture<Decision> queued = queueBehind(control);
+    Await.until(
+        () -> semaphore.queueLength() == 1, "the pump's acquire queued: the first check answered");
+    pause();
+    assertUnavailable(decided(queued));
+    assertEquals(0, control.stats().rejected(Reason.QUEUE_TIMEOUT));
+    holder.close();
+  }
 }

@@ -27,9 +27,9 @@ class SemaphoreFailureTest {
 
   private final FailingSemaphore semaphore = new FailingSemaphore(1);
 
-  /** Calls to the semaphore (one not of Jeton's core, so it may block) made inline: at once. */
+  /** A semaphore not of Jeton's core (so asked through its try), which answers at once. */
   private AdmissionControl.Builder<Integer> builder() {
-    return AdmissionControl.<Integer>builder().semaphore(semaphore).callThreads(Runnable::run);
+    return AdmissionControl.<Integer>builder().semaphore(semaphore);
   }
 
   private AdmissionControl<Integer> queued() {

@@ -15,9 +15,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A semaphore that may block (any not of Jeton's core), asked on the control's threads with a
- * bound, step by step: the test holds each call until it runs it, and fires each timer itself,
- * so "the semaphore does not answer" is a call the test has not run yet (issue 29).
+ * A semaphore that may block (any not of Jeton's core), asked through its try with a bound, step
+ * by step: the test holds each try's answer until it runs it, and fires each timer itself, so
+ * "the semaphore does not answer" is a call the test has not answered yet (issue 29).
  */
 class SilentSemaphoreTest {
   private static final Duration TIMEOUT = Duration.ofSeconds(1);
@@ -32,11 +32,11 @@ class SilentSemaphoreTest {
   private record Armed(Runnable task, long nanos, CompletableFuture<Void> handle) {}
 
   private AdmissionControl.Builder<Integer> builder() {
+    semaphore.answerTriesOn(calls::add);
     return AdmissionControl.<Integer>builder()
         .semaphore(semaphore)
         .semaphoreTimeout(TIMEOUT)
         .rejectionStatus(429)
-        .callThreads(calls::add)
         .timeouts(
             (task, nanos) -> {
               Armed a = new Armed(task, nanos, new CompletableFuture<>());
@@ -87,7 +87,7 @@ class SilentSemaphoreTest {
     assertUnavailable(rejection(control.admitAsync(2))); // at once
     assertEquals(1, calls.size(), "no call more to a semaphore that does not answer");
 
-    answerCall(); // its requester has gone: it is not made, and no call is overdue any more
+    answerCall(); // late: its permit goes back, and no call is overdue any more
     assertEquals(1, semaphore.available());
     CompletableFuture<Decision> third = control.admitAsync(3);
     answerCall();
@@ -235,7 +235,7 @@ class SilentSemaphoreTest {
     CompletableFuture<Decision> a = control.admitAsync(1);
     fire(TIMEOUT_NANOS); // its call goes unanswered: the pump asks, and gets the free permit
     ticket(a).close();
-    answerCall(); // not made: its requester has gone
+    answerCall(); // late: the permit it brings goes back
     assertEquals(1, semaphore.available());
   }
 

@@ -127,7 +127,7 @@ public final class AdmissionFilter implements Filter {
     if (req.getDispatcherType() != DispatcherType.REQUEST
         || !(req instanceof HttpServletRequest request)
         || !(resp instanceof HttpServletResponse response)) {
-      chain.doFilter(admittedHere(req), resp);
+      passOn(req, resp, chain);
       return;
     }
     Decision decision;
@@ -168,14 +168,23 @@ public final class AdmissionFilter implements Filter {
   }
 
   /**
-   * A later dispatch (ASYNC, ERROR...) of a request this filter admitted is wrapped again, so
-   * that the tasks its application starts there are held for too.
+   * A later dispatch (ASYNC, ERROR...) of a request this filter admitted holds its ticket while it
+   * runs, and is wrapped again, so that the tasks its application starts there are held for too;
+   * anything else passes unlimited.
    */
-  private ServletRequest admittedHere(ServletRequest req) {
-    return req.getAttribute(holdAttribute) instanceof TicketHold hold
-            && req instanceof HttpServletRequest http
-        ? new AdmittedRequest(http, hold)
-        : req;
+  private void passOn(ServletRequest req, ServletResponse resp, FilterChain chain)
+      throws IOException, ServletException {
+    if (!(req.getAttribute(holdAttribute) instanceof TicketHold hold
+        && req instanceof HttpServletRequest http
+        && hold.taskStarted())) {
+      chain.doFilter(req, resp);
+      return;
+    }
+    try {
+      chain.doFilter(new AdmittedRequest(http, hold), resp);
+    } finally {
+      hold.taskEnded();
+    }
   }
 
   /** The default answer to a rejected request: the one {@link Rejection} describes. */

@@ -1,6 +1,7 @@
 package dev.jeton.http.servlet;
 
 import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
@@ -8,12 +9,15 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
+import java.io.IOException;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The request an admitted request's application sees: the container's, except that its {@code
  * AsyncContext} tells the request's {@link TicketHold} of each task given to {@code start}, so
- * that the ticket is held until the task returns. Everything else is the container's.
+ * that the ticket is held until the task returns, and the listeners added to it are given that
+ * context in their events, so that a task an {@code onTimeout} starts is held for too. Everything
+ * else is the container's.
  */
 final class AdmittedRequest extends HttpServletRequestWrapper {
   private final TicketHold hold;
@@ -39,7 +43,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
     return track(super.getAsyncContext());
   }
 
-  private AsyncContext track(AsyncContext context) {
+  AsyncContext track(AsyncContext context) {
     Tracked t = tracked;
     if (t == null || t.context != context) {
       t = new Tracked(context, hold);
@@ -49,7 +53,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
   }
 
   /** The container's context, whose tasks the hold waits for. */
-  private static final class Tracked implements AsyncContext {
+  private final class Tracked implements AsyncContext {
     final AsyncContext context;
     private final TicketHold hold;
 
@@ -116,13 +120,13 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
 
     @Override
     public void addListener(AsyncListener listener) {
-      context.addListener(listener);
+      context.addListener(new SeesTracked(listener));
     }
 
     @Override
     public void addListener(
         AsyncListener listener, ServletRequest request, ServletResponse response) {
-      context.addListener(listener, request, response);
+      context.addListener(new SeesTracked(listener), request, response);
     }
 
     @Override
@@ -138,6 +142,43 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
     @Override
     public long getTimeout() {
       return context.getTimeout();
+    }
+  }
+
+  /** An application's listener, whose events carry the tracked context of their cycle. */
+  private final class SeesTracked implements AsyncListener {
+    private final AsyncListener listener;
+
+    SeesTracked(AsyncListener listener) {
+      this.listener = listener;
+    }
+
+    private AsyncEvent tracked(AsyncEvent event) {
+      return new AsyncEvent(
+          track(event.getAsyncContext()),
+          event.getSuppliedRequest(),
+          event.getSuppliedResponse(),
+          event.getThrowable());
+    }
+
+    @Override
+    public void onComplete(AsyncEvent event) throws IOException {
+      listener.onComplete(tracked(event));
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) throws IOException {
+      listener.onTimeout(tracked(event));
+    }
+
+    @Override
+    public void onError(AsyncEvent event) throws IOException {
+      listener.onError(tracked(event));
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) throws IOException {
+      listener.onStartAsync(tracked(event));
     }
   }
 }

@@ -10,10 +10,11 @@ import jakarta.servlet.http.HttpServletRequest;
  *
  * <p>The container calls a listener from its own threads, and may call it more than once for one
  * request: {@code onTimeout} and then {@code onComplete} (the container completes a request that
- * timed out), {@code onError} and then {@code onComplete}, or an application's {@code complete()}
- * racing a timeout. The first event decides how the ticket ends (once the request's tasks have
- * returned); this class needs no state of its own for that, because the hold takes the first
- * and ignores the later calls.
+ * timed out, after any dispatch its application made), {@code onError} and then {@code
+ * onComplete}, or an application's {@code complete()} racing a timeout. The first event decides
+ * how the ticket ends; {@code onComplete} lets it end (once the request's tasks and dispatches
+ * have returned); this class needs no state of its own for that, because the hold takes the
+ * first of each and ignores the later calls.
  *
  * <p>Each {@code startAsync} begins a new asynchronous cycle whose context starts with no
  * listeners and tells the old ones through {@code onStartAsync} (Servlet 6.1, 2.3.3.3): the
@@ -51,16 +52,19 @@ final class TicketListener implements AsyncListener {
     hold.requestEnded(Ticket::close);
   }
 
-  /** The async work took too long: most often an overloaded backend, a congestion signal. */
+  /**
+   * The async work took too long: most often an overloaded backend, a congestion signal. The
+   * ticket is held still: the application's onTimeout may dispatch, or start tasks.
+   */
   @Override
   public void onTimeout(AsyncEvent event) {
-    hold.requestEnded(Ticket::dropped);
+    hold.endsAs(Ticket::dropped);
   }
 
   /** The connection failed (the client went away) or the work did: says nothing of capacity. */
   @Override
   public void onError(AsyncEvent event) {
-    hold.requestEnded(Ticket::abandon);
+    hold.endsAs(Ticket::abandon);
   }
 
   /** A new async cycle of the same request: follow it, or the ticket would never come back. */

@@ -2,6 +2,7 @@ package dev.jeton.http.servlet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.jeton.http.AdmissionControl;
 import dev.jeton.http.Reason;
@@ -318,6 +319,50 @@ abstract class AdmissionFilterContract {
     app.gate.countDown();
     TestApp.awaitTrue(() -> control.inFlight() == 0, "the ticket back when the work ends");
     assertEquals(1, app.worst.get());
+  }
+
+  /**
+   * Issue 29: work that the application's {@code onTimeout} starts, by an {@code ASYNC} dispatch
+   * or with the event's {@code AsyncContext.start}, ran outside the ticket, which came back at
+   * the timeout: 3 at work under a limit of 2 in the attack. The ticket is held until the
+   * request really completes, and for the tasks started until they return.
+   */
+  @ParameterizedTest
+  @EnumSource(OnTimeout.class)
+  void workThatOnTimeoutStartsKeepsItsTicketUntilItEnds(OnTimeout how) throws Exception {
+    assumeTrue(
+        how != OnTimeout.START || kind() != ServletServer.Kind.TOMCAT,
+        "Tomcat refuses AsyncContext.start in onTimeout (IllegalStateException, TIMING_OUT):"
+            + " no work starts there to count");
+    int limit = 2;
+    AdmissionControl<HttpServletRequest> control = start(b -> b.limit(limit));
+    List<CompletableFuture<HttpResponse<String>>> timedOut =
+        sendAll(limit, "/on-timeout?timeout=50&" + how.parameter);
+    TestApp.awaitTrue(() -> app.atWork.get() == limit, "the work onTimeout started");
+    List<CompletableFuture<HttpResponse<String>>> more = sendAll(8, "/work?short");
+    for (CompletableFuture<HttpResponse<String>> f : more) {
+      f.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
+    }
+    assertEquals(
+        Map.of(503, 8), Responses.checkAll(more, Reason.LIMIT_REACHED), "no room beside it");
+    assertEquals(limit, app.worst.get(), "the most at work at once");
+    app.gate.countDown();
+    for (CompletableFuture<HttpResponse<String>> f : timedOut) {
+      f.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS);
+    }
+    TestApp.awaitTrue(() -> control.inFlight() == 0, "the tickets back when the work ends");
+    assertEquals(limit, control.stats().ticketsDropped(), "timed out: a congestion signal");
+  }
+
+  enum OnTimeout {
+    DISPATCH("dispatch"),
+    START("start");
+
+    final String parameter;
+
+    OnTimeout(String parameter) {
+      this.parameter = parameter;
+    }
   }
 
   /** A task that throws has returned all the same: its ticket comes back. */

@@ -43,6 +43,10 @@ import java.util.function.BooleanSupplier;
  *   <li>{@code /dispatch}: starts async mode and dispatches at once; the {@code ASYNC} dispatch
  *       answers {@code dispatched}, or with {@code ?again} starts async mode once more and leaves
  *       the context in {@link #pending}, or with {@code ?timeout=MS} does as {@code /async-work};
+ *   <li>{@code /on-timeout?timeout=MS&dispatch} (or {@code &start}): starts async mode with that
+ *       timeout, and its {@code onTimeout} dispatches the request, whose {@code ASYNC} dispatch
+ *       works as {@code /work} does (or starts that work with the event's {@code
+ *       AsyncContext.start}, which then completes the request);
  *   <li>{@code /large}: counts itself at work while it writes a body far larger than any socket
  *       buffer, until the body is written or a write fails;
  *   <li>{@code /health}: answers {@code up}.
@@ -88,6 +92,7 @@ final class TestApp {
             case "/async" -> startAsync(request);
             case "/async-work" -> startAsyncWork(request);
             case "/dispatch" -> dispatch(request, response);
+            case "/on-timeout" -> workOnTimeout(request);
             case "/large" -> writeLarge(response);
             case "/health" -> response.getWriter().print("up");
             default -> response.sendError(HttpServletResponse.SC_NOT_FOUND);
@@ -182,18 +187,23 @@ final class TestApp {
     }
     async.start(
         () -> {
-          begin();
-          try {
-            if (!gate.await(GUARD_SECONDS, TimeUnit.SECONDS)) {
-              throw new IllegalStateException("the gate never opened");
-            }
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          } finally {
-            atWork.decrementAndGet();
-          }
+          gatedWork();
           completeQuietly(async);
         });
+  }
+
+  /** At work until {@link #gate} opens. */
+  private void gatedWork() {
+    begin();
+    try {
+      if (!gate.await(GUARD_SECONDS, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the gate never opened");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      atWork.decrementAndGet();
+    }
   }
 
   /**
@@ -244,6 +254,41 @@ final class TestApp {
     } else {
       response.getWriter().print("dispatched");
     }
+  }
+
+  private void workOnTimeout(HttpServletRequest request) throws IOException {
+    if (request.getDispatcherType() == DispatcherType.ASYNC) {
+      gatedWork(); // the work the timeout dispatched to
+      return;
+    }
+    AsyncContext async = request.startAsync();
+    async.setTimeout(Long.parseLong(request.getParameter("timeout")));
+    boolean dispatch = request.getParameter("dispatch") != null;
+    async.addListener(
+        new AsyncListener() {
+          @Override
+          public void onTimeout(AsyncEvent event) {
+            AsyncContext timedOut = event.getAsyncContext();
+            if (dispatch) {
+              timedOut.dispatch();
+              return;
+            }
+            timedOut.start( // Tomcat 11 refuses it: IllegalStateException, TIMING_OUT
+                () -> {
+                  gatedWork();
+                  completeQuietly(timedOut);
+                });
+          }
+
+          @Override
+          public void onComplete(AsyncEvent event) {}
+
+          @Override
+          public void onError(AsyncEvent event) {}
+
+          @Override
+          public void onStartAsync(AsyncEvent event) {}
+        });
   }
 
   /** Waits for the next dispatch of {@code type} to come back out through the probe. */
