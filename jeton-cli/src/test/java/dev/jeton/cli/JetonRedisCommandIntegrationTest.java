@@ -168,6 +168,48 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     }
   }
 
+  /**
+   * Ctrl-Z (SIGTSTP to jeton, as the terminal sends it) stops the command, all of it, and jeton
+   * goes on renewing its lease: no second holder enters while the stopped command lives, however
+   * long past the lease time; SIGCONT continues it, and the next holder enters once it is done.
+   * Before, jeton stopped alone: the command ran on, the lease ran out, and a second holder came
+   * in under limit 1 beside it.
+   */
+  @Test
+  void run_stoppedWithCtrlZ_keepsItsLeaseUntilContinuedAndDone() throws Exception {
+    StoppableCommand command = new StoppableCommand(directory);
+    List<String> args = new java.util.ArrayList<>(
+        List.of("run", "--name", "ctrlz", "--permits", "1", "--lease", "2s", "--"));
+    args.addAll(command.line());
+    Process first = jeton(args.toArray(new String[0]));
+    long commandPid = command.awaitRunning();
+
+    StoppableCommand.send("TSTP", first.pid());
+    StoppableCommand.awaitStopped(commandPid, true, "the command");
+    // Past the lease time twice over from the stop: a lease not renewed since has run out.
+    Thread.sleep(4_000);
+    Process second = jeton("run", "--name", "ctrlz", "--no-wait", "--", "true");
+    String said = outputOf(second);
+    assertEquals(75, second.exitValue(), "a second holder entered beside the stopped command: "
+        + said);
+    assertTrue(StoppableCommand.isStopped(commandPid), "the command is still stopped");
+
+    java.nio.file.Path entered = directory.resolve("entered");
+    Process next = jeton("run", "--name", "ctrlz", "--timeout", "60s", "--",
+        "sh", "-c", "date +%s%N > " + entered);
+    awaitStatus("ctrlz", "\"waiters\": [{");
+    StoppableCommand.send("CONT", first.pid());
+    StoppableCommand.awaitStopped(commandPid, false, "the command");
+    command.finish();
+    assertEquals(0, exitOf(first));
+    String told = outputOf(first);
+    assertTrue(told.contains("jeton: stopped the command; it keeps its permits on 'ctrlz'"), told);
+    assertTrue(told.contains("jeton: continued the command"), told);
+    assertEquals(0, exitOf(next), outputOf(next));
+    long enteredAt = Long.parseLong(java.nio.file.Files.readString(entered).trim());
+    assertTrue(command.lastBeat() < enteredAt, "the next holder entered before the first was done");
+  }
+
   private static String[] with(List<String> first, String... rest) {
     List<String> all = new java.util.ArrayList<>(first);
     all.addAll(List.of(rest));
