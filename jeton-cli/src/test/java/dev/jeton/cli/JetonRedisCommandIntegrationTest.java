@@ -210,6 +210,41 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     assertTrue(command.lastBeat() < enteredAt, "the next holder entered before the first was done");
   }
 
+  /**
+   * What no client writes, planted in Redis, and {@code jeton status} in a JVM with the launcher's
+   * 64 MB heap: a holder's record grown to 15 MB is damage, repaired without ever being sent (it
+   * ran status out of memory, a stack trace); a key name of 40 MB, which the listing of every
+   * semaphore reads whole (SCAN), fails it in one line, exit 1 (the thread that reads Redis died
+   * of it, and status hung for ever).
+   */
+  @Test
+  void status_withHugeRecordsPlanted_neitherRunsOutOfMemoryNorHangs() throws Exception {
+    Process holder = jeton("run", "--name", "big", "--", "sleep", "60");
+    awaitStatus("big", "\"held\": 1");
+    String state = "{" + prefix + ":big}:state";
+    String field = server.command("HKEYS", state).lines()
+        .filter(f -> f.startsWith("r:")).findFirst().orElseThrow();
+    server.command("HSET", state, field,
+        server.command("HGET", state, field) + "x".repeat(15 << 20));
+    Process status = jetonWithJvmOptions(List.of("-Xmx64m"), with(backendArgs(), "status",
+        "--name", "big"));
+    assertTrue(status.waitFor(60, TimeUnit.SECONDS), "status hung");
+    String said = outputOf(status);
+    assertEquals(0, status.exitValue(), said);
+    assertEquals("big: limit 1, held 0, waiting 0\n", said, "the record ended as damaged");
+    assertTrue(server.log().contains("a record is too large"), "said in Redis's log");
+
+    server.command("SET", "{" + prefix + ":" + "y".repeat(40 << 20) + "}:state", "x");
+    Process listing = jetonWithJvmOptions(List.of("-Xmx64m"), with(backendArgs(), "status"));
+    assertTrue(listing.waitFor(60, TimeUnit.SECONDS), "status of every semaphore hung");
+    said = outputOf(listing);
+    assertEquals(1, listing.exitValue(), said);
+    assertEquals(1, said.lines().count(), said);
+    assertTrue(said.startsWith("jeton: Redis: "), said);
+    holder.descendants().forEach(ProcessHandle::destroy);
+    exitOf(holder);
+  }
+
   private static String[] with(List<String> first, String... rest) {
     List<String> all = new java.util.ArrayList<>(first);
     all.addAll(List.of(rest));

@@ -60,9 +60,14 @@ final class JedisLink implements Link {
    * moment; closeAsync completes when both threads have ended, and awaitClosed joins them, so a
    * process may exit at once (a JVM that exits while a thread reads a socket waits 300 ms).
    *
+   * A call that fails in this process (an Error, such as running out of memory on a huge reply)
+   * fails alone and drops its connection. If the command thread dies all the same (an Error
+   * raised while failing the call), the link is over: that call, the calls queued behind it and every
+   * later one fail with the reason, never leaving a caller waiting.
+   *
    * Fields: `connection` is the command thread's alone; `pubsub` and `subscribed` are written by
-   * the wake-up thread and read by close (volatile); `closed` is volatile; `listeners` is a
-   * concurrent map.
+   * the wake-up thread and read by close (volatile); `closed` and `died` are volatile;
+   * `listeners` is a concurrent map.
    */
 
   private static final int RECONNECT_FIRST_MILLIS = 100;
@@ -80,6 +85,8 @@ final class JedisLink implements Link {
   private volatile @Nullable JedisPubSub pubsub;
   private volatile @Nullable Connection subscribed;
   private volatile boolean closed;
+  /** What ended the command thread, if something did: every call since fails with it. */
+  private volatile @Nullable Throwable died;
 
   private JedisLink(HostAndPort address, JedisClientConfig config, Connection first) {
     this.address = address;
@@ -95,6 +102,13 @@ final class JedisLink implements Link {
               made[0] = thread;
               return thread;
             }) {
+          @Override
+          protected void afterExecute(Runnable task, @Nullable Throwable thrown) {
+            if (thrown != null) {
+              commandThreadDied(task, thrown); // on the command thread, as it dies
+            }
+          }
+
           @Override
           protected void terminated() {
             commandsEnded.complete(null); // on the command thread, as it ends
@@ -182,23 +196,77 @@ final class JedisLink implements Link {
   private <T> CompletableFuture<T> call(Work<T> work) {
     CompletableFuture<T> result = new CompletableFuture<>();
     try {
-      commands.execute(
-          () -> {
-            try {
-              result.complete(work.on(connection()));
-            } catch (JedisException e) {
-              if (e instanceof JedisConnectionException) {
-                dropConnection();
-              }
-              result.completeExceptionally(translate(e));
-            } catch (RuntimeException e) {
-              result.completeExceptionally(e);
-            }
-          });
+      commands.execute(new Call<>(work, result));
     } catch (RejectedExecutionException e) {
-      result.completeExceptionally(new RedisException("the connection to Redis is closed"));
+      Throwable death = died;
+      result.completeExceptionally(
+          death != null ? threadDied(death) : new RedisException("the connection to Redis is closed"));
     }
     return result;
+  }
+
+  /**
+   * One call: its work, and the future its caller waits for, which completes whatever happens,
+   * so that no caller waits for ever. A call that fails on this side (out of memory reading a
+   * reply) fails alone, and drops its connection, which it left in the middle of a reply.
+   */
+  private final class Call<T> implements Runnable {
+    private final Work<T> work;
+    private final CompletableFuture<T> result;
+
+    Call(Work<T> work, CompletableFuture<T> result) {
+      this.work = work;
+      this.result = result;
+    }
+
+    @Override
+    public void run() {
+      T value;
+      try {
+        value = work.on(connection());
+      } catch (JedisException e) {
+        if (e instanceof JedisConnectionException) {
+          dropConnection();
+        }
+        result.completeExceptionally(translate(e));
+        return;
+      } catch (RuntimeException e) {
+        result.completeExceptionally(e);
+        return;
+      } catch (Error e) {
+        dropConnection();
+        result.completeExceptionally(Calls.failedInThisProcess(e));
+        return;
+      }
+      result.complete(value);
+    }
+
+    void fail(Throwable death) {
+      result.completeExceptionally(threadDied(death));
+    }
+  }
+
+  /**
+   * The command thread is dying of {@code thrown} (an Error that escaped a call: one raised while
+   * failing it, out of memory again): the link can run nothing more, so the call, every call
+   * queued behind it and every later one fail with the reason (they waited for ever before).
+   */
+  private void commandThreadDied(Runnable task, Throwable thrown) {
+    died = thrown;
+    commands.shutdown(); // no thread replaces this one; later calls are refused
+    List<Runnable> queued = new ArrayList<>();
+    queued.add(task);
+    commands.getQueue().drainTo(queued);
+    for (Runnable r : queued) {
+      if (r instanceof Call) {
+        ((Call<?>) r).fail(thrown);
+      }
+    }
+    dropConnection();
+  }
+
+  private static RedisException threadDied(Throwable death) {
+    return new RedisException("the thread that calls Redis died: " + death, death);
   }
 
   /** The command connection, opened again if the last one failed (command thread only). */

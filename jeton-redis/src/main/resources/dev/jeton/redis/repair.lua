@@ -83,7 +83,12 @@ local function repair(problem, args)
   for i = 1, #flat, 2 do
     local field, record = flat[i], flat[i + 1]
     local id = string.match(field, '^r:(.+)$')
-    if id and string.sub(record, 1, 2) == 'H|' then
+    if id and #id > MAX_ID then -- no client made it: like a field not the semaphore's
+      id = nil
+    end
+    if id and oversized(record) then
+      ended[#ended + 1] = id
+    elseif id and string.sub(record, 1, 2) == 'H|' then
       local w, expiry, _, tokens = string.match(record, LEASE)
       local slots = {}
       for slot, tokenText in string.gmatch(tokens or '', '(%d+):(%d+)') do

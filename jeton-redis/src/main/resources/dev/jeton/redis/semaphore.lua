@@ -129,6 +129,16 @@ local announced -- wake-up channel -> list of entries
 local COUNTERS = '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|([%d,]*)$'
 local MAX_LIMIT = 2 ^ 30 - 1
 
+-- Bounds on what this code writes, so that what anyone else wrote past them is damage, found
+-- before it is sent to a client: a record's text besides its tokens (its owner and wake-up
+-- channel, a few hundred bytes as clients write them), a lease's tokens (SLOT_TEXT bytes a
+-- permit at most), a request id (under 40 bytes as clients make them), the counters (nine
+-- numbers and HOT slot indices). A 40 MB record sent whole made `jeton status` run out of memory.
+local MAX_TEXT = 65536
+local SLOT_TEXT = 32
+local MAX_ID = 128
+local MAX_COUNTERS = 1024
+
 -- State this code cannot read is raised as an error that begins with DAMAGE (see Damage above);
 -- `semaphore`, last, repairs the state and runs the call again.
 local DAMAGE = 'jeton-damage: '
@@ -139,6 +149,24 @@ end
 
 local function int(x)
   return string.format('%d', x)
+end
+
+-- Whether `record` is longer than any this code writes (see MAX_TEXT): a lease may take
+-- SLOT_TEXT bytes for each permit it says it holds.
+local function oversized(record)
+  if #record <= MAX_TEXT then
+    return false
+  end
+  local weight = tonumber(string.match(record, '^H|(%d+)|'))
+  return not weight or #record > MAX_TEXT + weight * SLOT_TEXT
+end
+
+-- `id`, read from a key (not from the caller), if it is no longer than any id a client makes.
+local function checkedId(id)
+  if #id > MAX_ID then
+    damaged('a request id is too long')
+  end
+  return id
 end
 
 -- A limit as stored, if it reads as one: a whole number from 0 to MAX_LIMIT.
@@ -224,6 +252,9 @@ local function parseWaiter(record)
   if not record then
     damaged('a queue entry has no record')
   end
+  if oversized(record) then
+    damaged('a record is too large')
+  end
   local w, l, a, c, o = string.match(record, WAITER)
   if not w then
     damaged('a waiter record does not read')
@@ -241,6 +272,9 @@ local function kindOf(record)
   local kind = KINDS[string.sub(record, 1, 2)]
   if not kind then
     damaged('a record of no known kind')
+  end
+  if oversized(record) then
+    damaged('a record is too large')
   end
   return kind
 end
@@ -371,6 +405,7 @@ local function grantHead()
     if not head then
       damaged('the queue has fewer entries than its count')
     end
+    checkedId(head)
     local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('r:' .. head))
     local abandonAt = scores[head] or tonumber(redis.call('ZSCORE', TIMERS, head))
     if not abandonAt then
@@ -434,7 +469,7 @@ local function sweep()
     local due = redis.call('ZRANGE', TIMERS, '-inf', nowText, 'BYSCORE', 'LIMIT', 0, SWEEP_BATCH)
     prefetch(due, 1, 1)
     for _, id in ipairs(due) do
-      local record = get('r:' .. id)
+      local record = get('r:' .. checkedId(id))
       local kind = kindOf(record)
       if kind == 'H' then
         freeLease(id, record, 'expired')
@@ -654,6 +689,9 @@ end
 -- The ids of the leases and waiters (not tombstones), soonest expiry first, and their records.
 local function liveRecords()
   local ids = redis.call('ZRANGE', TIMERS, '-inf', '(' .. BAND_TEXT, 'BYSCORE')
+  for _, id in ipairs(ids) do
+    checkedId(id)
+  end
   prefetch(ids, 1, 1)
   return ids
 end
@@ -683,7 +721,7 @@ function operations.limit(args)
       spare = #keptSpare
     end
     for _, id in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
-      local weight, _, _, wakeChannel = parseWaiter(get('r:' .. id))
+      local weight, _, _, wakeChannel = parseWaiter(get('r:' .. checkedId(id)))
       if weight > new then
         removeWaiter(id)
         tombstone(id, 'toobig')
@@ -734,7 +772,7 @@ function operations.status(args)
   local ids = redis.call('ZRANGE', QUEUE, 0, -1)
   prefetch(ids, 1, 1)
   for i, id in ipairs(ids) do
-    local weight, _, queuedAt, _, owner = parseWaiter(get('r:' .. id))
+    local weight, _, queuedAt, _, owner = parseWaiter(get('r:' .. checkedId(id)))
     waiters[i] = {id, weight, queuedAt, owner, '', ''}
   end
   if held ~= used or waiting ~= queued or #ids ~= queued then
@@ -825,7 +863,7 @@ local function call(keys, args)
       return {-1, 0, 0, nowText}
     end
     create(tonumber(create_), 0, quarantineMs ~= '' and now + tonumber(quarantineMs) or 0)
-  elseif layout ~= '2' and tonumber(layout) and tonumber(layout) > 2 then
+  elseif layout ~= '2' and layout and #layout <= 9 and tonumber(layout) and tonumber(layout) > 2 then
     return redis.error_reply('jeton: semaphore ' .. STATE .. ' has state layout '
       .. layout .. ', made by a newer Jeton: this one knows layout 2 only')
   elseif layout ~= '2' then
@@ -836,7 +874,9 @@ local function call(keys, args)
       damaged('its limit does not read')
     end
     local u, q, n, sp, t, sq, sw, f, un
-    u, q, n, sp, t, sq, sw, f, un, hot = string.match(counters or '', COUNTERS)
+    if counters and #counters <= MAX_COUNTERS then
+      u, q, n, sp, t, sq, sw, f, un, hot = string.match(counters, COUNTERS)
+    end
     if not u then
       damaged('its counters do not read')
     end

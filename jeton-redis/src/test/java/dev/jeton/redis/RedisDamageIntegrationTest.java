@@ -108,6 +108,27 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
   }
 
   /**
+   * A record larger than any client writes (a live holder's, 40 MB) is damage: status never sends
+   * it (it sent it whole, and ran the command's 64 MB JVM out of memory), the record ends as
+   * damaged, Redis's log says why, and its holder learns its lease is lost.
+   */
+  @Test
+  void aHugeRecord_isNeverSentAndEndsAsDamaged() throws Exception {
+    RedisSemaphore sem = open("huge");
+    Lease held = sem.acquire(1);
+    String state = "{jeton:huge}:state";
+    String field = "r:" + held.id();
+    server.command("HSET", state, field, server.command("HGET", state, field) + "x".repeat(40 << 20));
+
+    assertEquals(List.of(), sem.status().holders());
+    Lease.LeaseLoss loss =
+        held.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    assertTrue(loss.reason().contains("damaged"), loss.reason());
+    assertTrue(server.log().contains("(a record is too large)"), "said in Redis's log");
+    sem.acquire(1, PATIENCE).release();
+  }
+
+  /**
    * The limit is the one thing the records cannot tell: damaged or missing, every call says so
    * and how to set it; a handle still opens, and setting the limit repairs the state.
    */
