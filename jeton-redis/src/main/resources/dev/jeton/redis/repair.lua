@@ -95,7 +95,7 @@ local function repair(problem, args)
         slots[#slots + 1] = tonumber(slot)
         highestToken = math.max(highestToken, tonumber(tokenText))
       end
-      local fine = w and #slots == tonumber(w)
+      local fine = w and #slots == tonumber(w) and not tooFarAhead(expiry)
       for _, slot in ipairs(slots) do
         fine = fine and not owners[slot] -- a slot two leases claim goes to the first
       end
@@ -150,7 +150,7 @@ local function repair(problem, args)
   end
   for _, waiter in ipairs(waiters) do
     local score = was[waiter[1]]
-    time(waiter[1], score and score < BAND and score or now + waiterMs)
+    time(waiter[1], score and score < BAND and not tooFarAhead(score) and score or now + waiterMs)
   end
   for i = 1, #flat, 2 do
     local id = string.match(flat[i], '^r:(.+)$')

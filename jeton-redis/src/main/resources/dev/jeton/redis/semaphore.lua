@@ -80,16 +80,19 @@
 --
 -- Damage. State this code cannot read is never left to leak permits silently: a key of the
 -- wrong type, a field or a record that does not read, a record without its timer or queue entry
--- (or the other way round), a field that is not the semaphore's. It is met where it is read: a
--- command failing with WRONGTYPE, a record or counter that does not parse, and an audit of the
--- keys' sizes against the counters (O(1) each) with every sweep of due leases, so within a lease
--- time while anyone holds or waits; status, which reads every live record, also checks that they
--- add up. The call then repairs the state and runs again (`semaphore`, last), and Redis's log
+-- (or the other way round), a field that is not the semaphore's, a record or id larger than any
+-- client writes (never sent to a client), a lease expiry or timer further ahead than any lease
+-- or waiter can be. It is met where it is read: a command failing with WRONGTYPE, a record or
+-- counter that does not parse or is too large, and an audit of the keys' sizes against the
+-- counters (O(1) each) and of the last timer (O(log n)) with every sweep of due leases, so within
+-- a lease time while anyone holds or waits; status, which reads every live record, also checks
+-- that they add up. The call then repairs the state and runs again (`semaphore`, last), and Redis's log
 -- says what was found and done:
 --   * a key of the wrong type is deleted (the state key: the semaphore is then recreated as after
 --     a loss, in quarantine for callers that had seen it);
---   * a record that does not read ends as 'damaged' (its lease's permits come back, and its
---     holder learns the lease is lost at its next renewal; its waiter queues again);
+--   * a record that does not read, is too large or expires too far ahead ends as 'damaged' (its
+--     lease's permits come back, and its holder learns the lease is lost at its next renewal;
+--     its waiter queues again);
 --   * a field that is not the semaphore's is deleted;
 --   * everything the records determine is rebuilt from them: the counters (used, queued, next,
 --     spare and hot), the queue (its surviving order first, then by when each waiter queued),
@@ -138,6 +141,10 @@ local MAX_TEXT = 65536
 local SLOT_TEXT = 32
 local MAX_ID = 128
 local MAX_COUNTERS = 1024
+-- No client asks for a lease or a waiter expiry longer than a day (RedisSemaphoreOptions), so a
+-- lease's expiry or a timer further ahead than that is damage: its permits would never come
+-- back. An hour more, for a server clock stepped back since it was set.
+local MAX_AHEAD_MS = 86400000 + 3600000
 
 -- State this code cannot read is raised as an error that begins with DAMAGE (see Damage above);
 -- `semaphore`, last, repairs the state and runs the call again.
@@ -446,8 +453,24 @@ local function firstScore(from, to)
   return first and tonumber(first) or FAR
 end
 
--- Whether the sizes of the keys agree with the counters, each read in O(1): a record, a timer,
--- a queue entry or a free slot index that went missing (or came from elsewhere) shows here. Run
+-- Whether a lease's expiry, or a timer, is further ahead than any can be (see MAX_AHEAD_MS).
+local function tooFarAhead(at)
+  return tonumber(at) > now + MAX_AHEAD_MS
+end
+
+-- Whether the last lease or waiter timer is further ahead than any can be (O(log n)).
+local function checkLastTimer()
+  local last = redis.call('ZRANGE', TIMERS, '(' .. BAND_TEXT, '-inf', 'BYSCORE', 'REV', 'LIMIT',
+    0, 1, 'WITHSCORES')[2]
+  if last and tooFarAhead(last) then
+    damaged('a timer is further ahead than any lease or waiter can be')
+  end
+end
+
+-- Whether the sizes of the keys agree with the counters, each read in O(1), and the last timer
+-- is no further ahead than any can be, in O(log n): a record, a timer, a queue entry or a free
+-- slot index that went missing (or came from elsewhere) shows here, and so does a timer moved
+-- far ahead (its permits would never come back; one due sooner may hide it from the sweeps). Run
 -- with each sweep of due leases, so within a lease time while anyone holds or waits.
 local function audit()
   if redis.call('HLEN', STATE) ~= 3 + redis.call('ZCARD', TIMERS) then
@@ -456,6 +479,7 @@ local function audit()
   if redis.call('ZCARD', QUEUE) ~= queued or redis.call('LLEN', SPARE) ~= spare then
     damaged('its queue or its spare list differs from its counters')
   end
+  checkLastTimer()
 end
 
 -- Ends the leases and waiters that are due (at most SWEEP_BATCH), then forgets the tombstones
@@ -696,6 +720,7 @@ local function liveRecords()
   return ids
 end
 
+
 -- Argument 6: the new limit. Shrinking fails queued requests above it and retires the slot
 -- indices at or above it; held permits stay held until released. Growing brings back the
 -- retired indices below the new limit that no lease holds.
@@ -762,6 +787,9 @@ function operations.status(args)
     local kind = kindOf(record)
     if kind == 'H' then
       local weight, expiry, grantedAt, tokens, owner = parseLease(record)
+      if tooFarAhead(expiry) then
+        damaged('a lease expires further ahead than any lease can')
+      end
       leases[#leases + 1] = {id, weight, grantedAt, owner, expiry, tokens}
       held = held + weight
     elseif kind == 'Q' then
@@ -778,6 +806,7 @@ function operations.status(args)
   if held ~= used or waiting ~= queued or #ids ~= queued then
     damaged('its records do not add up to its counters')
   end
+  checkLastTimer()
   return {leases, waiters}
 end
 

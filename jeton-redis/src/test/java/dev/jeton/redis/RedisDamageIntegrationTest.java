@@ -39,6 +39,15 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
         damage("timers of the wrong type", (r, k, h, w) -> replace(r, k + "timers")),
         damage("timers deleted", (r, k, h, w) -> r.command("DEL", k + "timers")),
         damage("the holder's timer removed", (r, k, h, w) -> r.command("ZREM", k + "timers", h)),
+        damage("the holder's timer moved ten years ahead",
+            (r, k, h, w) -> r.command("ZADD", k + "timers", "XX", yearsAhead(r, 10), h)),
+        damage("the holder's expiry and timer moved ten years ahead",
+            (r, k, h, w) -> {
+              String record = r.command("HGET", k + "state", "r:" + h);
+              r.command("HSET", k + "state", "r:" + h,
+                  record.replaceFirst("^(H\\|\\d+\\|)\\d+", "$1" + yearsAhead(r, 10)));
+              r.command("ZADD", k + "timers", "XX", yearsAhead(r, 10), h);
+            }),
         damage("queue of the wrong type", (r, k, h, w) -> replace(r, k + "queue")),
         damage("queue deleted", (r, k, h, w) -> r.command("DEL", k + "queue")),
         damage("spare list of the wrong type", (r, k, h, w) -> replace(r, k + "spare")),
@@ -62,6 +71,12 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
 
   private static Arguments damage(String what, Damage damage) {
     return Arguments.of(what, damage);
+  }
+
+  /** Redis's clock {@code years} ahead, in ms. */
+  private static String yearsAhead(RedisServer redis, int years) {
+    long seconds = Long.parseLong(redis.command("TIME").lines().findFirst().orElseThrow().trim());
+    return Long.toString((seconds + years * 366L * 86_400) * 1000);
   }
 
   /** Replaces {@code key} with a string. */
