@@ -57,7 +57,8 @@ final class StoppableCommand {
   static void awaitStopped(long pid, boolean stopped, String what) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (isStopped(pid) != stopped) {
-      assertTrue(System.nanoTime() < deadline, what + (stopped ? " never stopped" : " stays stopped"));
+      assertTrue(System.nanoTime() < deadline,
+          what + (stopped ? " never stopped" : " stays stopped"));
       Thread.sleep(20);
     }
   }

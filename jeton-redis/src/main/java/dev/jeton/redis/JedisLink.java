@@ -1,13 +1,8 @@
 package dev.jeton.redis;
 
-import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
-import java.net.SocketTimeoutException;
 import java.net.URI;
-import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,8 +57,8 @@ final class JedisLink implements Link {
    *
    * A call that fails in this process (an Error, such as running out of memory on a huge reply)
    * fails alone and drops its connection. If the command thread dies all the same (an Error
-   * raised while failing the call), the link is over: that call, the calls queued behind it and every
-   * later one fail with the reason, never leaving a caller waiting.
+   * raised while failing the call), the link is over: that call, the calls queued behind it and
+   * every later one fail with the reason, never leaving a caller waiting.
    *
    * Fields: `connection` is the command thread's alone; `pubsub` and `subscribed` are written by
    * the wake-up thread and read by close (volatile); `closed` and `died` are volatile;
@@ -125,7 +120,7 @@ final class JedisLink implements Link {
    * @throws RedisConnectionException if the server cannot be reached or refuses the connection
    */
   static JedisLink connect(String uri) {
-    URI parsed = parse(uri);
+    URI parsed = JedisCodec.parse(uri);
     HostAndPort address = JedisURIHelper.getHostAndPort(parsed);
     DefaultJedisClientConfig.Builder config =
         DefaultJedisClientConfig.builder()
@@ -140,47 +135,14 @@ final class JedisLink implements Link {
     return new JedisLink(address, built, open(address, built));
   }
 
-  /** Whether {@code uri} is one that {@link #connect} takes. */
-  static boolean takes(String uri) {
-    try {
-      parse(uri);
-      return true;
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-  }
-
-  private static URI parse(String uri) {
-    URI parsed;
-    try {
-      parsed = new URI(uri);
-    } catch (URISyntaxException e) {
-      throw new IllegalArgumentException("not a Redis URI: '" + uri + "': " + e.getMessage(), e);
-    }
-    if (!"redis".equals(parsed.getScheme())
-        || parsed.getQuery() != null
-        || parsed.getFragment() != null) {
-      throw new IllegalArgumentException(
-          "Jedis takes redis://[[user]:password@]host[:port][/db] URIs only, not '" + uri
-              + "': use the default client (Lettuce) for TLS, Sentinel, Cluster or options");
-    }
-    String path = parsed.getPath();
-    if (parsed.getHost() == null
-        || !JedisURIHelper.isValid(parsed)
-        || !(path == null || path.isEmpty() || path.matches("/\\d*"))) {
-      throw new IllegalArgumentException(
-          "not a Redis URI: '" + uri + "': expected redis://[[user]:password@]host[:port][/db]");
-    }
-    return parsed;
-  }
-
   private static Connection open(HostAndPort address, JedisClientConfig config) {
     try {
       return new Connection(address, config);
     } catch (JedisException e) {
       // Jedis keeps the socket's own reason (connection refused, no route) as a suppressed one
       Throwable[] suppressed = e.getSuppressed();
-      Throwable reason = suppressed.length > 0 ? suppressed[suppressed.length - 1] : translate(e);
+      Throwable reason =
+          suppressed.length > 0 ? suppressed[suppressed.length - 1] : JedisCodec.translate(e);
       throw new RedisConnectionException("Unable to connect to " + address, reason);
     }
   }
@@ -200,7 +162,9 @@ final class JedisLink implements Link {
     } catch (RejectedExecutionException e) {
       Throwable death = died;
       result.completeExceptionally(
-          death != null ? threadDied(death) : new RedisException("the connection to Redis is closed"));
+          death != null
+              ? threadDied(death)
+              : new RedisException("the connection to Redis is closed"));
     }
     return result;
   }
@@ -228,7 +192,7 @@ final class JedisLink implements Link {
         if (e instanceof JedisConnectionException) {
           dropConnection();
         }
-        result.completeExceptionally(translate(e));
+        result.completeExceptionally(JedisCodec.translate(e));
         return;
       } catch (RuntimeException e) {
         result.completeExceptionally(e);
@@ -303,9 +267,9 @@ final class JedisLink implements Link {
         call(
             c -> {
               try {
-                return list(c.executeCommand(fcall));
+                return JedisCodec.list(c.executeCommand(fcall));
               } catch (JedisDataException e) {
-                if (!Library.isMissingFunction(translate(e))) {
+                if (!Library.isMissingFunction(JedisCodec.translate(e))) {
                   throw e;
                 }
                 c.executeCommand(
@@ -313,7 +277,7 @@ final class JedisLink implements Link {
                         .add("LOAD")
                         .add("REPLACE")
                         .add(Library.LIBRARY));
-                return list(c.executeCommand(fcall));
+                return JedisCodec.list(c.executeCommand(fcall));
               }
             });
     CompletableFuture<List<Object>> explained = new CompletableFuture<>();
@@ -349,7 +313,7 @@ final class JedisLink implements Link {
               String cursor = "0";
               do {
                 List<Object> page =
-                    list(
+                    JedisCodec.list(
                         c.executeCommand(
                             new CommandArguments(Protocol.Command.SCAN)
                                 .add(cursor)
@@ -364,50 +328,6 @@ final class JedisLink implements Link {
               } while (!cursor.equals("0"));
               return found;
             }));
-  }
-
-  /** A reply as Lettuce renders it: bulk strings as Strings, arrays as Lists. */
-  @SuppressWarnings("unchecked")
-  private static List<Object> list(Object raw) {
-    Object rendered = rendered(raw);
-    if (!(rendered instanceof List)) {
-      throw new RedisException("Redis answered " + rendered + " where an array was expected");
-    }
-    return (List<Object>) rendered;
-  }
-
-  private static @Nullable Object rendered(@Nullable Object raw) {
-    if (raw instanceof byte[]) {
-      return new String((byte[]) raw, StandardCharsets.UTF_8);
-    }
-    if (raw instanceof List) {
-      List<Object> out = new ArrayList<>(((List<?>) raw).size());
-      for (Object element : (List<?>) raw) {
-        out.add(rendered(element));
-      }
-      return out;
-    }
-    if (raw instanceof JedisDataException) {
-      throw (JedisDataException) raw; // an error inside an array
-    }
-    return raw; // Long, or null (a nil)
-  }
-
-  /** Jedis's failures as Lettuce's, which the rest of the package and its users know. */
-  static RuntimeException translate(JedisException e) {
-    if (e instanceof JedisDataException) {
-      return new RedisCommandExecutionException(e.getMessage(), e);
-    }
-    if (e instanceof JedisConnectionException) {
-      for (Throwable t = e; t != null; t = t.getCause()) {
-        if (t instanceof SocketTimeoutException) {
-          return new RedisCommandTimeoutException(
-              "Command timed out after " + COMMAND_TIMEOUT.toSeconds() + " second(s)");
-        }
-      }
-      return new RedisConnectionException(e.getMessage(), e);
-    }
-    return new RedisException(e.getMessage(), e);
   }
 
   // ---------------------------------------------------------------- wake-ups
@@ -445,7 +365,8 @@ final class JedisLink implements Link {
           if (!first.isDone()) {
             first.completeExceptionally(
                 new RedisConnectionException(
-                    "Unable to subscribe at " + address + ": " + e.getMessage(), translate(e)));
+                    "Unable to subscribe at " + address + ": " + e.getMessage(),
+                    JedisCodec.translate(e)));
             return;
           }
         } finally {

@@ -48,7 +48,7 @@ public record RedisSemaphoreOptions(
   /** The default {@link #keyPrefix() key prefix}. */
   public static final String DEFAULT_KEY_PREFIX = "jeton";
 
-  /** The longest {@link #leaseTime() lease time} and {@link #waiterExpiry() waiter expiry}: a day. */
+  /** The longest {@link #leaseTime() lease time} and {@link #waiterExpiry() waiter expiry}. */
   public static final Duration MAX_EXPIRY = Duration.ofHours(24);
 
   /** The default {@link #leaseTime() lease time}: 30 seconds. */

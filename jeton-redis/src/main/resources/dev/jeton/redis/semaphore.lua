@@ -86,8 +86,8 @@
 -- counter that does not parse or is too large, and an audit of the keys' sizes against the
 -- counters (O(1) each) and of the last timer (O(log n)) with every sweep of due leases, so within
 -- a lease time while anyone holds or waits; status, which reads every live record, also checks
--- that they add up. The call then repairs the state and runs again (`semaphore`, last), and Redis's log
--- says what was found and done:
+-- that they add up. The call then repairs the state and runs again (`semaphore`, last), and
+-- Redis's log says what was found and done:
 --   * a key of the wrong type is deleted (the state key: the semaphore is then recreated as after
 --     a loss, in quarantine for callers that had seen it);
 --   * a record that does not read, is too large or expires too far ahead ends as 'damaged' (its
@@ -878,6 +878,7 @@ local function call(keys, args)
     known[fields[i]] = values[i]
   end
   local limitText, layout, counters = values[1], values[2], values[3]
+  local newerLayout = layout and #layout <= 9 and tonumber(layout) -- a short number, if any
   if not layout and not counters and limitText then
     local refused = takeOver(limitText)
     if refused then
@@ -892,7 +893,7 @@ local function call(keys, args)
       return {-1, 0, 0, nowText}
     end
     create(tonumber(create_), 0, quarantineMs ~= '' and now + tonumber(quarantineMs) or 0)
-  elseif layout ~= '2' and layout and #layout <= 9 and tonumber(layout) and tonumber(layout) > 2 then
+  elseif layout ~= '2' and newerLayout and newerLayout > 2 then
     return redis.error_reply('jeton: semaphore ' .. STATE .. ' has state layout '
       .. layout .. ', made by a newer Jeton: this one knows layout 2 only')
   elseif layout ~= '2' then

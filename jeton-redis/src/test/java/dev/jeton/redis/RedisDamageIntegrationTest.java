@@ -133,7 +133,8 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
     Lease held = sem.acquire(1);
     String state = "{jeton:huge}:state";
     String field = "r:" + held.id();
-    server.command("HSET", state, field, server.command("HGET", state, field) + "x".repeat(40 << 20));
+    server.command("HSET", state, field,
+        server.command("HGET", state, field) + "x".repeat(40 << 20));
 
     assertEquals(List.of(), sem.status().holders());
     Lease.LeaseLoss loss =
