@@ -52,6 +52,12 @@ interface Backend extends AutoCloseable {
    */
   java.time.Duration stopGrace();
 
+  /**
+   * Whether the permit is kept by this process's renewals (a lease), so that this process must
+   * keep running while it holds it; false if it stays held while this process is stopped.
+   */
+  boolean renews();
+
   /** Calls {@code onLost} with a reason if the permit is lost while held (leases only). */
   void whenLost(Permit permit, Consumer<String> onLost);
 

@@ -104,6 +104,8 @@ final class CommandSession implements AutoCloseable {
   private @Nullable Instant leaderStart;
   private @Nullable Process watchdog;
   private boolean started;
+  private final Object pauseLock = new Object();
+  private boolean paused; // guarded by pauseLock
 
   private CommandSession(List<String> command, @Nullable Path scratch, @Nullable Process leader,
       @Nullable Process watchdog) {
@@ -296,8 +298,21 @@ final class CommandSession implements AutoCloseable {
     }
   }
 
-  /** Sends {@code signal} (INT, TERM, HUP, KILL) to every process of the session. */
+  /**
+   * Sends {@code signal} (INT, TERM, HUP, KILL) to every process of the session; continues it if
+   * it was paused, so that it acts on the signal (as a shell's kill does to a stopped job).
+   */
   void signal(String signal) {
+    send(signal);
+    synchronized (pauseLock) {
+      if (paused) {
+        send("CONT");
+        paused = false;
+      }
+    }
+  }
+
+  private void send(String signal) {
     Process l = leader;
     if (l == null) {
       return;
@@ -306,6 +321,35 @@ final class CommandSession implements AutoCloseable {
       Signals.send(signal, l);
     } else {
       Signals.sendToGroup(signal, l.pid());
+    }
+  }
+
+  /**
+   * Stops every process of the session, as Ctrl-Z stops a shell's job; false if it was paused
+   * already. SIGSTOP, not SIGTSTP: the session's process group is orphaned (its leader's parent,
+   * this process, is in another session), and the kernel discards a SIGTSTP sent to such a group
+   * unless the process handles it.
+   */
+  boolean pause() {
+    synchronized (pauseLock) {
+      if (paused || leader == null) {
+        return false;
+      }
+      send("STOP");
+      paused = true;
+      return true;
+    }
+  }
+
+  /** Continues the session after {@link #pause}; false if it was not paused. */
+  boolean resume() {
+    synchronized (pauseLock) {
+      if (!paused) {
+        return false;
+      }
+      send("CONT");
+      paused = false;
+      return true;
     }
   }
 

@@ -86,6 +86,11 @@ final class HostBackend implements Backend {
   }
 
   @Override
+  public boolean renews() {
+    return false; // the kernel and the permits' records hold it, whatever this process does
+  }
+
+  @Override
   public void whenLost(Permit permit, Consumer<String> onLost) {
     // A file lock is held until this process exits: it cannot be lost while the command runs.
   }

@@ -173,7 +173,7 @@ public final class Jeton {
   private static int badUsage(CommandLine.ParameterException e, String[] args) {
     CommandLine bad = e.getCommandLine();
     PrintWriter err = bad.getErr();
-    err.println("jeton: " + Escapes.visible(String.valueOf(e.getMessage())));
+    err.println(oneLine(String.valueOf(e.getMessage())));
     CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
     err.println("Try '" + bad.getCommandSpec().qualifiedName() + " --help' for more.");
     err.flush();
@@ -187,19 +187,33 @@ public final class Jeton {
    */
   private static int handle(Exception e, PrintWriter err) {
     if (e instanceof IllegalArgumentException) {
-      err.println("jeton: " + Escapes.visible(String.valueOf(e.getMessage())));
+      err.println(oneLine(String.valueOf(e.getMessage())));
       return EXIT_USAGE;
     }
     if (e instanceof IOException || e instanceof UncheckedIOException) {
-      err.println("jeton: " + Escapes.visible(String.valueOf(e.getMessage())));
+      err.println(oneLine(String.valueOf(e.getMessage())));
       return EXIT_ERROR;
     }
     if (RedisDefaults.isRedisFailure(e)) {
-      err.println("jeton: Redis: " + Escapes.visible(RedisDefaults.describe(e)));
+      String message = RedisDefaults.describe(e);
+      // The semaphore's function speaks for itself ("jeton: semaphore ... has a damaged
+      // limit"): it is not Redis failing, and one prefix is enough.
+      err.println(oneLine(message.startsWith(PREFIX) ? message : "Redis: " + message));
       return EXIT_ERROR;
     }
     printStackTrace(e, err);
     return EXIT_ERROR;
+  }
+
+  private static final String PREFIX = "jeton: ";
+
+  /**
+   * A failure's one line: {@code message} after the command's prefix, once, whether or not the
+   * message (from a library, or Redis's copy of one) begins with it already.
+   */
+  static String oneLine(String message) {
+    String own = message.startsWith(PREFIX) ? message.substring(PREFIX.length()) : message;
+    return PREFIX + Escapes.visible(own);
   }
 
   /** {@link Throwable#printStackTrace}, with each message through {@link Escapes}. */

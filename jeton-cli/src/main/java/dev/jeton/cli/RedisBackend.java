@@ -128,6 +128,11 @@ final class RedisBackend implements Backend {
   }
 
   @Override
+  public boolean renews() {
+    return true; // a lease lasts only as long as this process renews it
+  }
+
+  @Override
   public void whenLost(Permit permit, Consumer<String> onLost) {
     ((Lease) permit).lost().thenAccept(loss -> onLost.accept(loss.reason()));
   }

@@ -33,11 +33,13 @@ import picocli.CommandLine.ParentCommand;
           + " CMD's exit code.",
       "CMD gets stdin, stdout and stderr, and JETON_NAME, JETON_WEIGHT and JETON_DIR (or, with"
           + " --redis, JETON_LEASE_ID, JETON_FENCING_TOKENS and JETON_KEY_PREFIX) in its"
-          + " environment. SIGINT, SIGTERM and SIGHUP are forwarded to all of it. If jeton is"
-          + " killed, a watchdog stops CMD, and no one else gets the permits while any of it runs.",
+          + " environment. SIGINT, SIGTERM and SIGHUP are forwarded to all of it, and Ctrl-Z"
+          + " stops all of it. If jeton is killed, a watchdog stops CMD, and no one else gets the"
+          + " permits while any of it runs.",
       "With --redis the permits are a lease, renewed while CMD runs; if it is lost (Redis"
           + " restarted, or this process could not renew it in time), jeton says so on stderr"
-          + " and, with --on-lost kill, terminates CMD."
+          + " and, with --on-lost kill, terminates CMD. Ctrl-Z does not stop jeton then, which"
+          + " goes on renewing the stopped CMD's lease: Ctrl-Z again continues CMD."
     },
     footer = {
       "",
@@ -293,6 +295,8 @@ final class RunCommand implements Callable<Integer> {
       // if this process is killed now.
       backend.holdWhileRuns(semaphore, permit, session.leader());
     }
+    boolean renews = backend.renews();
+    Signals.installJobControl(signal -> onJobControl(signal, renews, err));
     synchronized (lock) {
       if (signalled != null) {
         return signalledExit(); // signalled after the grant, before the command started
@@ -302,6 +306,47 @@ final class RunCommand implements Callable<Integer> {
     }
     backend.whenLost(permit, reason -> leaseLost(session, reason, err));
     return session.waitForAll(); // 128+N when the command died of signal N
+  }
+
+  /**
+   * Ctrl-Z (TSTP), TTIN or TTOU stops the command, all of it, as a shell's job; CONT continues
+   * it. The command runs in a session of its own, so the terminal's signals reach only this
+   * process, which stopped alone before: the command ran on. Where the permits stay held without
+   * this process (this machine), it then stops itself too, and the shell sees the job stopped;
+   * fg or bg continue both. A lease lasts only while this process renews it, and a stopped
+   * process renews nothing (the lease ran out, and another holder came in beside the command,
+   * which still lived): so with Redis this process keeps running, in the foreground, and says
+   * so; Ctrl-Z again or SIGCONT continues the command, Ctrl-C ends it.
+   */
+  private void onJobControl(String signal, boolean renews, PrintWriter err) {
+    CommandSession running;
+    synchronized (lock) {
+      running = child;
+    }
+    if (running == null) {
+      return;
+    }
+    if (signal.equals("CONT")) {
+      if (running.resume() && renews) {
+        say(err, "continued the command");
+      }
+    } else if (running.pause()) {
+      if (renews) {
+        say(err, "stopped the command; it keeps its permits on '" + name + "', since jeton"
+            + " stays here to renew its lease: Ctrl-Z again (or SIGCONT) continues it, Ctrl-C"
+            + " ends it");
+      } else {
+        Signals.stopThisProcess(); // returns once continued
+        running.resume();
+      }
+    } else if (signal.equals("TSTP") && renews && running.resume()) {
+      say(err, "continued the command");
+    }
+  }
+
+  private static void say(PrintWriter err, String what) {
+    err.println("jeton: " + what);
+    err.flush();
   }
 
   /** The lease was lost while the command runs: say so, and stop it if asked to. */

@@ -12,7 +12,8 @@ import sun.misc.Signal;
  * SIGINT, SIGTERM and SIGHUP received by {@code jeton run}: while it waits for permits, they make
  * it give up its request and exit 128+N; once the command runs, they are forwarded to it, so that
  * {@code jeton run} does not die first and leave the command running unsupervised (it keeps the
- * permits until the command exits).
+ * permits until the command exits). Once the command runs, the job-control signals (Ctrl-Z) stop
+ * and continue it (RunCommand).
  */
 final class Signals {
   /** The signals handled, with their numbers (for the 128+N exit code). */
@@ -20,9 +21,25 @@ final class Signals {
 
   private Signals() {}
 
+  /**
+   * The job-control signals: a terminal's Ctrl-Z (TSTP), a background job's read from or write
+   * to the terminal (TTIN, TTOU), and what continues a stopped job (CONT). Java 17 and 25 both let
+   * a handler take them, so that {@code jeton} itself does not stop (see RunCommand).
+   */
+  static final List<String> JOB_CONTROL = List.of("TSTP", "TTIN", "TTOU", "CONT");
+
   /** Calls {@code handler} with the signal's name whenever one of {@link #HANDLED} arrives. */
   static void install(Consumer<String> handler) {
-    for (String name : HANDLED.keySet()) {
+    handle(HANDLED.keySet(), handler);
+  }
+
+  /** Calls {@code handler} with the signal's name whenever one of {@link #JOB_CONTROL} arrives. */
+  static void installJobControl(Consumer<String> handler) {
+    handle(JOB_CONTROL, handler);
+  }
+
+  private static void handle(Iterable<String> names, Consumer<String> handler) {
+    for (String name : names) {
       try {
         Signal.handle(new Signal(name), signal -> handler.accept(name));
       } catch (IllegalArgumentException unavailable) {
@@ -49,6 +66,24 @@ final class Signals {
           .waitFor();
     } catch (IOException e) {
       ProcessHandle.of(leader).ifPresent(ProcessHandle::destroy);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Stops this process (SIGSTOP: a TSTP would come back to its own handler), as a shell job
+   * stops, and returns once it is continued (SIGCONT: the shell's fg or bg).
+   */
+  static void stopThisProcess() {
+    try {
+      new ProcessBuilder("sh", "-c", "kill -STOP " + ProcessHandle.current().pid())
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+          .redirectError(ProcessBuilder.Redirect.DISCARD)
+          .start()
+          .waitFor();
+    } catch (IOException e) {
+      // not stopped: the command is continued at once, as if continued
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

@@ -430,7 +430,7 @@ abstract class AbstractJetonCommandTest {
 
   /**
    * A damaged stored limit (nothing else records it): every command says so and how to set it,
-   * in one line, and {@code jeton limit} repairs it.
+   * in one line with one prefix, and {@code jeton limit} repairs it.
    */
   @Test
   void damagedLimit_isReportedAndJetonLimitRepairsIt() throws Exception {
@@ -441,6 +441,8 @@ abstract class AbstractJetonCommandTest {
     assertEquals(1, run.exitValue(), said);
     assertEquals(1, said.lines().count(), said);
     assertTrue(said.contains("damaged") && said.contains("jeton limit --name damaged"), said);
+    assertEquals(0, said.indexOf("jeton: "), said);
+    assertEquals(0, said.lastIndexOf("jeton: "), "one prefix: " + said);
     assertEquals(0, exitOf(jeton("limit", "--name", "damaged", "2")));
     assertEquals(0, exitOf(jeton("run", "--name", "damaged", "--", "true")));
     assertTrue(outputOf(jeton("status", "--name", "damaged")).startsWith("damaged: limit 2,"));

@@ -209,4 +209,31 @@ class JetonCommandTest extends AbstractJetonCommandTest {
     assertEquals(2, exitOf(mallory), out);
     assertTrue(out.contains("neither of them you"), out);
   }
+
+  /**
+   * Ctrl-Z (SIGTSTP, as the terminal sends it to jeton) stops the job as a shell's: the command,
+   * all of it, and jeton itself (its permits stay held); SIGCONT (fg) continues both. Before,
+   * jeton stopped alone and the command, in a session of its own, ran on.
+   */
+  @Test
+  void run_stoppedWithCtrlZ_stopsTheCommandAndItselfAndContinuesBoth() throws Exception {
+    StoppableCommand command = new StoppableCommand(directory);
+    List<String> args = new ArrayList<>(List.of("run", "--name", "ctrlz", "--"));
+    args.addAll(command.line());
+    Process run = jeton(args.toArray(new String[0]));
+    long commandPid = command.awaitRunning();
+
+    StoppableCommand.send("TSTP", run.pid());
+    StoppableCommand.awaitStopped(commandPid, true, "the command");
+    StoppableCommand.awaitStopped(run.pid(), true, "jeton");
+    assertEquals(75, exitOf(jeton("run", "--name", "ctrlz", "--no-wait", "--", "true")),
+        "the permit stays held");
+
+    StoppableCommand.send("CONT", run.pid());
+    StoppableCommand.awaitStopped(commandPid, false, "the command");
+    StoppableCommand.awaitStopped(run.pid(), false, "jeton");
+    command.finish();
+    assertEquals(0, exitOf(run), outputOf(run));
+    assertEquals(0, exitOf(jeton("run", "--name", "ctrlz", "--no-wait", "--", "true")));
+  }
 }

@@ -222,6 +222,83 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
         .waitFor());
   }
 
+  /**
+   * Ctrl-Z (SIGTSTP to jeton, as the terminal sends it) stops the command, all of it, and jeton
+   * goes on renewing its lease: no second holder enters while the stopped command lives, however
+   * long past the lease time; SIGCONT continues it, and the next holder enters once it is done.
+   * Before, jeton stopped alone: the command ran on, the lease ran out, and a second holder came
+   * in under limit 1 beside it.
+   */
+  @Test
+  void run_stoppedWithCtrlZ_keepsItsLeaseUntilContinuedAndDone() throws Exception {
+    StoppableCommand command = new StoppableCommand(directory);
+    List<String> args = new java.util.ArrayList<>(
+        List.of("run", "--name", "ctrlz", "--permits", "1", "--lease", "2s", "--"));
+    args.addAll(command.line());
+    Process first = jeton(args.toArray(new String[0]));
+    long commandPid = command.awaitRunning();
+
+    StoppableCommand.send("TSTP", first.pid());
+    StoppableCommand.awaitStopped(commandPid, true, "the command");
+    // Past the lease time twice over from the stop: a lease not renewed since has run out.
+    Thread.sleep(4_000);
+    Process second = jeton("run", "--name", "ctrlz", "--no-wait", "--", "true");
+    String said = outputOf(second);
+    assertEquals(75, second.exitValue(), "a second holder entered beside the stopped command: "
+        + said);
+    assertTrue(StoppableCommand.isStopped(commandPid), "the command is still stopped");
+
+    java.nio.file.Path entered = directory.resolve("entered");
+    Process next = jeton("run", "--name", "ctrlz", "--timeout", "60s", "--",
+        "sh", "-c", "date +%s%N > " + entered);
+    awaitStatus("ctrlz", "\"waiters\": [{");
+    StoppableCommand.send("CONT", first.pid());
+    StoppableCommand.awaitStopped(commandPid, false, "the command");
+    command.finish();
+    assertEquals(0, exitOf(first));
+    String told = outputOf(first);
+    assertTrue(told.contains("jeton: stopped the command; it keeps its permits on 'ctrlz'"), told);
+    assertTrue(told.contains("jeton: continued the command"), told);
+    assertEquals(0, exitOf(next), outputOf(next));
+    long enteredAt = Long.parseLong(java.nio.file.Files.readString(entered).trim());
+    assertTrue(command.lastBeat() < enteredAt, "the next holder entered before the first was done");
+  }
+
+  /**
+   * What no client writes, planted in Redis, and {@code jeton status} in a JVM with the launcher's
+   * 64 MB heap: a holder's record grown to 15 MB is damage, repaired without ever being sent (it
+   * ran status out of memory, a stack trace); a key name of 40 MB, which the listing of every
+   * semaphore reads whole (SCAN), fails it in one line, exit 1 (the thread that reads Redis died
+   * of it, and status hung for ever).
+   */
+  @Test
+  void status_withHugeRecordsPlanted_neitherRunsOutOfMemoryNorHangs() throws Exception {
+    Process holder = jeton("run", "--name", "big", "--", "sleep", "60");
+    awaitStatus("big", "\"held\": 1");
+    String state = "{" + prefix + ":big}:state";
+    String field = server.command("HKEYS", state).lines()
+        .filter(f -> f.startsWith("r:")).findFirst().orElseThrow();
+    server.command("HSET", state, field,
+        server.command("HGET", state, field) + "x".repeat(15 << 20));
+    Process status = jetonWithJvmOptions(List.of("-Xmx64m"), with(backendArgs(), "status",
+        "--name", "big"));
+    assertTrue(status.waitFor(60, TimeUnit.SECONDS), "status hung");
+    String said = outputOf(status);
+    assertEquals(0, status.exitValue(), said);
+    assertEquals("big: limit 1, held 0, waiting 0\n", said, "the record ended as damaged");
+    assertTrue(server.log().contains("a record is too large"), "said in Redis's log");
+
+    server.command("SET", "{" + prefix + ":" + "y".repeat(40 << 20) + "}:state", "x");
+    Process listing = jetonWithJvmOptions(List.of("-Xmx64m"), with(backendArgs(), "status"));
+    assertTrue(listing.waitFor(60, TimeUnit.SECONDS), "status of every semaphore hung");
+    said = outputOf(listing);
+    assertEquals(1, listing.exitValue(), said);
+    assertEquals(1, said.lines().count(), said);
+    assertTrue(said.startsWith("jeton: Redis: "), said);
+    holder.descendants().forEach(ProcessHandle::destroy);
+    exitOf(holder);
+  }
+
   private static String[] with(List<String> first, String... rest) {
     List<String> all = new java.util.ArrayList<>(first);
     all.addAll(List.of(rest));

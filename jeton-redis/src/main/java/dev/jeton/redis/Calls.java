@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import io.lettuce.core.RedisException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -160,6 +161,15 @@ final class Calls {
     } catch (ExecutionException | TimeoutException e) {
       // the caller goes on either way
     }
+  }
+
+  /**
+   * A call that failed in this process, not in Redis: {@code e} is an Error (out of memory reading
+   * a reply that someone made huge), as a Redis failure that says so, which callers report as
+   * such rather than as a crash.
+   */
+  static RedisException failedInThisProcess(Error e) {
+    return new RedisException("the call to Redis failed in this process: " + e, e);
   }
 
   /** Waits for a reply without being interruptible, and rethrows its failure unwrapped. */

@@ -1,13 +1,8 @@
 package dev.jeton.redis;
 
-import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
-import java.net.SocketTimeoutException;
 import java.net.URI;
-import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,9 +55,14 @@ final class JedisLink implements Link {
    * moment; closeAsync completes when both threads have ended, and awaitClosed joins them, so a
    * process may exit at once (a JVM that exits while a thread reads a socket waits 300 ms).
    *
+   * A call that fails in this process (an Error, such as running out of memory on a huge reply)
+   * fails alone and drops its connection. If the command thread dies all the same (an Error
+   * raised while failing the call), the link is over: that call, the calls queued behind it and
+   * every later one fail with the reason, never leaving a caller waiting.
+   *
    * Fields: `connection` is the command thread's alone; `pubsub` and `subscribed` are written by
-   * the wake-up thread and read by close (volatile); `closed` is volatile; `listeners` is a
-   * concurrent map.
+   * the wake-up thread and read by close (volatile); `closed` and `died` are volatile;
+   * `listeners` is a concurrent map.
    */
 
   private static final int RECONNECT_FIRST_MILLIS = 100;
@@ -80,6 +80,8 @@ final class JedisLink implements Link {
   private volatile @Nullable JedisPubSub pubsub;
   private volatile @Nullable Connection subscribed;
   private volatile boolean closed;
+  /** What ended the command thread, if something did: every call since fails with it. */
+  private volatile @Nullable Throwable died;
 
   private JedisLink(HostAndPort address, JedisClientConfig config, Connection first) {
     this.address = address;
@@ -96,6 +98,13 @@ final class JedisLink implements Link {
               return thread;
             }) {
           @Override
+          protected void afterExecute(Runnable task, @Nullable Throwable thrown) {
+            if (thrown != null) {
+              commandThreadDied(task, thrown); // on the command thread, as it dies
+            }
+          }
+
+          @Override
           protected void terminated() {
             commandsEnded.complete(null); // on the command thread, as it ends
           }
@@ -111,7 +120,7 @@ final class JedisLink implements Link {
    * @throws RedisConnectionException if the server cannot be reached or refuses the connection
    */
   static JedisLink connect(String uri) {
-    URI parsed = parse(uri);
+    URI parsed = JedisCodec.parse(uri);
     HostAndPort address = JedisURIHelper.getHostAndPort(parsed);
     DefaultJedisClientConfig.Builder config =
         DefaultJedisClientConfig.builder()
@@ -126,47 +135,14 @@ final class JedisLink implements Link {
     return new JedisLink(address, built, open(address, built));
   }
 
-  /** Whether {@code uri} is one that {@link #connect} takes. */
-  static boolean takes(String uri) {
-    try {
-      parse(uri);
-      return true;
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-  }
-
-  private static URI parse(String uri) {
-    URI parsed;
-    try {
-      parsed = new URI(uri);
-    } catch (URISyntaxException e) {
-      throw new IllegalArgumentException("not a Redis URI: '" + uri + "': " + e.getMessage(), e);
-    }
-    if (!"redis".equals(parsed.getScheme())
-        || parsed.getQuery() != null
-        || parsed.getFragment() != null) {
-      throw new IllegalArgumentException(
-          "Jedis takes redis://[[user]:password@]host[:port][/db] URIs only, not '" + uri
-              + "': use the default client (Lettuce) for TLS, Sentinel, Cluster or options");
-    }
-    String path = parsed.getPath();
-    if (parsed.getHost() == null
-        || !JedisURIHelper.isValid(parsed)
-        || !(path == null || path.isEmpty() || path.matches("/\\d*"))) {
-      throw new IllegalArgumentException(
-          "not a Redis URI: '" + uri + "': expected redis://[[user]:password@]host[:port][/db]");
-    }
-    return parsed;
-  }
-
   private static Connection open(HostAndPort address, JedisClientConfig config) {
     try {
       return new Connection(address, config);
     } catch (JedisException e) {
       // Jedis keeps the socket's own reason (connection refused, no route) as a suppressed one
       Throwable[] suppressed = e.getSuppressed();
-      Throwable reason = suppressed.length > 0 ? suppressed[suppressed.length - 1] : translate(e);
+      Throwable reason =
+          suppressed.length > 0 ? suppressed[suppressed.length - 1] : JedisCodec.translate(e);
       throw new RedisConnectionException("Unable to connect to " + address, reason);
     }
   }
@@ -182,23 +158,79 @@ final class JedisLink implements Link {
   private <T> CompletableFuture<T> call(Work<T> work) {
     CompletableFuture<T> result = new CompletableFuture<>();
     try {
-      commands.execute(
-          () -> {
-            try {
-              result.complete(work.on(connection()));
-            } catch (JedisException e) {
-              if (e instanceof JedisConnectionException) {
-                dropConnection();
-              }
-              result.completeExceptionally(translate(e));
-            } catch (RuntimeException e) {
-              result.completeExceptionally(e);
-            }
-          });
+      commands.execute(new Call<>(work, result));
     } catch (RejectedExecutionException e) {
-      result.completeExceptionally(new RedisException("the connection to Redis is closed"));
+      Throwable death = died;
+      result.completeExceptionally(
+          death != null
+              ? threadDied(death)
+              : new RedisException("the connection to Redis is closed"));
     }
     return result;
+  }
+
+  /**
+   * One call: its work, and the future its caller waits for, which completes whatever happens,
+   * so that no caller waits for ever. A call that fails on this side (out of memory reading a
+   * reply) fails alone, and drops its connection, which it left in the middle of a reply.
+   */
+  private final class Call<T> implements Runnable {
+    private final Work<T> work;
+    private final CompletableFuture<T> result;
+
+    Call(Work<T> work, CompletableFuture<T> result) {
+      this.work = work;
+      this.result = result;
+    }
+
+    @Override
+    public void run() {
+      T value;
+      try {
+        value = work.on(connection());
+      } catch (JedisException e) {
+        if (e instanceof JedisConnectionException) {
+          dropConnection();
+        }
+        result.completeExceptionally(JedisCodec.translate(e));
+        return;
+      } catch (RuntimeException e) {
+        result.completeExceptionally(e);
+        return;
+      } catch (Error e) {
+        dropConnection();
+        result.completeExceptionally(Calls.failedInThisProcess(e));
+        return;
+      }
+      result.complete(value);
+    }
+
+    void fail(Throwable death) {
+      result.completeExceptionally(threadDied(death));
+    }
+  }
+
+  /**
+   * The command thread is dying of {@code thrown} (an Error that escaped a call: one raised while
+   * failing it, out of memory again): the link can run nothing more, so the call, every call
+   * queued behind it and every later one fail with the reason (they waited for ever before).
+   */
+  private void commandThreadDied(Runnable task, Throwable thrown) {
+    died = thrown;
+    commands.shutdown(); // no thread replaces this one; later calls are refused
+    List<Runnable> queued = new ArrayList<>();
+    queued.add(task);
+    commands.getQueue().drainTo(queued);
+    for (Runnable r : queued) {
+      if (r instanceof Call) {
+        ((Call<?>) r).fail(thrown);
+      }
+    }
+    dropConnection();
+  }
+
+  private static RedisException threadDied(Throwable death) {
+    return new RedisException("the thread that calls Redis died: " + death, death);
   }
 
   /** The command connection, opened again if the last one failed (command thread only). */
@@ -235,9 +267,9 @@ final class JedisLink implements Link {
         call(
             c -> {
               try {
-                return list(c.executeCommand(fcall));
+                return JedisCodec.list(c.executeCommand(fcall));
               } catch (JedisDataException e) {
-                if (!Library.isMissingFunction(translate(e))) {
+                if (!Library.isMissingFunction(JedisCodec.translate(e))) {
                   throw e;
                 }
                 c.executeCommand(
@@ -245,7 +277,7 @@ final class JedisLink implements Link {
                         .add("LOAD")
                         .add("REPLACE")
                         .add(Library.LIBRARY));
-                return list(c.executeCommand(fcall));
+                return JedisCodec.list(c.executeCommand(fcall));
               }
             });
     CompletableFuture<List<Object>> explained = new CompletableFuture<>();
@@ -281,7 +313,7 @@ final class JedisLink implements Link {
               String cursor = "0";
               do {
                 List<Object> page =
-                    list(
+                    JedisCodec.list(
                         c.executeCommand(
                             new CommandArguments(Protocol.Command.SCAN)
                                 .add(cursor)
@@ -296,50 +328,6 @@ final class JedisLink implements Link {
               } while (!cursor.equals("0"));
               return found;
             }));
-  }
-
-  /** A reply as Lettuce renders it: bulk strings as Strings, arrays as Lists. */
-  @SuppressWarnings("unchecked")
-  private static List<Object> list(Object raw) {
-    Object rendered = rendered(raw);
-    if (!(rendered instanceof List)) {
-      throw new RedisException("Redis answered " + rendered + " where an array was expected");
-    }
-    return (List<Object>) rendered;
-  }
-
-  private static @Nullable Object rendered(@Nullable Object raw) {
-    if (raw instanceof byte[]) {
-      return new String((byte[]) raw, StandardCharsets.UTF_8);
-    }
-    if (raw instanceof List) {
-      List<Object> out = new ArrayList<>(((List<?>) raw).size());
-      for (Object element : (List<?>) raw) {
-        out.add(rendered(element));
-      }
-      return out;
-    }
-    if (raw instanceof JedisDataException) {
-      throw (JedisDataException) raw; // an error inside an array
-    }
-    return raw; // Long, or null (a nil)
-  }
-
-  /** Jedis's failures as Lettuce's, which the rest of the package and its users know. */
-  static RuntimeException translate(JedisException e) {
-    if (e instanceof JedisDataException) {
-      return new RedisCommandExecutionException(e.getMessage(), e);
-    }
-    if (e instanceof JedisConnectionException) {
-      for (Throwable t = e; t != null; t = t.getCause()) {
-        if (t instanceof SocketTimeoutException) {
-          return new RedisCommandTimeoutException(
-              "Command timed out after " + COMMAND_TIMEOUT.toSeconds() + " second(s)");
-        }
-      }
-      return new RedisConnectionException(e.getMessage(), e);
-    }
-    return new RedisException(e.getMessage(), e);
   }
 
   // ---------------------------------------------------------------- wake-ups
@@ -377,7 +365,8 @@ final class JedisLink implements Link {
           if (!first.isDone()) {
             first.completeExceptionally(
                 new RedisConnectionException(
-                    "Unable to subscribe at " + address + ": " + e.getMessage(), translate(e)));
+                    "Unable to subscribe at " + address + ": " + e.getMessage(),
+                    JedisCodec.translate(e)));
             return;
           }
         } finally {

@@ -211,13 +211,22 @@ final class LettuceLink implements Link {
   public List<String> keys(String pattern) {
     List<String> found = new ArrayList<>();
     ScanArgs args = ScanArgs.Builder.matches(pattern).limit(1000);
-    KeyScanCursor<String> cursor = commands.scan(args).toCompletableFuture().join();
+    KeyScanCursor<String> cursor = joined(commands.scan(args));
     while (true) {
       found.addAll(cursor.getKeys());
       if (cursor.isFinished()) {
         return found;
       }
-      cursor = commands.scan(cursor, args).toCompletableFuture().join();
+      cursor = joined(commands.scan(cursor, args));
+    }
+  }
+
+  /** A reply, or its failure unwrapped; an Error (out of memory on a huge key) as Redis's. */
+  private static <T> T joined(java.util.concurrent.CompletionStage<T> reply) {
+    try {
+      return Calls.join(reply.toCompletableFuture());
+    } catch (Error e) {
+      throw Calls.failedInThisProcess(e);
     }
   }
 

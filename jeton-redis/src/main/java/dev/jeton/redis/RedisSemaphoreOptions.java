@@ -15,15 +15,16 @@ import java.util.Objects;
  * @param keyPrefix the first part of every key: {@code {<prefix>:<name>}:...}. Default {@value
  *     #DEFAULT_KEY_PREFIX}.
  * @param leaseTime how long a permit stays held in Redis without a renewal. A holder that dies
- *     frees its permits this long after its last renewal. Default {@link #DEFAULT_LEASE_TIME}.
+ *     frees its permits this long after its last renewal. At most {@link #MAX_EXPIRY}. Default
+ *     {@link #DEFAULT_LEASE_TIME}.
  * @param renewInterval how often held leases are renewed in the background; must be below the
  *     lease time (a third of it leaves room for two failed renewals). Default {@link
  *     #DEFAULT_RENEW_INTERVAL}.
  * @param pollInterval how often waiters ask Redis again when no wake-up message came: the bound
  *     on how long a lost message can delay a grant. Default {@link #DEFAULT_POLL_INTERVAL}.
  * @param waiterExpiry how long a waiter stays queued after its last poll: a waiter whose process
- *     died leaves the queue this long after. At least twice the poll interval. Default {@link
- *     #DEFAULT_WAITER_EXPIRY}.
+ *     died leaves the queue this long after. At least twice the poll interval, at most {@link
+ *     #MAX_EXPIRY}. Default {@link #DEFAULT_WAITER_EXPIRY}.
  * @param replayWindow how long Redis remembers a finished request, at least, so that a request
  *     replayed after a reconnect (Lettuce re-sends commands whose reply it lost) cannot act
  *     twice. Finished requests are forgotten in batches, up to a quarter of the window later.
@@ -46,6 +47,9 @@ public record RedisSemaphoreOptions(
 
   /** The default {@link #keyPrefix() key prefix}. */
   public static final String DEFAULT_KEY_PREFIX = "jeton";
+
+  /** The longest {@link #leaseTime() lease time} and {@link #waiterExpiry() waiter expiry}. */
+  public static final Duration MAX_EXPIRY = Duration.ofHours(24);
 
   /** The default {@link #leaseTime() lease time}: 30 seconds. */
   public static final Duration DEFAULT_LEASE_TIME = Duration.ofSeconds(30);
@@ -87,7 +91,8 @@ public record RedisSemaphoreOptions(
    * @param replayWindow how long Redis remembers a finished request
    * @param replicaAcks how many replicas must acknowledge a grant or renewal
    * @param replicaTimeout how long to wait for those acknowledgements
-   * @throws IllegalArgumentException if a duration is below 1 ms, the renewal interval is not
+   * @throws IllegalArgumentException if a duration is below 1 ms, the lease time or the waiter
+   *     expiry is above {@link #MAX_EXPIRY}, the renewal interval is not
    *     shorter than the lease time, the waiter expiry is shorter than twice the poll interval,
    *     replicaAcks is negative, or the key prefix is not a valid name
    */
@@ -99,6 +104,8 @@ public record RedisSemaphoreOptions(
     positiveMillis("waiterExpiry", waiterExpiry);
     positiveMillis("replayWindow", replayWindow);
     positiveMillis("replicaTimeout", replicaTimeout);
+    atMostADay("leaseTime", leaseTime);
+    atMostADay("waiterExpiry", waiterExpiry);
     if (renewInterval.compareTo(leaseTime) >= 0) {
       throw new IllegalArgumentException(
           "renewInterval (" + renewInterval + ") must be shorter than leaseTime (" + leaseTime
@@ -112,6 +119,18 @@ public record RedisSemaphoreOptions(
     }
     if (replicaAcks < 0) {
       throw new IllegalArgumentException("replicaAcks must be 0 or more, was " + replicaAcks);
+    }
+  }
+
+  /**
+   * A lease or a waiter's expiry is at most {@link #MAX_EXPIRY}: the semaphore takes one further
+   * ahead in Redis for damage (semaphore.lua, MAX_AHEAD_MS), since its permits would never come
+   * back, and a dead holder's permits should come back within a day anyway.
+   */
+  private static void atMostADay(String what, Duration value) {
+    if (value.compareTo(MAX_EXPIRY) > 0) {
+      throw new IllegalArgumentException(what + " must be at most " + MAX_EXPIRY.toHours()
+          + " hours, was " + value);
     }
   }
 

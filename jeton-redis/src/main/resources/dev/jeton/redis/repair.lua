@@ -83,14 +83,19 @@ local function repair(problem, args)
   for i = 1, #flat, 2 do
     local field, record = flat[i], flat[i + 1]
     local id = string.match(field, '^r:(.+)$')
-    if id and string.sub(record, 1, 2) == 'H|' then
+    if id and #id > MAX_ID then -- no client made it: like a field not the semaphore's
+      id = nil
+    end
+    if id and oversized(record) then
+      ended[#ended + 1] = id
+    elseif id and string.sub(record, 1, 2) == 'H|' then
       local w, expiry, _, tokens = string.match(record, LEASE)
       local slots = {}
       for slot, tokenText in string.gmatch(tokens or '', '(%d+):(%d+)') do
         slots[#slots + 1] = tonumber(slot)
         highestToken = math.max(highestToken, tonumber(tokenText))
       end
-      local fine = w and #slots == tonumber(w)
+      local fine = w and #slots == tonumber(w) and not tooFarAhead(expiry)
       for _, slot in ipairs(slots) do
         fine = fine and not owners[slot] -- a slot two leases claim goes to the first
       end
@@ -145,7 +150,7 @@ local function repair(problem, args)
   end
   for _, waiter in ipairs(waiters) do
     local score = was[waiter[1]]
-    time(waiter[1], score and score < BAND and score or now + waiterMs)
+    time(waiter[1], score and score < BAND and not tooFarAhead(score) and score or now + waiterMs)
   end
   for i = 1, #flat, 2 do
     local id = string.match(flat[i], '^r:(.+)$')

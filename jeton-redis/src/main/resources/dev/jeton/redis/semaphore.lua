@@ -80,16 +80,19 @@
 --
 -- Damage. State this code cannot read is never left to leak permits silently: a key of the
 -- wrong type, a field or a record that does not read, a record without its timer or queue entry
--- (or the other way round), a field that is not the semaphore's. It is met where it is read: a
--- command failing with WRONGTYPE, a record or counter that does not parse, and an audit of the
--- keys' sizes against the counters (O(1) each) with every sweep of due leases, so within a lease
--- time while anyone holds or waits; status, which reads every live record, also checks that they
--- add up. The call then repairs the state and runs again (`semaphore`, last), and Redis's log
--- says what was found and done:
+-- (or the other way round), a field that is not the semaphore's, a record or id larger than any
+-- client writes (never sent to a client), a lease expiry or timer further ahead than any lease
+-- or waiter can be. It is met where it is read: a command failing with WRONGTYPE, a record or
+-- counter that does not parse or is too large, and an audit of the keys' sizes against the
+-- counters (O(1) each) and of the last timer (O(log n)) with every sweep of due leases, so within
+-- a lease time while anyone holds or waits; status, which reads every live record, also checks
+-- that they add up. The call then repairs the state and runs again (`semaphore`, last), and
+-- Redis's log says what was found and done:
 --   * a key of the wrong type is deleted (the state key: the semaphore is then recreated as after
 --     a loss, in quarantine for callers that had seen it);
---   * a record that does not read ends as 'damaged' (its lease's permits come back, and its
---     holder learns the lease is lost at its next renewal; its waiter queues again);
+--   * a record that does not read, is too large or expires too far ahead ends as 'damaged' (its
+--     lease's permits come back, and its holder learns the lease is lost at its next renewal;
+--     its waiter queues again);
 --   * a field that is not the semaphore's is deleted;
 --   * everything the records determine is rebuilt from them: the counters (used, queued, next,
 --     spare and hot), the queue (its surviving order first, then by when each waiter queued),
@@ -129,6 +132,20 @@ local announced -- wake-up channel -> list of entries
 local COUNTERS = '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|([%d,]*)$'
 local MAX_LIMIT = 2 ^ 30 - 1
 
+-- Bounds on what this code writes, so that what anyone else wrote past them is damage, found
+-- before it is sent to a client: a record's text besides its tokens (its owner and wake-up
+-- channel, a few hundred bytes as clients write them), a lease's tokens (SLOT_TEXT bytes a
+-- permit at most), a request id (under 40 bytes as clients make them), the counters (nine
+-- numbers and HOT slot indices). A 40 MB record sent whole made `jeton status` run out of memory.
+local MAX_TEXT = 65536
+local SLOT_TEXT = 32
+local MAX_ID = 128
+local MAX_COUNTERS = 1024
+-- No client asks for a lease or a waiter expiry longer than a day (RedisSemaphoreOptions), so a
+-- lease's expiry or a timer further ahead than that is damage: its permits would never come
+-- back. An hour more, for a server clock stepped back since it was set.
+local MAX_AHEAD_MS = 86400000 + 3600000
+
 -- State this code cannot read is raised as an error that begins with DAMAGE (see Damage above);
 -- `semaphore`, last, repairs the state and runs the call again.
 local DAMAGE = 'jeton-damage: '
@@ -139,6 +156,24 @@ end
 
 local function int(x)
   return string.format('%d', x)
+end
+
+-- Whether `record` is longer than any this code writes (see MAX_TEXT): a lease may take
+-- SLOT_TEXT bytes for each permit it says it holds.
+local function oversized(record)
+  if #record <= MAX_TEXT then
+    return false
+  end
+  local weight = tonumber(string.match(record, '^H|(%d+)|'))
+  return not weight or #record > MAX_TEXT + weight * SLOT_TEXT
+end
+
+-- `id`, read from a key (not from the caller), if it is no longer than any id a client makes.
+local function checkedId(id)
+  if #id > MAX_ID then
+    damaged('a request id is too long')
+  end
+  return id
 end
 
 -- A limit as stored, if it reads as one: a whole number from 0 to MAX_LIMIT.
@@ -224,6 +259,9 @@ local function parseWaiter(record)
   if not record then
     damaged('a queue entry has no record')
   end
+  if oversized(record) then
+    damaged('a record is too large')
+  end
   local w, l, a, c, o = string.match(record, WAITER)
   if not w then
     damaged('a waiter record does not read')
@@ -241,6 +279,9 @@ local function kindOf(record)
   local kind = KINDS[string.sub(record, 1, 2)]
   if not kind then
     damaged('a record of no known kind')
+  end
+  if oversized(record) then
+    damaged('a record is too large')
   end
   return kind
 end
@@ -371,6 +412,7 @@ local function grantHead()
     if not head then
       damaged('the queue has fewer entries than its count')
     end
+    checkedId(head)
     local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('r:' .. head))
     local abandonAt = scores[head] or tonumber(redis.call('ZSCORE', TIMERS, head))
     if not abandonAt then
@@ -411,8 +453,24 @@ local function firstScore(from, to)
   return first and tonumber(first) or FAR
 end
 
--- Whether the sizes of the keys agree with the counters, each read in O(1): a record, a timer,
--- a queue entry or a free slot index that went missing (or came from elsewhere) shows here. Run
+-- Whether a lease's expiry, or a timer, is further ahead than any can be (see MAX_AHEAD_MS).
+local function tooFarAhead(at)
+  return tonumber(at) > now + MAX_AHEAD_MS
+end
+
+-- Whether the last lease or waiter timer is further ahead than any can be (O(log n)).
+local function checkLastTimer()
+  local last = redis.call('ZRANGE', TIMERS, '(' .. BAND_TEXT, '-inf', 'BYSCORE', 'REV', 'LIMIT',
+    0, 1, 'WITHSCORES')[2]
+  if last and tooFarAhead(last) then
+    damaged('a timer is further ahead than any lease or waiter can be')
+  end
+end
+
+-- Whether the sizes of the keys agree with the counters, each read in O(1), and the last timer
+-- is no further ahead than any can be, in O(log n): a record, a timer, a queue entry or a free
+-- slot index that went missing (or came from elsewhere) shows here, and so does a timer moved
+-- far ahead (its permits would never come back; one due sooner may hide it from the sweeps). Run
 -- with each sweep of due leases, so within a lease time while anyone holds or waits.
 local function audit()
   if redis.call('HLEN', STATE) ~= 3 + redis.call('ZCARD', TIMERS) then
@@ -421,6 +479,7 @@ local function audit()
   if redis.call('ZCARD', QUEUE) ~= queued or redis.call('LLEN', SPARE) ~= spare then
     damaged('its queue or its spare list differs from its counters')
   end
+  checkLastTimer()
 end
 
 -- Ends the leases and waiters that are due (at most SWEEP_BATCH), then forgets the tombstones
@@ -434,7 +493,7 @@ local function sweep()
     local due = redis.call('ZRANGE', TIMERS, '-inf', nowText, 'BYSCORE', 'LIMIT', 0, SWEEP_BATCH)
     prefetch(due, 1, 1)
     for _, id in ipairs(due) do
-      local record = get('r:' .. id)
+      local record = get('r:' .. checkedId(id))
       local kind = kindOf(record)
       if kind == 'H' then
         freeLease(id, record, 'expired')
@@ -654,9 +713,13 @@ end
 -- The ids of the leases and waiters (not tombstones), soonest expiry first, and their records.
 local function liveRecords()
   local ids = redis.call('ZRANGE', TIMERS, '-inf', '(' .. BAND_TEXT, 'BYSCORE')
+  for _, id in ipairs(ids) do
+    checkedId(id)
+  end
   prefetch(ids, 1, 1)
   return ids
 end
+
 
 -- Argument 6: the new limit. Shrinking fails queued requests above it and retires the slot
 -- indices at or above it; held permits stay held until released. Growing brings back the
@@ -683,7 +746,7 @@ function operations.limit(args)
       spare = #keptSpare
     end
     for _, id in ipairs(redis.call('ZRANGE', QUEUE, 0, -1)) do
-      local weight, _, _, wakeChannel = parseWaiter(get('r:' .. id))
+      local weight, _, _, wakeChannel = parseWaiter(get('r:' .. checkedId(id)))
       if weight > new then
         removeWaiter(id)
         tombstone(id, 'toobig')
@@ -724,6 +787,9 @@ function operations.status(args)
     local kind = kindOf(record)
     if kind == 'H' then
       local weight, expiry, grantedAt, tokens, owner = parseLease(record)
+      if tooFarAhead(expiry) then
+        damaged('a lease expires further ahead than any lease can')
+      end
       leases[#leases + 1] = {id, weight, grantedAt, owner, expiry, tokens}
       held = held + weight
     elseif kind == 'Q' then
@@ -734,12 +800,13 @@ function operations.status(args)
   local ids = redis.call('ZRANGE', QUEUE, 0, -1)
   prefetch(ids, 1, 1)
   for i, id in ipairs(ids) do
-    local weight, _, queuedAt, _, owner = parseWaiter(get('r:' .. id))
+    local weight, _, queuedAt, _, owner = parseWaiter(get('r:' .. checkedId(id)))
     waiters[i] = {id, weight, queuedAt, owner, '', ''}
   end
   if held ~= used or waiting ~= queued or #ids ~= queued then
     damaged('its records do not add up to its counters')
   end
+  checkLastTimer()
   return {leases, waiters}
 end
 
@@ -811,6 +878,7 @@ local function call(keys, args)
     known[fields[i]] = values[i]
   end
   local limitText, layout, counters = values[1], values[2], values[3]
+  local newerLayout = layout and #layout <= 9 and tonumber(layout) -- a short number, if any
   if not layout and not counters and limitText then
     local refused = takeOver(limitText)
     if refused then
@@ -825,7 +893,7 @@ local function call(keys, args)
       return {-1, 0, 0, nowText}
     end
     create(tonumber(create_), 0, quarantineMs ~= '' and now + tonumber(quarantineMs) or 0)
-  elseif layout ~= '2' and tonumber(layout) and tonumber(layout) > 2 then
+  elseif layout ~= '2' and newerLayout and newerLayout > 2 then
     return redis.error_reply('jeton: semaphore ' .. STATE .. ' has state layout '
       .. layout .. ', made by a newer Jeton: this one knows layout 2 only')
   elseif layout ~= '2' then
@@ -836,7 +904,9 @@ local function call(keys, args)
       damaged('its limit does not read')
     end
     local u, q, n, sp, t, sq, sw, f, un
-    u, q, n, sp, t, sq, sw, f, un, hot = string.match(counters or '', COUNTERS)
+    if counters and #counters <= MAX_COUNTERS then
+      u, q, n, sp, t, sq, sw, f, un, hot = string.match(counters, COUNTERS)
+    end
     if not u then
       damaged('its counters do not read')
     end

@@ -39,6 +39,15 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
         damage("timers of the wrong type", (r, k, h, w) -> replace(r, k + "timers")),
         damage("timers deleted", (r, k, h, w) -> r.command("DEL", k + "timers")),
         damage("the holder's timer removed", (r, k, h, w) -> r.command("ZREM", k + "timers", h)),
+        damage("the holder's timer moved ten years ahead",
+            (r, k, h, w) -> r.command("ZADD", k + "timers", "XX", yearsAhead(r, 10), h)),
+        damage("the holder's expiry and timer moved ten years ahead",
+            (r, k, h, w) -> {
+              String record = r.command("HGET", k + "state", "r:" + h);
+              r.command("HSET", k + "state", "r:" + h,
+                  record.replaceFirst("^(H\\|\\d+\\|)\\d+", "$1" + yearsAhead(r, 10)));
+              r.command("ZADD", k + "timers", "XX", yearsAhead(r, 10), h);
+            }),
         damage("queue of the wrong type", (r, k, h, w) -> replace(r, k + "queue")),
         damage("queue deleted", (r, k, h, w) -> r.command("DEL", k + "queue")),
         damage("spare list of the wrong type", (r, k, h, w) -> replace(r, k + "spare")),
@@ -62,6 +71,12 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
 
   private static Arguments damage(String what, Damage damage) {
     return Arguments.of(what, damage);
+  }
+
+  /** Redis's clock {@code years} ahead, in ms. */
+  private static String yearsAhead(RedisServer redis, int years) {
+    long seconds = Long.parseLong(redis.command("TIME").lines().findFirst().orElseThrow().trim());
+    return Long.toString((seconds + years * 366L * 86_400) * 1000);
   }
 
   /** Replaces {@code key} with a string. */
@@ -104,6 +119,28 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
     Lease.LeaseLoss loss =
         held.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     assertTrue(loss.reason().contains("damaged"), loss.reason());
+    sem.acquire(1, PATIENCE).release();
+  }
+
+  /**
+   * A record larger than any client writes (a live holder's, 40 MB) is damage: status never sends
+   * it (it sent it whole, and ran the command's 64 MB JVM out of memory), the record ends as
+   * damaged, Redis's log says why, and its holder learns its lease is lost.
+   */
+  @Test
+  void aHugeRecord_isNeverSentAndEndsAsDamaged() throws Exception {
+    RedisSemaphore sem = open("huge");
+    Lease held = sem.acquire(1);
+    String state = "{jeton:huge}:state";
+    String field = "r:" + held.id();
+    server.command("HSET", state, field,
+        server.command("HGET", state, field) + "x".repeat(40 << 20));
+
+    assertEquals(List.of(), sem.status().holders());
+    Lease.LeaseLoss loss =
+        held.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    assertTrue(loss.reason().contains("damaged"), loss.reason());
+    assertTrue(server.log().contains("(a record is too large)"), "said in Redis's log");
     sem.acquire(1, PATIENCE).release();
   }
 
