@@ -63,8 +63,15 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
    * the id was first sent): a grant announced by wake-up came after it.
    */
   volatile long queuedSince;
+  /** Set at the timeout (from the start for a try): decided at the next answer, or at once. */
   volatile boolean timeoutDue;
   volatile @Nullable Throwable lastFailure;
+  /**
+   * The quarantine the latest "queued" answer named, or null; in force until {@code
+   * quarantineEndsNanos} on this process's clock: a timeout before then says it was why.
+   */
+  private volatile @Nullable SemaphoreQuarantinedException quarantine;
+  private volatile long quarantineEndsNanos;
   /** How an asynchronous request's completion leaves the I/O thread; null for a blocking one. */
   private final @Nullable Handoff handoff;
 
@@ -73,8 +80,18 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     this.requests = requests;
     this.weight = weight;
     this.timeout = timeout;
+    this.timeoutDue = tries();
     this.handoff =
         blocking ? null : new Handoff(this, requests.completionExecutor(), requests.spin());
+  }
+
+  /**
+   * Whether this request has no time to wait (a zero timeout): it is sent as a try, never queued,
+   * and decided by its one answer.
+   */
+  boolean tries() {
+    Duration t = timeout;
+    return t != null && (t.isZero() || t.isNegative());
   }
 
   boolean isPending() {
@@ -98,7 +115,13 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     return true;
   }
 
-  void queued() {
+  /**
+   * Redis queued the request; {@code inQuarantine} is the quarantine it named (null if none), in
+   * force until {@code endsNanos}.
+   */
+  void queued(@Nullable SemaphoreQuarantinedException inQuarantine, long endsNanos) {
+    quarantineEndsNanos = endsNanos;
+    quarantine = inQuarantine;
     answered = true;
     if (timeoutDue) {
       timedOut();
@@ -121,16 +144,30 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     }
   }
 
+  /** A try that Redis did not grant: {@code why} is the quarantine, or null if no permit was free. */
+  void refused(@Nullable SemaphoreQuarantinedException why) {
+    fail(timeoutException(why));
+  }
+
   private void timedOut() {
+    Throwable cause = lastFailure;
+    SemaphoreQuarantinedException q = quarantine;
+    if (cause == null && q != null && quarantineEndsNanos - System.nanoTime() > 0) {
+      cause = q; // nothing could be granted: that, not a full semaphore, is why
+    }
+    fail(timeoutException(cause));
+  }
+
+  /** The timeout, with {@code cause} if the semaphore could not say, or could not grant. */
+  private TimeoutException timeoutException(@Nullable Throwable cause) {
     TimeoutException e =
         new TimeoutException(
             "timed out after " + timeout + " waiting for " + weight + " permits of semaphore '"
                 + requests.semaphoreName() + "'");
-    Throwable cause = lastFailure;
     if (cause != null) {
       e.initCause(cause);
     }
-    fail(e);
+    return e;
   }
 
   /** Fails the request from inside (timeout, close, too big, Redis), withdrawing it first. */

@@ -61,7 +61,12 @@ import org.jspecify.annotations.Nullable;
  * <p>If the state vanishes (Redis restarted without persistence), the first call from a handle
  * that has seen it recreates it in quarantine: nothing is granted for one lease time, by when
  * every holder of the lost state has found its lease lost (see {@code semaphore.lua},
- * Recreation). With replica acknowledgements, a grant is relied on only after {@code WAIT}.
+ * Recreation). Meanwhile a request that would not wait fails with {@link
+ * SemaphoreQuarantinedException}, which names when the quarantine ends ({@link #tryAcquire(int)}
+ * throws it; a zero timeout fails with a {@code TimeoutException} whose cause it is); a waiter
+ * queues, and is granted after the quarantine if its timeout allows, else fails with a {@code
+ * TimeoutException} whose cause it is. With replica acknowledgements, a grant is relied on only
+ * after {@code WAIT}.
  *
  * <p>On this side, each request is a future whose first completion wins, as every Jeton
  * future's: a cancel (or any completion from outside) that returns true never leaves the caller
@@ -477,6 +482,13 @@ public final class RedisSemaphore implements Semaphore {
     return new CompletionException(cause);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * @throws SemaphoreQuarantinedException if the semaphore is in quarantine after Redis lost its
+   *     state: nothing can be granted before the time it names, however many permits are free
+   * @throws io.lettuce.core.RedisException if Redis cannot be reached
+   */
   @Override
   public Optional<Permit> tryAcquire(int permits) {
     return tryAcquireLease(permits).map(lease -> lease);
@@ -489,6 +501,8 @@ public final class RedisSemaphore implements Semaphore {
    * @return the lease, or empty if the request would have had to wait
    * @throws IllegalArgumentException if {@code permits} is below 1 or above the limit
    * @throws SemaphoreClosedException if this handle is closed
+   * @throws SemaphoreQuarantinedException if the semaphore is in quarantine
+   * @throws io.lettuce.core.RedisException if Redis cannot be reached
    */
   public Optional<Lease> tryAcquireLease(int permits) {
     if (requests.isClosed()) {
@@ -514,7 +528,12 @@ public final class RedisSemaphore implements Semaphore {
   /**
    * {@inheritDoc}
    *
-   * <p>Returns at once, as {@link #acquireAsync(int)} does. Use {@link #acquireLeaseAsync(int,
+   * <p>Returns at once, as {@link #acquireAsync(int)} does. A zero timeout is a try: one call to
+   * Redis, never queued, and the future fails with a {@code TimeoutException} without a cause if
+   * no permit was free. A {@code TimeoutException} with a cause says why nothing could be granted:
+   * Redis could not be reached (the cause is its failure), or the semaphore is in quarantine
+   * ({@link SemaphoreQuarantinedException}; a waiter with a longer timeout is queued, and fails so
+   * only if its timeout runs out before the quarantine ends). Use {@link #acquireLeaseAsync(int,
    * Duration)} for a future typed as a {@link Lease}.
    */
   @Override

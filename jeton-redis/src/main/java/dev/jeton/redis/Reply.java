@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  * semaphore.lua} and the rest of this package: nothing else reads the function's formats.
  *
  * <p>An item is {@code [id, status]}, followed for a grant or a renewal by the lease's expiry
- * (server milliseconds) and, for a grant, its fencing tokens ({@code slot:token,...}).
+ * (server milliseconds) and, for a grant, its fencing tokens ({@code slot:token,...}); for a
+ * request refused ({@code quarantined}) or queued in quarantine, by when the quarantine ends.
  */
 final class Reply {
   final int limit;
@@ -54,6 +55,14 @@ final class Reply {
   /** A granted or renewed item's lease expiry, in the server's milliseconds. */
   static long expiry(List<Object> item) {
     return Long.parseLong((String) item.get(2));
+  }
+
+  /**
+   * When the quarantine that a queued or quarantined item names ends, in the server's
+   * milliseconds; -1 if it names none.
+   */
+  static long quarantineEnd(List<Object> item) {
+    return item.size() > 2 ? Long.parseLong((String) item.get(2)) : -1;
   }
 
   /** A granted item's fencing tokens. */

@@ -3,6 +3,7 @@ package dev.jeton.redis;
 import dev.jeton.SemaphoreClosedException;
 import dev.jeton.internal.Arguments;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,6 +37,13 @@ final class Requests {
    * again (in batches of 200), which also keeps its queue entry alive. A request whose entry
    * expired anyway, or whose grant expired before it was seen, is resubmitted under a new id,
    * and the old id is withdrawn.
+   *
+   * A request with no time to wait (a zero timeout) is sent once as "try": granted if it is
+   * first in line and fits, else refused ("busy", or "quarantined" while the semaphore grants
+   * nothing after a loss of its state), and never queued. Sent as "queue", it sat in Redis's
+   * queue until its withdrawal came, holding back other tries, and was sometimes granted a
+   * permit only to give it back. A "queued" answer in quarantine names its end too, so that a
+   * waiter whose timeout runs out before then says the quarantine was why.
    *
    * A reply or a wake-up acts on a request only while it is pending (RedisRequest's state) and
    * known by the id the item names, so a late or duplicated report of a withdrawn or resubmitted
@@ -87,7 +96,8 @@ final class Requests {
   <T extends @Nullable Object> RedisRequest<T> submit(
       int weight, boolean blocking, @Nullable Duration timeout) {
     RedisRequest<T> request = new RedisRequest<>(this, weight, blocking, timeout);
-    if (timeout != null) {
+    boolean timed = timeout != null && !request.tries(); // a try is decided by its answer
+    if (timed) {
       request.expectTimer();
     }
     if (closed && weight != 0) {
@@ -99,17 +109,21 @@ final class Requests {
       request.fail(closedException());
       return request;
     }
-    if (timeout != null) {
+    if (timeout != null && timed) {
       request.setTimer(RedisTimer.schedule(request::timerFired, Arguments.toNanos(timeout)));
     }
-    var unused = send(List.of(request), false);
+    sendAndSettle(List.of(request), request.tries());
     return request;
   }
 
-  /** A request that never waits: the lease if Redis grants it at once, else empty. */
+  /**
+   * A request that never waits: the lease if Redis grants it at once, else empty.
+   *
+   * @throws SemaphoreQuarantinedException if the semaphore is in quarantine
+   */
   Optional<Lease> tryAcquire(int permits) {
     RedisRequest<Lease> request = new RedisRequest<>(this, permits, true, null);
-    Reply reply = calls.await(send(List.of(request), true));
+    Reply reply = calls.await(send(List.of(request), true, System.nanoTime()));
     List<Object> item = reply.item(0);
     switch (Reply.status(item)) {
       case "granted":
@@ -122,6 +136,8 @@ final class Requests {
       case "toobig":
         throw new IllegalArgumentException(
             "permits must not exceed the limit " + reply.limit + ", was " + permits);
+      case "quarantined":
+        throw quarantine(item, reply.serverMillis);
       default:
         return Optional.empty();
     }
@@ -165,16 +181,25 @@ final class Requests {
         batch.add(request);
       }
       if (batch.size() == BATCH) {
-        var unused = send(batch, false);
+        sendAndSettle(batch, false);
         batch = new ArrayList<>();
       }
     }
     if (!batch.isEmpty()) {
-      var unused = send(batch, false);
+      sendAndSettle(batch, false);
     }
   }
 
-  private CompletableFuture<Reply> send(List<RedisRequest<?>> batch, boolean trying) {
+  /** The quarantine that {@code item} names, as Redis said it at {@code serverMillis}. */
+  private SemaphoreQuarantinedException quarantine(List<Object> item, long serverMillis) {
+    long until = Reply.quarantineEnd(item);
+    return new SemaphoreQuarantinedException(
+        name, Instant.ofEpochMilli(until), Duration.ofMillis(Math.max(0, until - serverMillis)));
+  }
+
+  /** Sends the requests at {@code sentNanos}; the reply is the caller's to read. */
+  private CompletableFuture<Reply> send(
+      List<RedisRequest<?>> batch, boolean trying, long sentNanos) {
     String[] args = new String[1 + 4 * batch.size()];
     args[0] = trying ? "try" : "queue";
     String lease = Long.toString(options.leaseTime().toMillis());
@@ -185,18 +210,19 @@ final class Requests {
       args[i++] = lease;
       args[i++] = owner;
     }
-    long sentNanos = System.nanoTime();
     for (RedisRequest<?> request : batch) {
       if (request.queuedSince == 0) {
         request.queuedSince = sentNanos; // its first send: a grant can only come after it
       }
     }
-    CompletableFuture<Reply> reply = calls.call("acquire", args);
-    if (trying) {
-      return reply; // the caller reads the one reply itself
-    }
+    return calls.call("acquire", args);
+  }
+
+  /** Sends the requests, and settles each with its reply. */
+  private void sendAndSettle(List<RedisRequest<?>> batch, boolean trying) {
+    long sentNanos = System.nanoTime();
     var unused =
-        reply.whenComplete(
+        send(batch, trying, sentNanos).whenComplete(
             (r, failure) -> {
               if (failure != null) {
                 batch.forEach(request -> request.attemptFailed(failure));
@@ -212,7 +238,6 @@ final class Requests {
                 batch.forEach(request -> request.fail(unexpected));
               }
             });
-    return reply;
   }
 
   /**
@@ -247,10 +272,20 @@ final class Requests {
         if (sentNanos - request.queuedSince > 0) {
           request.queuedSince = sentNanos;
         }
-        request.queued();
+        long until = Reply.quarantineEnd(item);
+        request.queued(
+            until < 0 ? null : quarantine(item, serverMillis),
+            sentNanos + TimeUnit.MILLISECONDS.toNanos(until - serverMillis));
         break;
       case "busy":
-        request.fail(new IllegalStateException("a queued request got 'busy'"));
+        if (request.tries()) {
+          request.refused(null); // no permit free
+        } else {
+          request.fail(new IllegalStateException("a queued request got 'busy'"));
+        }
+        break;
+      case "quarantined":
+        request.refused(quarantine(item, serverMillis));
         break;
       case "idle":
         request.grant(null);
@@ -311,6 +346,10 @@ final class Requests {
    * for it may yet be granted, and the withdrawal, sent after it, gives that grant back.
    */
   private void resubmit(RedisRequest<?> request) {
+    if (request.tries()) {
+      request.refused(null); // one answer, and it brought no lease: its withdrawal gives it back
+      return;
+    }
     String old = request.id;
     String fresh = Ids.newId();
     request.queuedSince = 0;

@@ -41,7 +41,9 @@
 -- plus that lease time. Every lease of the lost state expired by then (each expiry was at most
 -- a lease time after the state vanished, which was before now), and its holder, counting the
 -- lease time from before Redis set the expiry, has found it lost. A first creation (a caller
--- that never saw it) is not quarantined, so first use is not slowed.
+-- that never saw it) is not quarantined, so first use is not slowed. A try in quarantine is
+-- answered 'quarantined' with the quarantine's end, not 'busy': nothing could be granted, however
+-- many permits are free, and a caller that reports a full semaphore would mislead.
 --
 -- Invariants, after every call:
 --   * used = the sum of the leases' weights = the number of slots they hold, and a new grant
@@ -103,7 +105,9 @@
 -- since nothing else records it; setting the limit repairs it. Plausible but wrong numbers (a
 -- weight changed by hand) are not found, except by status. The repair is in repair.lua.
 --
--- Every reply begins with {limit, used, queued, server time in ms}. Requests settled by a call
+-- Every reply begins with {limit, used, queued, server time in ms}. An acquire's item for a
+-- request refused or queued while the semaphore is in quarantine names when it ends:
+-- {id, 'quarantined', until} (a try) or {id, 'queued', until}. Requests settled by a call
 -- their owner did not make are published on the wake-up channel each one was queued with: the
 -- server time, then for each one 'id|granted|expiry|slot:token,...' or 'id|outcome',
 -- space-separated.
@@ -540,7 +544,17 @@ local function outcomeOf(record)
   return string.sub(record, 3)
 end
 
--- One request: granted, queued, busy (try only), or its outcome if it is over.
+-- A waiter's item: 'queued', and while the semaphore is in quarantine, when it ends (so that a
+-- caller whose timeout runs out meanwhile can say why it was not granted).
+local function queuedItem(id)
+  if now < quarantine then
+    return {id, 'queued', int(quarantine)}
+  end
+  return {id, 'queued'}
+end
+
+-- One request: granted, queued, busy or quarantined (try only: no permit free, or the semaphore
+-- in quarantine, granting nothing before the time it names), or its outcome if it is over.
 local function request(id, weight, leaseMs, owner, trying)
   local record = get('r:' .. id)
   local kind = kindOf(record)
@@ -552,7 +566,7 @@ local function request(id, weight, leaseMs, owner, trying)
     return {id, 'granted', expiry, tokens}
   elseif kind == 'Q' then -- still waiting: it is alive for another waiter expiry
     scores[id] = now + waiterMs
-    return {id, 'queued'}
+    return queuedItem(id)
   elseif kind == 'D' then
     return {id, outcomeOf(record)}
   end
@@ -570,7 +584,9 @@ local function request(id, weight, leaseMs, owner, trying)
     local expiry, tokens = grant(id, weight, leaseMs, owner, FAR)
     return {id, 'granted', expiry, tokens}
   end
-  if trying then
+  if trying and now < quarantine then
+    return {id, 'quarantined', int(quarantine)}
+  elseif trying then
     return {id, 'busy'}
   end
   seq = seq + 1
@@ -580,7 +596,7 @@ local function request(id, weight, leaseMs, owner, trying)
   scores[id] = now + waiterMs
   deadline(now + waiterMs)
   queued = queued + 1
-  return {id, 'queued'}
+  return queuedItem(id)
 end
 
 -- Writes the state back, publishes the wake-ups, and puts the counters in front of the items.
