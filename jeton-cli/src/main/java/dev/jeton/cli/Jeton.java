@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import dev.jeton.redis.SemaphoreQuarantinedException;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.AutoComplete.GenerateCompletion;
@@ -43,7 +44,8 @@ import picocli.CommandLine.ScopeType;
       "Exit codes: the command's own; 128+N if it died of signal N; 75 (or -E) when --timeout"
           + " or --no-wait found no permit; 126 if the command is not executable; 127 if it"
           + " was not found; 2 for bad input; 1 for other errors, among them a Redis that does"
-          + " not answer within the --timeout (at least 2s) or --no-wait's 2s.",
+          + " not answer within the --timeout (at least 2s) or --no-wait's 2s, and a Redis"
+          + " semaphore in quarantine after Redis lost its state.",
       "State lives in /tmp/jeton-UID (UID: your user id), the same for every login, cron job"
           + " and service of yours, unless --dir names another (private, or shared with a group"
           + " in mode 2770); with --redis (or JETON_REDIS_URL), in Redis."
@@ -192,6 +194,12 @@ public final class Jeton {
     }
     if (e instanceof IOException || e instanceof UncheckedIOException) {
       err.println(oneLine(String.valueOf(e.getMessage())));
+      return EXIT_ERROR;
+    }
+    if (e instanceof SemaphoreQuarantinedException) {
+      // Redis lost the semaphore's state, and nothing can be granted until the quarantine ends:
+      // not 75 (busy), which -E 0 would turn into a silent success (decision 6X).
+      err.println(oneLine(PREFIX + e.getMessage()));
       return EXIT_ERROR;
     }
     if (RedisDefaults.isRedisFailure(e)) {

@@ -3,6 +3,7 @@ package dev.jeton.cli;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.internal.Arguments;
+import dev.jeton.redis.SemaphoreQuarantinedException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -269,6 +270,10 @@ final class RunCommand implements Callable<Integer> {
     } catch (java.util.concurrent.CancellationException signalledWhileWaiting) {
       return Optional.empty();
     } catch (ExecutionException e) {
+      if (e.getCause() instanceof TimeoutException timedOut
+          && timedOut.getCause() instanceof SemaphoreQuarantinedException quarantine) {
+        throw quarantine; // nothing could be granted: not busy (see Jeton.handle)
+      }
       if (e.getCause() instanceof TimeoutException) {
         progress.clear();
         if (!quiet) {

@@ -327,6 +327,28 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     assertEquals(143, exitOf(holder));
   }
 
+  /**
+   * After Redis lost its state, the holder's renewal recreates the semaphore in quarantine: a
+   * --no-wait run then says so and exits 1, not "busy" with 75 (which -E 0 would make a silent
+   * success while nothing can be granted). Before: "busy (--no-wait)", exit 75.
+   */
+  @Test
+  void runNoWait_inQuarantine_saysSoAndExits1() throws Exception {
+    Process holder = jeton("run", "--name", "quarantined", "--lease", "30s", "--", "sleep", "120");
+    awaitStatus("quarantined", "\"held\": 1");
+    server.restart(); // empty: every lease is gone
+    String state = "{" + dev.jeton.redis.RedisSemaphoreOptions.DEFAULT_KEY_PREFIX
+        + ":quarantined}:state";
+    dev.jeton.redis.testing.Await.until(
+        () -> server.command("EXISTS", state).equals("1"), "the holder's renewal to recreate it");
+    Process noWait = jeton("run", "--name", "quarantined", "--no-wait", "--", "true");
+    String said = outputOf(noWait);
+    assertEquals(1, noWait.exitValue(), said);
+    assertTrue(said.contains("jeton: semaphore 'quarantined' is in quarantine until "), said);
+    holder.descendants().forEach(ProcessHandle::destroy);
+    exitOf(holder);
+  }
+
   @Test
   void run_whenTheLeaseIsLost_saysSoAndWithOnLostKillTerminatesTheCommand() throws Exception {
     java.nio.file.Path warnedRuns = directory.resolve("warned-runs");
