@@ -35,6 +35,13 @@ class ScopeGrantRaceTest {
 
     /** Once the round is over: null if nothing is held, queued or lost, else what is. */
     @Nullable String leftover();
+
+    /**
+     * Null if the task's wait is no longer queued, else what is: checked as the task's fork
+     * future completes from outside, whether or not the grant came. Null also where queueing is
+     * not the task's alone to undo (a barrier, whose other party may queue meanwhile).
+     */
+    @Nullable String queued();
   }
 
   /** Every primitive a scope's task can wait on. */
@@ -84,6 +91,53 @@ class ScopeGrantRaceTest {
           scope.cancel();
         } else {
           task.cancel(true);
+        }
+        racer.awaitDone();
+        scope.close();
+        String left = race.leftover();
+        if (left != null) {
+          violations.add("round " + round + ": " + left);
+        }
+      }
+    }
+    TestThreads.assertNoViolations(violations);
+  }
+
+  /**
+   * The fork future completed from outside (cancelled, completed, failed) as the grant comes: when
+   * it completes, the task's wait has left its queue, and once the round is over nothing is held,
+   * queued or lost. Before the fix the fork future completed first and the task was cancelled
+   * after, so the future's own callbacks found the wait still queued (and one that waited for the
+   * grant to be made could find the lock held by a grant given up and not yet given back); a
+   * completion other than cancel did not cancel the task at all.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("races")
+  void theForkFutureCompletedFromOutside_completesOnlyOnceTheWaitIsWithdrawn(
+      String name, Supplier<Race> races) throws Exception {
+    SplittableRandom random = new SplittableRandom(30);
+    Queue<String> violations = new ConcurrentLinkedQueue<>();
+    try (Racer racer = new Racer()) {
+      for (int round = 0; round < ROUNDS; round++) {
+        Race race = races.get();
+        Runnable grant = race.hold();
+        Scope scope = Scope.open();
+        CompletableFuture<?> task = scope.forkAsync(race::waitThenLetGo);
+        int r = round;
+        var unused =
+            task.whenComplete(
+                (value, failure) -> {
+                  String queued = race.queued();
+                  if (queued != null) {
+                    violations.add("round " + r + ", as the fork future completed: " + queued);
+                  }
+                });
+        racer.start(grant, random.nextInt(PAUSE));
+        pause(random.nextInt(PAUSE));
+        switch (random.nextInt(3)) {
+          case 0 -> task.cancel(true);
+          case 1 -> task.complete(null);
+          default -> task.completeExceptionally(new java.util.concurrent.TimeoutException());
         }
         racer.awaitDone();
         scope.close();
@@ -169,7 +223,8 @@ class ScopeGrantRaceTest {
       return race(
           () -> mutex.tryLock().orElseThrow()::unlock,
           () -> mutex.lockAsync().thenAccept(Guard::unlock),
-          () -> mutex.isLocked() || mutex.queueLength() != 0 ? "stranded: " + mutex : null);
+          () -> mutex.isLocked() || mutex.queueLength() != 0 ? "stranded: " + mutex : null,
+          () -> queued(mutex.queueLength(), mutex));
     }
 
     static Race semaphore() {
@@ -179,7 +234,8 @@ class ScopeGrantRaceTest {
           () -> semaphore.acquireAsync(2).thenAccept(Permit::release),
           () -> semaphore.available() != 3 || semaphore.queueLength() != 0
               ? "stranded: " + semaphore
-              : null);
+              : null,
+          () -> queued(semaphore.queueLength(), semaphore));
     }
 
     static Race readWriteLock(boolean writeHeld) {
@@ -194,7 +250,8 @@ class ScopeGrantRaceTest {
             }
             free.unlock();
             return lock.queueLength() != 0 ? "queued: " + lock : null;
-          });
+          },
+          () -> queued(lock.queueLength(), lock));
     }
 
     /**
@@ -209,7 +266,8 @@ class ScopeGrantRaceTest {
       return race(
           () -> keyed.forKey(sameKey ? "mine" : "other").tryAcquire(1).orElseThrow()::release,
           () -> mine.acquireAsync(1).thenAccept(Permit::release),
-          () -> keyed.keyCount() != 0 || mine.queueLength() != 0 ? "stranded: " + keyed : null);
+          () -> keyed.keyCount() != 0 || mine.queueLength() != 0 ? "stranded: " + keyed : null,
+          () -> queued(mine.queueLength(), mine));
     }
 
     /**
@@ -232,7 +290,8 @@ class ScopeGrantRaceTest {
               .thenAccept(received::add),
           () -> List.copyOf(sent).equals(List.copyOf(received)) && channel.queueLength() == 0
               ? null
-              : "sent " + sent + ", received " + received + ", " + channel);
+              : "sent " + sent + ", received " + received + ", " + channel,
+          () -> queued(channel.queueLength(), channel));
     }
 
     /**
@@ -257,7 +316,8 @@ class ScopeGrantRaceTest {
                     && channel.queueLength() == 0
                 ? null
                 : "received " + received + ", sent " + sent + ", undelivered " + undelivered;
-          });
+          },
+          () -> queued(channel.queueLength(), channel));
     }
 
     /**
@@ -279,13 +339,19 @@ class ScopeGrantRaceTest {
                     && barrier.arrived() == 0
                 ? null
                 : "the other passed: " + otherPassed + ", the task passed " + passed;
-          });
+          },
+          () -> null); // the other party's arrival may queue meanwhile
+    }
+
+    private static @Nullable String queued(int queueLength, Object primitive) {
+      return queueLength == 0 ? null : queueLength + " still queued: " + primitive;
     }
 
     private static Race race(
         Supplier<Runnable> hold,
         Supplier<CompletionStage<?>> waitThenLetGo,
-        Supplier<@Nullable String> leftover) {
+        Supplier<@Nullable String> leftover,
+        Supplier<@Nullable String> queued) {
       return new Race() {
         @Override
         public Runnable hold() {
@@ -300,6 +366,11 @@ class ScopeGrantRaceTest {
         @Override
         public @Nullable String leftover() {
           return leftover.get();
+        }
+
+        @Override
+        public @Nullable String queued() {
+          return queued.get();
         }
       };
     }

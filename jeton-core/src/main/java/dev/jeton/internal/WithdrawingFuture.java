@@ -60,8 +60,11 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
    *   W2. DELIVERED is set only after the future is done and its completion's callbacks have run;
    *       an action given to whenDelivered runs exactly once, at or after that moment.
    *   W3. While `claim` is OUTSIDE and the future is not done yet, the winner is withdrawing: a
-   *       second cancel waits for it (briefly: no user code runs in that window) so that it can
-   *       answer whether the future is cancelled.
+   *       second cancel on another thread waits for it so that it can answer whether the future
+   *       is cancelled. For a request that window holds no user code (a lock, an unlink); for a
+   *       scope's task it holds the callbacks of the waits the task's cancel withdraws, and a
+   *       cancel made from one of those, on the withdrawing thread (`withdrawer`), answers at
+   *       once, false (not cancelled yet), rather than wait for itself.
    */
 
   /** {@link #timer} of a timed request whose timer is not stored yet. */
@@ -104,6 +107,12 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
 
   /** Null, the actions waiting for the delivery, or DELIVERED. Changed by CAS (DELIVERY). */
   private volatile @Nullable Object delivery;
+
+  /**
+   * The thread withdrawing the request for a completion from outside, while it does (W3). Plain:
+   * only that thread's own read of it matters; another thread may see null and waits, rightly.
+   */
+  private @Nullable Thread withdrawer;
 
   /** For subclasses. */
   protected WithdrawingFuture() {}
@@ -223,7 +232,7 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
     if (completeFromOutside(false, () -> super.completeExceptionally(new CancellationException()))) {
       return true;
     }
-    while (claim == OUTSIDE && !isDone()) {
+    while (claim == OUTSIDE && !isDone() && withdrawer != Thread.currentThread()) {
       Thread.yield(); // another completion from outside is withdrawing the request (W3)
     }
     return isCancelled();
@@ -267,10 +276,12 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
     if (!mayCompleteFromOutside() || !CLAIM.compareAndSet(this, OPEN, OUTSIDE)) {
       return false;
     }
+    withdrawer = Thread.currentThread();
     try {
       stopTimer();
       withdrawAndComplete(timedOut, complete);
     } finally {
+      withdrawer = null;
       if (!isDone()) {
         complete.run(); // a withdrawal that threw must not leave a claimed future pending for ever
       }
