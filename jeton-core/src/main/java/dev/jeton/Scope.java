@@ -105,7 +105,8 @@ public interface Scope extends AutoCloseable {
    *     CancellationException}, whatever it threw on its interrupt; one forked after the scope
    *     was cancelled fails so at once, never run. Completing it from outside in any other way
    *     ({@code complete}, {@code orTimeout}, ...) cancels the task too; either way the task's
-   *     Jeton waits are withdrawn before the future completes
+   *     Jeton waits are withdrawn before the future completes. Obtruding is refused ({@link
+   *     UnsupportedOperationException})
    * @throws IllegalStateException if the scope is closed
    */
   <T extends @Nullable Object, X extends Exception> CompletableFuture<T> fork(
@@ -119,7 +120,8 @@ public interface Scope extends AutoCloseable {
    *
    * @return the stage's result; cancelling it, or completing it from outside in any other way
    *     ({@code complete}, {@code orTimeout}, ...), cancels the task (its Jeton waits, then its
-   *     stage, the scopes opened in it), the waits withdrawn before the future completes
+   *     stage, the scopes opened in it), the waits withdrawn before the future completes.
+   *     Obtruding is refused ({@link UnsupportedOperationException})
    * @throws IllegalStateException if the scope is closed
    */
   <T extends @Nullable Object> CompletableFuture<T> forkAsync(

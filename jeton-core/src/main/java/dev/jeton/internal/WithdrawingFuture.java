@@ -40,11 +40,13 @@ import org.jspecify.annotations.Nullable;
  * queued, {@link #setTimer} once it is started, {@link #stopTimer()} when the request leaves.
  * Storing and stopping are both atomic on one field, so whichever comes second cancels the timer,
  * and a timer never keeps a finished request reachable. Obtruding a value ({@code obtrudeValue},
- * {@code obtrudeException}) bypasses all of this and is not supported.
+ * {@code obtrudeException}) would bypass all of this, and is refused ({@link
+ * ObtrudeRefusingFuture}).
  *
  * @param <T> the value a granted request completes with
  */
-public abstract class WithdrawingFuture<T extends @Nullable Object> extends CompletableFuture<T> {
+public abstract class WithdrawingFuture<T extends @Nullable Object>
+    extends ObtrudeRefusingFuture<T> {
   /*
    * State
    *
@@ -54,7 +56,7 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
    * completion has returned; the actions queued run then, on that thread.
    *
    * Invariants:
-   *   W1. The future is completed (but for obtrude) only by the winner of the claim, after it
+   *   W1. The future is completed only by the winner of the claim (obtrude is refused), after it
    *       won: a completion from outside after its withdrawal, or before it for the classes that
    *       keep the default order; the owner through settle.
    *   W2. DELIVERED is set only after the future is done and its completion's callbacks have run;
