@@ -18,8 +18,8 @@
  * outside ({@code cancel}, {@code complete}, {@code completeExceptionally}, so {@code orTimeout}
  * and {@code completeOnTimeout} too) gives the request up, which leaves its queue, and a grant
  * made at the same moment goes back, before the future completes (unless its outcome can no
- * longer be taken back: a channel's value handed over, a barrier's arrival counted). {@code obtrudeValue} and
- * {@code obtrudeException}, which would bypass that, throw {@link
+ * longer be taken back: a channel's value handed over, a barrier's arrival counted). {@code
+ * obtrudeValue} and {@code obtrudeException}, which would bypass that, throw {@link
  * java.lang.UnsupportedOperationException}.
  *
  * <p>Every type in this package is null-marked: no parameter or result is {@code null} unless it

@@ -163,25 +163,7 @@ class ScopeGrantInterleavingTest {
   @ParameterizedTest
   @EnumSource(Kind.class)
   void grantDecidedButNotDelivered_isGivenBackBeforeTheCancelIsSeen(Kind kind) throws Exception {
-    Queue<Runnable> completions = new ArrayDeque<>();
-    Lock lock = kind.make(completions::add);
-    Runnable letHolderGo = lock.hold();
-    Queue<Boolean> freeWhenSeen = new ConcurrentLinkedQueue<>();
-    try (Scope scope = Scope.open()) {
-      scope.forkAsync(
-          () -> {
-            CompletableFuture<? extends AutoCloseable> wait = lock.request();
-            var unused = wait.whenComplete((grant, failure) -> freeWhenSeen.add(lock.isFree()));
-            return wait.thenAccept(ScopeGrantInterleavingTest::letGo);
-          });
-      letHolderGo.run();
-      assertEquals(1, completions.size(), "the grant's completion, held");
-      scope.cancel();
-      assertEquals(
-          List.of(true), List.copyOf(freeWhenSeen), "given back before the cancel was seen");
-      completions.forEach(Runnable::run);
-    }
-    assertTrue(lock.isFree(), "nothing held or queued");
+    cancelAsTheGrantIsDecided(kind, false);
   }
 
   /**
@@ -194,20 +176,46 @@ class ScopeGrantInterleavingTest {
   @EnumSource(Kind.class)
   void grantDecidedButNotDelivered_isGivenBackBeforeTheForkFutureIsCancelled(Kind kind)
       throws Exception {
+    cancelAsTheGrantIsDecided(kind, true);
+  }
+
+  /**
+   * Cancels the scope, or the task's fork future, while the grant of the task's wait is decided
+   * but held by the completion executor; checks that the cancel's callbacks (the wait's, or the
+   * fork future's) find the lock free.
+   */
+  private static void cancelAsTheGrantIsDecided(Kind kind, boolean theForkFuture)
+      throws Exception {
     Queue<Runnable> completions = new ArrayDeque<>();
     Lock lock = kind.make(completions::add);
     Runnable letHolderGo = lock.hold();
     Queue<Boolean> freeWhenSeen = new ConcurrentLinkedQueue<>();
     try (Scope scope = Scope.open()) {
       CompletableFuture<Void> task =
-          scope.forkAsync(() -> lock.request().thenAccept(ScopeGrantInterleavingTest::letGo));
-      var unused = task.whenComplete((v, failure) -> freeWhenSeen.add(lock.isFree()));
+          scope.forkAsync(
+              () -> {
+                CompletableFuture<? extends AutoCloseable> wait = lock.request();
+                if (!theForkFuture) {
+                  var unused = wait.whenComplete((g, failure) -> freeWhenSeen.add(lock.isFree()));
+                }
+                return wait.thenAccept(ScopeGrantInterleavingTest::letGo);
+              });
+      if (theForkFuture) {
+        var unused = task.whenComplete((v, failure) -> freeWhenSeen.add(lock.isFree()));
+      }
       letHolderGo.run();
       assertEquals(1, completions.size(), "the grant's completion, held");
-      assertTrue(task.cancel(true));
-      assertEquals(List.of(true), List.copyOf(freeWhenSeen), "given back before it completed");
+      if (theForkFuture) {
+        assertTrue(task.cancel(true));
+      } else {
+        scope.cancel();
+      }
+      assertEquals(
+          List.of(true), List.copyOf(freeWhenSeen), "given back before the cancel was seen");
       completions.forEach(Runnable::run);
-      scope.join(); // the task was cancelled through its own future: not a failure of the scope
+      if (theForkFuture) {
+        scope.join(); // cancelled through its own future: not a failure of the scope
+      }
     }
     assertTrue(lock.isFree(), "nothing held or queued");
   }

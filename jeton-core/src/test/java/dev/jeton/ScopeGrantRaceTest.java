@@ -7,6 +7,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -77,30 +79,16 @@ class ScopeGrantRaceTest {
    * fork future), each after a random pause, so that the grant lands anywhere in the cancel.
    */
   private void raceGrantsWithCancels(Supplier<Race> races) throws Exception {
-    SplittableRandom random = new SplittableRandom(29);
-    Queue<String> violations = new ConcurrentLinkedQueue<>();
-    try (Racer racer = new Racer()) {
-      for (int round = 0; round < ROUNDS; round++) {
-        Race race = races.get();
-        Runnable grant = race.hold();
-        Scope scope = Scope.open();
-        CompletableFuture<?> task = scope.forkAsync(race::waitThenLetGo);
-        racer.start(grant, random.nextInt(PAUSE));
-        pause(random.nextInt(PAUSE));
-        if (random.nextBoolean()) {
-          scope.cancel();
-        } else {
-          task.cancel(true);
-        }
-        racer.awaitDone();
-        scope.close();
-        String left = race.leftover();
-        if (left != null) {
-          violations.add("round " + round + ": " + left);
-        }
-      }
-    }
-    TestThreads.assertNoViolations(violations);
+    raceGrantsWith(
+        races,
+        29,
+        round -> {
+          if (round.random.nextBoolean()) {
+            round.scope.cancel();
+          } else {
+            round.task.cancel(true);
+          }
+        });
   }
 
   /**
@@ -115,7 +103,45 @@ class ScopeGrantRaceTest {
   @MethodSource("races")
   void theForkFutureCompletedFromOutside_completesOnlyOnceTheWaitIsWithdrawn(
       String name, Supplier<Race> races) throws Exception {
-    SplittableRandom random = new SplittableRandom(30);
+    raceGrantsWith(
+        races,
+        30,
+        round -> {
+          var unused =
+              round.task.whenComplete(
+                  (value, failure) -> {
+                    String queued = round.race.queued();
+                    if (queued != null) {
+                      round.violations.add(
+                          "round " + round.number + ", as the fork future completed: " + queued);
+                    }
+                  });
+          switch (round.random.nextInt(3)) {
+            case 0 -> round.task.cancel(true);
+            case 1 -> round.task.complete(null);
+            default -> round.task.completeExceptionally(new TimeoutException());
+          }
+        });
+  }
+
+  /** One round of a race, as its give-up step sees it. */
+  private record Round(
+      int number,
+      Race race,
+      Scope scope,
+      CompletableFuture<?> task,
+      SplittableRandom random,
+      Queue<String> violations) {}
+
+  /**
+   * {@link #ROUNDS} rounds of one race, each given up by {@code giveUp} (which cancels the scope,
+   * or completes the task's fork future from outside) after a random pause while the racer's
+   * thread grants after another, so that the grant lands anywhere in the give-up; then the scope
+   * is closed and nothing may be held, queued or lost.
+   */
+  private void raceGrantsWith(Supplier<Race> races, long seed, Consumer<Round> giveUp)
+      throws Exception {
+    SplittableRandom random = new SplittableRandom(seed);
     Queue<String> violations = new ConcurrentLinkedQueue<>();
     try (Racer racer = new Racer()) {
       for (int round = 0; round < ROUNDS; round++) {
@@ -123,22 +149,9 @@ class ScopeGrantRaceTest {
         Runnable grant = race.hold();
         Scope scope = Scope.open();
         CompletableFuture<?> task = scope.forkAsync(race::waitThenLetGo);
-        int r = round;
-        var unused =
-            task.whenComplete(
-                (value, failure) -> {
-                  String queued = race.queued();
-                  if (queued != null) {
-                    violations.add("round " + r + ", as the fork future completed: " + queued);
-                  }
-                });
         racer.start(grant, random.nextInt(PAUSE));
         pause(random.nextInt(PAUSE));
-        switch (random.nextInt(3)) {
-          case 0 -> task.cancel(true);
-          case 1 -> task.complete(null);
-          default -> task.completeExceptionally(new java.util.concurrent.TimeoutException());
-        }
+        giveUp.accept(new Round(round, race, scope, task, random, violations));
         racer.awaitDone();
         scope.close();
         String left = race.leftover();
