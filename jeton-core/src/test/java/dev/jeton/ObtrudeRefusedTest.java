@@ -40,6 +40,7 @@ class ObtrudeRefusedTest {
   static List<Arguments> futures() {
     return List.of(
         Arguments.of("semaphore", (Supplier<Waiting>) ObtrudeRefusedTest::semaphore),
+        Arguments.of("semaphore callAsync", (Supplier<Waiting>) ObtrudeRefusedTest::callAsync),
         Arguments.of("mutex", (Supplier<Waiting>) ObtrudeRefusedTest::mutex),
         Arguments.of("read lock", (Supplier<Waiting>) () -> readWriteLock(true)),
         Arguments.of("write lock", (Supplier<Waiting>) () -> readWriteLock(false)),
@@ -108,6 +109,16 @@ class ObtrudeRefusedTest {
         semaphore.acquireAsync(1),
         held::release,
         grant -> ((Permit) grant).release(),
+        () -> semaphore.available() == 1 && semaphore.queueLength() == 0);
+  }
+
+  private static Waiting callAsync() {
+    Semaphore semaphore = Semaphore.create(1);
+    Permit held = semaphore.tryAcquire(1).orElseThrow();
+    return waiting(
+        semaphore.callAsync(1, () -> CompletableFuture.completedFuture("ran")),
+        held::release,
+        grant -> assertEquals("ran", grant), // the task's permit went back as its stage completed
         () -> semaphore.available() == 1 && semaphore.queueLength() == 0);
   }
 
