@@ -201,7 +201,14 @@ final class KeySemaphore<K> implements Semaphore {
         new WithdrawingFuture<>() {
           @Override
           protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
-            pending.cancel(false); // keyStageDone checks result after it sets pending
+            CompletableFuture<Permit> stage = pending;
+            stage.cancel(false); // keyStageDone checks result after it sets pending
+            if (keyed.global() != null) {
+              // A global grant that won the stage may still be on its way to the callback that
+              // stops it counting: the request waits no more either way, and its callbacks must
+              // find it gone from queueLength().
+              entry.stopWaitingForGlobal(stage);
+            }
             complete.run();
           }
         };

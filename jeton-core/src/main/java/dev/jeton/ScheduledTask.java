@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.ObtrudeRefusingFuture;
 import java.util.Comparator;
 import java.util.Objects;
 import java.util.concurrent.Callable;
@@ -15,13 +16,14 @@ import org.jspecify.annotations.Nullable;
 /**
  * A task of a {@link PriorityScheduler}, which is also the future its caller holds: being the
  * future lets {@link #cancel(boolean)} tell an interrupting cancel from a polite one, which a
- * callback on a plain {@code CompletableFuture} cannot see.
+ * callback on a plain {@code CompletableFuture} cannot see. Obtrude is refused, as on every
+ * future Jeton hands out.
  *
  * <p>Its place in the queue ({@code rank}, then {@code seq}) is fixed at submission. Once the
  * scheduler starts it, {@link #start()} returns a future that completes when the work has really
  * finished: a blocking task's thread has left the call; an async task's stage has completed.
  */
-final class ScheduledTask<T extends @Nullable Object> extends CompletableFuture<T> {
+final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFuture<T> {
   /** Best first: lowest rank, then earliest submitted. */
   static final Comparator<ScheduledTask<?>> ORDER = ScheduledTask::compare;
 

@@ -31,7 +31,10 @@ import org.jspecify.annotations.Nullable;
  * <p>{@link #fork} runs a blocking task on the scope's executor (by default a new thread per task:
  * a virtual thread on JDK 21 and later, a platform daemon thread on JDK 17); {@link #forkAsync}
  * calls a supplier on the calling thread and follows the stage it returns. Each returns a future
- * of the task's result; cancelling that future cancels the task and the scopes opened in it.
+ * of the task's result; cancelling that future, or completing it from outside in any other way,
+ * cancels the task and the scopes opened in it, and withdraws the task's Jeton waits before the
+ * future completes (a grant that came first is given back), so that its callbacks find them
+ * gone.
  *
  * <h2>Cancellation</h2>
  *
@@ -100,7 +103,10 @@ public interface Scope extends AutoCloseable {
    * @return the task's result; cancelling it cancels the task (interrupting it if it runs) and
    *     the scopes opened in it. A task cancelled while it ran fails with a {@link
    *     CancellationException}, whatever it threw on its interrupt; one forked after the scope
-   *     was cancelled fails so at once, never run
+   *     was cancelled fails so at once, never run. Completing it from outside in any other way
+   *     ({@code complete}, {@code orTimeout}, ...) cancels the task too; either way the task's
+   *     Jeton waits are withdrawn before the future completes. Obtruding is refused ({@link
+   *     UnsupportedOperationException})
    * @throws IllegalStateException if the scope is closed
    */
   <T extends @Nullable Object, X extends Exception> CompletableFuture<T> fork(
@@ -112,8 +118,10 @@ public interface Scope extends AutoCloseable {
    * are the task's and are withdrawn when the scope is cancelled; stages that run later, on other
    * threads, are not inside the scope.
    *
-   * @return the stage's result; cancelling it cancels the task (its stage, its Jeton waits, the
-   *     scopes opened in it)
+   * @return the stage's result; cancelling it, or completing it from outside in any other way
+   *     ({@code complete}, {@code orTimeout}, ...), cancels the task (its Jeton waits, then its
+   *     stage, the scopes opened in it), the waits withdrawn before the future completes.
+   *     Obtruding is refused ({@link UnsupportedOperationException})
    * @throws IllegalStateException if the scope is closed
    */
   <T extends @Nullable Object> CompletableFuture<T> forkAsync(

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadFactory;
@@ -56,14 +55,19 @@ final class ScopeTask<T extends @Nullable Object> {
    * other threads, are outside this: the stage's cancel can skip them, as any CompletableFuture
    * cancel skips its dependents (Scope's javadoc says so).
    *
+   * The fork future is a WithdrawingFuture: a completion from outside claims it, cancels the
+   * task (the waits withdrawn first, as above), and only then completes it, so that its callbacks
+   * find the waits gone and a grant that came first given back. The task's end settles it, and
+   * loses to such a claim.
+   *
    * The task ends once, by `ended`'s CAS: when its call has really left (BlockingCall.settled),
    * when its stage completes, or when it never started (the executor refused it, the supplier
-   * threw). Ending completes the user's future first, then tells the scope, so that every fork
-   * future is done when join() returns. A task the scope refuses (forked after its cancel) is
-   * ended at birth by refuse(), which does not tell the scope: the scope never counted it, and
-   * nothing may end it into the scope later. (Its future's cancel still reaches cancel(), since
-   * CompletableFuture.cancel returns true on a future done with a CancellationException; the
-   * `ended` CAS then makes that end a no-op.)
+   * threw). Ending completes the user's future first, then tells the scope once that completion
+   * is delivered (whenDelivered: a completion from outside that won may still be cancelling the
+   * task, and the end may even run inside it), so that every fork future is done when join()
+   * returns. A task the scope refuses (forked after its cancel) is ended at birth by refuse(),
+   * which does not tell the scope: the scope never counted it, and nothing may end it into the
+   * scope later (a cancel of its future loses the claim to refuse's settle).
    */
 
   private static final ThreadLocal<ScopeTask<?>> CURRENT = new ThreadLocal<>();
@@ -198,7 +202,12 @@ final class ScopeTask<T extends @Nullable Object> {
     future.settleExceptionally(why);
   }
 
-  /** Ends the task once: completes its future, then tells its scope. */
+  /**
+   * Ends the task once: completes its future, then tells its scope, once the future's completion
+   * has returned: its own, or that of a completion from outside which gave the task up and is
+   * cancelling it on another thread (or on this one, which reached the end from inside it).
+   */
+  @SuppressWarnings("NullAway") // value is the task's result (a T, null only if T allows it)
   void end(@Nullable T value, @Nullable Throwable failure) {
     if (!ended.compareAndSet(false, true)) {
       return;
@@ -208,7 +217,7 @@ final class ScopeTask<T extends @Nullable Object> {
     } else {
       future.settleExceptionally(failure);
     }
-    scope.taskEnded(this, failure);
+    future.whenDelivered(() -> scope.taskEnded(this, failure));
   }
 
   /** How many waits and child scopes the task tracks now: for tests of the deregistration. */
@@ -339,29 +348,24 @@ final class ScopeTask<T extends @Nullable Object> {
     }
   }
 
-  /** The future fork returns: cancelling it cancels the task. */
-  static final class TaskFuture<T extends @Nullable Object> extends CompletableFuture<T> {
+  /**
+   * The future fork returns. A completion from outside (cancel, complete, a failure, so {@code
+   * orTimeout} and {@code completeOnTimeout} too) gives the task up: by {@link WithdrawingFuture}'s
+   * one rule it is claimed first, then the task is cancelled (its waits withdrawn, a grant that
+   * came first given back), and only then does the future complete, so that its callbacks find
+   * the task's waits gone. The task's own end settles it ({@code settle}).
+   */
+  static final class TaskFuture<T extends @Nullable Object> extends WithdrawingFuture<T> {
     private final ScopeTask<T> task;
 
     TaskFuture(ScopeTask<T> task) {
       this.task = task;
     }
 
-    boolean settle(@Nullable T value) {
-      return super.complete(value);
-    }
-
-    boolean settleExceptionally(Throwable failure) {
-      return super.completeExceptionally(failure);
-    }
-
     @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      boolean cancelled = super.cancel(mayInterruptIfRunning);
-      if (cancelled) {
-        task.cancel();
-      }
-      return cancelled;
+    protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
+      task.cancel();
+      complete.run();
     }
   }
 }

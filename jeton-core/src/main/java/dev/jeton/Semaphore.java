@@ -115,7 +115,9 @@ public interface Semaphore extends AutoCloseable {
   /**
    * Requests {@code permits} without blocking. The future completes with the permit when it is
    * granted (at once, if it can be). Cancelling the future, or completing it exceptionally,
-   * withdraws the request; a permit granted concurrently is given back.
+   * withdraws the request; a permit granted concurrently is given back. {@code obtrudeValue} and
+   * {@code obtrudeException}, which would bypass that, throw {@link
+   * UnsupportedOperationException}.
    *
    * <p>If the semaphore is closed, or closed while the request waits, the future fails with
    * {@link SemaphoreClosedException}; if the limit is lowered below the request, with {@link

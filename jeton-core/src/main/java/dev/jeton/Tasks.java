@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.WithdrawingFuture;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -24,21 +25,30 @@ final class Tasks {
   /**
    * Starts {@code task} once {@code acquiring} yields a grant (a permit, a guard) and lets the
    * grant go with {@code release} when the task's stage completes.
+   *
+   * <p>The result is a {@link WithdrawingFuture}: a completion from outside (the caller gives up)
+   * withdraws the request before the result completes, so that its callbacks find it gone, as
+   * for the request's own future; once the task has started this withdraws nothing, and the task
+   * keeps its grant until its stage completes.
    */
   static <G, T extends @Nullable Object> CompletableFuture<T> callAsync(
       CompletableFuture<G> acquiring,
       Consumer<? super G> release,
       Supplier<? extends CompletionStage<T>> task) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    // If the caller gives up first, withdraw the request; once granted this does nothing.
-    CompletableFuture<?> unusedWithdrawOnGiveUp =
-        result.whenComplete((value, failure) -> acquiring.cancel(false));
+    WithdrawingFuture<T> result =
+        new WithdrawingFuture<>() {
+          @Override
+          protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
+            acquiring.cancel(false); // a grant that won it sees isGivenUp() and lets go
+            complete.run();
+          }
+        };
     CompletableFuture<?> unusedStartOnGrant =
         acquiring.whenComplete(
             (grant, failure) -> {
               if (failure != null) {
-                result.completeExceptionally(failure);
-              } else if (result.isDone()) {
+                result.settleExceptionally(failure);
+              } else if (result.isGivenUp() || result.isDone()) {
                 release.accept(grant); // the caller gave up before the task could start
               } else {
                 start(grant, release, task, result);
@@ -75,22 +85,22 @@ final class Tasks {
       G grant,
       Consumer<? super G> release,
       Supplier<? extends CompletionStage<T>> task,
-      CompletableFuture<T> result) {
+      WithdrawingFuture<T> result) {
     CompletionStage<T> stage;
     try {
       stage = Objects.requireNonNull(task.get(), "the task returned a null stage");
     } catch (Throwable failure) {
       release.accept(grant);
-      result.completeExceptionally(failure);
+      result.settleExceptionally(failure);
       return;
     }
     stage.whenComplete(
         (value, failure) -> {
           release.accept(grant); // before the caller sees the outcome
           if (failure != null) {
-            result.completeExceptionally(failure);
+            result.settleExceptionally(failure);
           } else {
-            result.complete(value);
+            result.settle(value);
           }
         });
   }

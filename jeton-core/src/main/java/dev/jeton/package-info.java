@@ -14,6 +14,14 @@
  * <p>{@link dev.jeton.Scope} owns the tasks started in it: cancelling it cancels them, withdraws
  * the waits they queued on any of the primitives above, and then runs its teardown hooks.
  *
+ * <p>Every future these hand out for a request or a task follows one rule: completing it from
+ * outside ({@code cancel}, {@code complete}, {@code completeExceptionally}, so {@code orTimeout}
+ * and {@code completeOnTimeout} too) gives the request up, which leaves its queue, and a grant
+ * made at the same moment goes back, before the future completes (unless its outcome can no
+ * longer be taken back: a channel's value handed over, a barrier's arrival counted). {@code
+ * obtrudeValue} and {@code obtrudeException}, which would bypass that, throw {@link
+ * java.lang.UnsupportedOperationException}.
+ *
  * <p>Every type in this package is null-marked: no parameter or result is {@code null} unless it
  * is annotated {@code @Nullable}.
  *

@@ -112,10 +112,36 @@ class GivenUpCallbacksTest {
           scheduler.submitAsync(Priority.NORMAL, CompletableFuture::new); // runs for ever
           CompletableFuture<Object> task =
               scheduler.submitAsync(Priority.NORMAL, () -> CompletableFuture.completedFuture(1));
+          return new Queued(orTimeout(task, timeout), scheduler::queued);
+        }),
+        primitive("semaphore callAsync", timeout -> {
+          Semaphore s = Semaphore.create(1);
+          var held = s.tryAcquire(1).orElseThrow();
           return new Queued(
-              timeout == null ? task : task.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS),
-              scheduler::queued);
+              orTimeout(s.callAsync(1, () -> CompletableFuture.completedFuture(1)), timeout),
+              s::queueLength);
+        }),
+        primitive("mutex callAsync", timeout -> {
+          Mutex m = Mutex.create();
+          var held = m.tryLock().orElseThrow();
+          return new Queued(
+              orTimeout(m.callAsync(() -> CompletableFuture.completedFuture(1)), timeout),
+              m::queueLength);
+        }),
+        primitive("scope fork", timeout -> {
+          Mutex m = Mutex.create();
+          var held = m.tryLock().orElseThrow();
+          Scope scope = Scope.open(); // its task ends with the give-up: nothing left to close
+          return new Queued(
+              orTimeout(scope.forkAsync(() -> m.lockAsync().thenAccept(Guard::unlock)), timeout),
+              m::queueLength);
         }));
+  }
+
+  /** A future with no timeout of its own, given one by {@code orTimeout} unless null. */
+  private static <T> CompletableFuture<T> orTimeout(
+      CompletableFuture<T> future, @Nullable Duration timeout) {
+    return timeout == null ? future : future.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
   /** Every primitive, every way to give up. */

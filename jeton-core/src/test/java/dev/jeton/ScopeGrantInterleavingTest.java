@@ -33,6 +33,8 @@ class ScopeGrantInterleavingTest {
 
     /** Nothing held, nothing queued. */
     boolean isFree();
+
+    int queueLength();
   }
 
   enum Kind {
@@ -43,7 +45,8 @@ class ScopeGrantInterleavingTest {
         return lock(
             () -> mutex.tryLock().orElseThrow()::unlock,
             mutex::lockAsync,
-            () -> !mutex.isLocked() && mutex.queueLength() == 0);
+            () -> !mutex.isLocked() && mutex.queueLength() == 0,
+            mutex::queueLength);
       }
     },
     SEMAPHORE {
@@ -53,7 +56,8 @@ class ScopeGrantInterleavingTest {
         return lock(
             () -> semaphore.tryAcquire(2).orElseThrow()::release,
             () -> semaphore.acquireAsync(2),
-            () -> semaphore.available() == 3 && semaphore.queueLength() == 0);
+            () -> semaphore.available() == 3 && semaphore.queueLength() == 0,
+            semaphore::queueLength);
       }
     };
 
@@ -159,24 +163,127 @@ class ScopeGrantInterleavingTest {
   @ParameterizedTest
   @EnumSource(Kind.class)
   void grantDecidedButNotDelivered_isGivenBackBeforeTheCancelIsSeen(Kind kind) throws Exception {
+    cancelAsTheGrantIsDecided(kind, false);
+  }
+
+  /**
+   * As above, with the task's fork future cancelled instead of the scope: the future completes
+   * only once the task's wait is withdrawn and its grant given back, so that the future's own
+   * callbacks find the lock free. (The fork future used to complete first and cancel the task
+   * after: its callbacks found the grant not yet given back, the lock held by no one.)
+   */
+  @ParameterizedTest
+  @EnumSource(Kind.class)
+  void grantDecidedButNotDelivered_isGivenBackBeforeTheForkFutureIsCancelled(Kind kind)
+      throws Exception {
+    cancelAsTheGrantIsDecided(kind, true);
+  }
+
+  /**
+   * Cancels the scope, or the task's fork future, while the grant of the task's wait is decided
+   * but held by the completion executor; checks that the cancel's callbacks (the wait's, or the
+   * fork future's) find the lock free.
+   */
+  private static void cancelAsTheGrantIsDecided(Kind kind, boolean theForkFuture)
+      throws Exception {
     Queue<Runnable> completions = new ArrayDeque<>();
     Lock lock = kind.make(completions::add);
     Runnable letHolderGo = lock.hold();
     Queue<Boolean> freeWhenSeen = new ConcurrentLinkedQueue<>();
     try (Scope scope = Scope.open()) {
-      scope.forkAsync(
-          () -> {
-            CompletableFuture<? extends AutoCloseable> wait = lock.request();
-            var unused = wait.whenComplete((grant, failure) -> freeWhenSeen.add(lock.isFree()));
-            return wait.thenAccept(ScopeGrantInterleavingTest::letGo);
-          });
+      CompletableFuture<Void> task =
+          scope.forkAsync(
+              () -> {
+                CompletableFuture<? extends AutoCloseable> wait = lock.request();
+                if (!theForkFuture) {
+                  var unused = wait.whenComplete((g, failure) -> freeWhenSeen.add(lock.isFree()));
+                }
+                return wait.thenAccept(ScopeGrantInterleavingTest::letGo);
+              });
+      if (theForkFuture) {
+        var unused = task.whenComplete((v, failure) -> freeWhenSeen.add(lock.isFree()));
+      }
       letHolderGo.run();
       assertEquals(1, completions.size(), "the grant's completion, held");
-      scope.cancel();
+      if (theForkFuture) {
+        assertTrue(task.cancel(true));
+      } else {
+        scope.cancel();
+      }
       assertEquals(
           List.of(true), List.copyOf(freeWhenSeen), "given back before the cancel was seen");
       completions.forEach(Runnable::run);
+      if (theForkFuture) {
+        scope.join(); // cancelled through its own future: not a failure of the scope
+      }
     }
+    assertTrue(lock.isFree(), "nothing held or queued");
+  }
+
+  /**
+   * A fork future completed from outside in any other way ({@code orTimeout} here) cancels the
+   * task as its cancel does, first: the task's wait leaves the queue before the future's
+   * callbacks run. (It used to leave the task running and its wait queued.)
+   */
+  @ParameterizedTest
+  @EnumSource(Kind.class)
+  void forkFutureTimedOut_withdrawsTheTaskFirst(Kind kind) throws Exception {
+    Lock lock = kind.make();
+    Runnable letHolderGo = lock.hold();
+    Queue<Integer> queuedWhenSeen = new ConcurrentLinkedQueue<>();
+    CountDownLatch seen = new CountDownLatch(1);
+    try (Scope scope = Scope.open()) {
+      CompletableFuture<Void> task =
+          scope.forkAsync(() -> lock.request().thenAccept(ScopeGrantInterleavingTest::letGo));
+      var unused =
+          task.orTimeout(1, java.util.concurrent.TimeUnit.MILLISECONDS)
+              .whenComplete(
+                  (v, failure) -> {
+                    queuedWhenSeen.add(lock.queueLength());
+                    seen.countDown();
+                  });
+      TestThreads.awaitLatch(seen);
+      assertEquals(List.of(0), List.copyOf(queuedWhenSeen), "the wait was withdrawn first");
+      letHolderGo.run();
+      assertTrue(task.isCompletedExceptionally());
+      scope.join();
+    }
+    assertTrue(lock.isFree(), "nothing held or queued");
+  }
+
+  /**
+   * The fork future cancelled again by a callback that its own cancel runs (the wait it
+   * withdraws fails the stage's step, on the cancelling thread): that inner cancel answers at
+   * once, false, since the future is not cancelled yet, rather than wait for the outer cancel,
+   * which is waiting for it. The outer one then completes the future cancelled.
+   */
+  @ParameterizedTest
+  @EnumSource(Kind.class)
+  void forkFutureCancelledFromInsideItsOwnCancel_doesNotWaitForItself(Kind kind)
+      throws Exception {
+    Lock lock = kind.make();
+    Runnable letHolderGo = lock.hold();
+    CompletableFuture<CompletableFuture<Void>> self = new CompletableFuture<>();
+    Queue<Boolean> innerAnswers = new ConcurrentLinkedQueue<>();
+    Queue<Boolean> outerAnswers = new ConcurrentLinkedQueue<>();
+    Scope scope = Scope.open(); // closed only if the cancel returned: else close would hang
+    CompletableFuture<Void> task =
+        scope.forkAsync(
+            () ->
+                lock.request()
+                    .handle(
+                        (grant, failure) -> {
+                          innerAnswers.add(self.join().cancel(true));
+                          return null;
+                        }));
+    self.complete(task);
+    threads.start(() -> outerAnswers.add(task.cancel(true))); // hangs if it waits for itself
+    threads.joinAll();
+    scope.close();
+    assertEquals(List.of(false), List.copyOf(innerAnswers), "not cancelled yet, inside");
+    assertEquals(List.of(true), List.copyOf(outerAnswers));
+    assertTrue(task.isCancelled());
+    letHolderGo.run();
     assertTrue(lock.isFree(), "nothing held or queued");
   }
 
@@ -210,7 +317,8 @@ class ScopeGrantInterleavingTest {
   private static Lock lock(
       java.util.function.Supplier<Runnable> hold,
       java.util.function.Supplier<CompletableFuture<? extends AutoCloseable>> request,
-      java.util.function.BooleanSupplier isFree) {
+      java.util.function.BooleanSupplier isFree,
+      java.util.function.IntSupplier queueLength) {
     return new Lock() {
       @Override
       public Runnable hold() {
@@ -225,6 +333,11 @@ class ScopeGrantInterleavingTest {
       @Override
       public boolean isFree() {
         return isFree.getAsBoolean();
+      }
+
+      @Override
+      public int queueLength() {
+        return queueLength.getAsInt();
       }
     };
   }

@@ -7,6 +7,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,6 +37,13 @@ class ScopeGrantRaceTest {
 
     /** Once the round is over: null if nothing is held, queued or lost, else what is. */
     @Nullable String leftover();
+
+    /**
+     * Null if the task's wait is no longer queued, else what is: checked as the task's fork
+     * future completes from outside, whether or not the grant came. Null also where queueing is
+     * not the task's alone to undo (a barrier, whose other party may queue meanwhile).
+     */
+    @Nullable String queued();
   }
 
   /** Every primitive a scope's task can wait on. */
@@ -70,7 +79,69 @@ class ScopeGrantRaceTest {
    * fork future), each after a random pause, so that the grant lands anywhere in the cancel.
    */
   private void raceGrantsWithCancels(Supplier<Race> races) throws Exception {
-    SplittableRandom random = new SplittableRandom(29);
+    raceGrantsWith(
+        races,
+        29,
+        round -> {
+          if (round.random.nextBoolean()) {
+            round.scope.cancel();
+          } else {
+            round.task.cancel(true);
+          }
+        });
+  }
+
+  /**
+   * The fork future completed from outside (cancelled, completed, failed) as the grant comes: when
+   * it completes, the task's wait has left its queue, and once the round is over nothing is held,
+   * queued or lost. Before the fix the fork future completed first and the task was cancelled
+   * after, so the future's own callbacks found the wait still queued (and one that waited for the
+   * grant to be made could find the lock held by a grant given up and not yet given back); a
+   * completion other than cancel did not cancel the task at all.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("races")
+  void theForkFutureCompletedFromOutside_completesOnlyOnceTheWaitIsWithdrawn(
+      String name, Supplier<Race> races) throws Exception {
+    raceGrantsWith(
+        races,
+        30,
+        round -> {
+          var unused =
+              round.task.whenComplete(
+                  (value, failure) -> {
+                    String queued = round.race.queued();
+                    if (queued != null) {
+                      round.violations.add(
+                          "round " + round.number + ", as the fork future completed: " + queued);
+                    }
+                  });
+          switch (round.random.nextInt(3)) {
+            case 0 -> round.task.cancel(true);
+            case 1 -> round.task.complete(null);
+            default -> round.task.completeExceptionally(new TimeoutException());
+          }
+        });
+  }
+
+  /** One round of a race, as its give-up step sees it. */
+  private record Round(
+      int number,
+      Race race,
+      Scope scope,
+      CompletableFuture<?> task,
+      SplittableRandom random,
+      Queue<String> violations) {}
+
+  /**
+   * {@link #ROUNDS} rounds of one race, each given up by {@code giveUp} (which cancels the scope,
+   * or completes the task's fork future from outside) after a random pause while the racer's
+   * thread grants after another, so that the grant lands anywhere in the give-up; then the scope
+   * is closed and nothing may be held, queued or lost.
+   */
+  private void raceGrantsWith(Supplier<Race> races, long seed, Consumer<Round> giveUp)
+      throws Exception {
+    SplittableRandom random = new SplittableRandom(seed);
     Queue<String> violations = new ConcurrentLinkedQueue<>();
     try (Racer racer = new Racer()) {
       for (int round = 0; round < ROUNDS; round++) {
@@ -80,11 +151,7 @@ class ScopeGrantRaceTest {
         CompletableFuture<?> task = scope.forkAsync(race::waitThenLetGo);
         racer.start(grant, random.nextInt(PAUSE));
         pause(random.nextInt(PAUSE));
-        if (random.nextBoolean()) {
-          scope.cancel();
-        } else {
-          task.cancel(true);
-        }
+        giveUp.accept(new Round(round, race, scope, task, random, violations));
         racer.awaitDone();
         scope.close();
         String left = race.leftover();
@@ -169,7 +236,8 @@ class ScopeGrantRaceTest {
       return race(
           () -> mutex.tryLock().orElseThrow()::unlock,
           () -> mutex.lockAsync().thenAccept(Guard::unlock),
-          () -> mutex.isLocked() || mutex.queueLength() != 0 ? "stranded: " + mutex : null);
+          () -> mutex.isLocked() || mutex.queueLength() != 0 ? "stranded: " + mutex : null,
+          () -> queued(mutex.queueLength(), mutex));
     }
 
     static Race semaphore() {
@@ -179,7 +247,8 @@ class ScopeGrantRaceTest {
           () -> semaphore.acquireAsync(2).thenAccept(Permit::release),
           () -> semaphore.available() != 3 || semaphore.queueLength() != 0
               ? "stranded: " + semaphore
-              : null);
+              : null,
+          () -> queued(semaphore.queueLength(), semaphore));
     }
 
     static Race readWriteLock(boolean writeHeld) {
@@ -194,7 +263,8 @@ class ScopeGrantRaceTest {
             }
             free.unlock();
             return lock.queueLength() != 0 ? "queued: " + lock : null;
-          });
+          },
+          () -> queued(lock.queueLength(), lock));
     }
 
     /**
@@ -209,7 +279,8 @@ class ScopeGrantRaceTest {
       return race(
           () -> keyed.forKey(sameKey ? "mine" : "other").tryAcquire(1).orElseThrow()::release,
           () -> mine.acquireAsync(1).thenAccept(Permit::release),
-          () -> keyed.keyCount() != 0 || mine.queueLength() != 0 ? "stranded: " + keyed : null);
+          () -> keyed.keyCount() != 0 || mine.queueLength() != 0 ? "stranded: " + keyed : null,
+          () -> queued(mine.queueLength(), mine));
     }
 
     /**
@@ -232,7 +303,8 @@ class ScopeGrantRaceTest {
               .thenAccept(received::add),
           () -> List.copyOf(sent).equals(List.copyOf(received)) && channel.queueLength() == 0
               ? null
-              : "sent " + sent + ", received " + received + ", " + channel);
+              : "sent " + sent + ", received " + received + ", " + channel,
+          () -> queued(channel.queueLength(), channel));
     }
 
     /**
@@ -257,7 +329,8 @@ class ScopeGrantRaceTest {
                     && channel.queueLength() == 0
                 ? null
                 : "received " + received + ", sent " + sent + ", undelivered " + undelivered;
-          });
+          },
+          () -> queued(channel.queueLength(), channel));
     }
 
     /**
@@ -279,13 +352,19 @@ class ScopeGrantRaceTest {
                     && barrier.arrived() == 0
                 ? null
                 : "the other passed: " + otherPassed + ", the task passed " + passed;
-          });
+          },
+          () -> null); // the other party's arrival may queue meanwhile
+    }
+
+    private static @Nullable String queued(int queueLength, Object primitive) {
+      return queueLength == 0 ? null : queueLength + " still queued: " + primitive;
     }
 
     private static Race race(
         Supplier<Runnable> hold,
         Supplier<CompletionStage<?>> waitThenLetGo,
-        Supplier<@Nullable String> leftover) {
+        Supplier<@Nullable String> leftover,
+        Supplier<@Nullable String> queued) {
       return new Race() {
         @Override
         public Runnable hold() {
@@ -300,6 +379,11 @@ class ScopeGrantRaceTest {
         @Override
         public @Nullable String leftover() {
           return leftover.get();
+        }
+
+        @Override
+        public @Nullable String queued() {
+          return queued.get();
         }
       };
     }

@@ -40,11 +40,13 @@ import org.jspecify.annotations.Nullable;
  * queued, {@link #setTimer} once it is started, {@link #stopTimer()} when the request leaves.
  * Storing and stopping are both atomic on one field, so whichever comes second cancels the timer,
  * and a timer never keeps a finished request reachable. Obtruding a value ({@code obtrudeValue},
- * {@code obtrudeException}) bypasses all of this and is not supported.
+ * {@code obtrudeException}) would bypass all of this, and is refused ({@link
+ * ObtrudeRefusingFuture}).
  *
  * @param <T> the value a granted request completes with
  */
-public abstract class WithdrawingFuture<T extends @Nullable Object> extends CompletableFuture<T> {
+public abstract class WithdrawingFuture<T extends @Nullable Object>
+    extends ObtrudeRefusingFuture<T> {
   /*
    * State
    *
@@ -54,14 +56,17 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
    * completion has returned; the actions queued run then, on that thread.
    *
    * Invariants:
-   *   W1. The future is completed (but for obtrude) only by the winner of the claim, after it
+   *   W1. The future is completed only by the winner of the claim (obtrude is refused), after it
    *       won: a completion from outside after its withdrawal, or before it for the classes that
    *       keep the default order; the owner through settle.
    *   W2. DELIVERED is set only after the future is done and its completion's callbacks have run;
    *       an action given to whenDelivered runs exactly once, at or after that moment.
    *   W3. While `claim` is OUTSIDE and the future is not done yet, the winner is withdrawing: a
-   *       second cancel waits for it (briefly: no user code runs in that window) so that it can
-   *       answer whether the future is cancelled.
+   *       second cancel on another thread waits for it so that it can answer whether the future
+   *       is cancelled. For a request that window holds no user code (a lock, an unlink); for a
+   *       scope's task it holds the callbacks of the waits the task's cancel withdraws, and a
+   *       cancel made from one of those, on the withdrawing thread (`withdrawer`), answers at
+   *       once, false (not cancelled yet), rather than wait for itself.
    */
 
   /** {@link #timer} of a timed request whose timer is not stored yet. */
@@ -104,6 +109,12 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
 
   /** Null, the actions waiting for the delivery, or DELIVERED. Changed by CAS (DELIVERY). */
   private volatile @Nullable Object delivery;
+
+  /**
+   * The thread withdrawing the request for a completion from outside, while it does (W3). Plain:
+   * only that thread's own read of it matters; another thread may see null and waits, rightly.
+   */
+  private @Nullable Thread withdrawer;
 
   /** For subclasses. */
   protected WithdrawingFuture() {}
@@ -223,7 +234,7 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
     if (completeFromOutside(false, () -> super.completeExceptionally(new CancellationException()))) {
       return true;
     }
-    while (claim == OUTSIDE && !isDone()) {
+    while (claim == OUTSIDE && !isDone() && withdrawer != Thread.currentThread()) {
       Thread.yield(); // another completion from outside is withdrawing the request (W3)
     }
     return isCancelled();
@@ -267,10 +278,12 @@ public abstract class WithdrawingFuture<T extends @Nullable Object> extends Comp
     if (!mayCompleteFromOutside() || !CLAIM.compareAndSet(this, OPEN, OUTSIDE)) {
       return false;
     }
+    withdrawer = Thread.currentThread();
     try {
       stopTimer();
       withdrawAndComplete(timedOut, complete);
     } finally {
+      withdrawer = null;
       if (!isDone()) {
         complete.run(); // a withdrawal that threw must not leave a claimed future pending for ever
       }
