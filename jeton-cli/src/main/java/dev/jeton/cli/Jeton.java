@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import dev.jeton.redis.SemaphoreQuarantinedException;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.AutoComplete.GenerateCompletion;
@@ -196,9 +195,9 @@ public final class Jeton {
       err.println(oneLine(String.valueOf(e.getMessage())));
       return EXIT_ERROR;
     }
-    if (e instanceof SemaphoreQuarantinedException) {
+    if (RedisDefaults.isQuarantine(e)) {
       // Redis lost the semaphore's state, and nothing can be granted until the quarantine ends:
-      // not 75 (busy), which -E 0 would turn into a silent success (decision 6X).
+      // not 75 (busy), which -E 0 would turn into a silent success (decision 86).
       err.println(oneLine(PREFIX + e.getMessage()));
       return EXIT_ERROR;
     }

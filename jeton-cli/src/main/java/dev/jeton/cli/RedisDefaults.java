@@ -74,6 +74,16 @@ final class RedisDefaults {
     return false;
   }
 
+  /**
+   * Whether {@code e} is a Redis semaphore's quarantine ({@code SemaphoreQuarantinedException}),
+   * told by its name: the machine-wide command must not load Redis's classes, not even to check
+   * (picocli's reflection over the command verifies its classes at start).
+   */
+  static boolean isQuarantine(@Nullable Throwable e) {
+    return e != null
+        && e.getClass().getName().equals("dev.jeton.redis.SemaphoreQuarantinedException");
+  }
+
   /** The failure in one line, with the innermost cause unless its text is already there. */
   static String describe(Throwable e) {
     Throwable root = e;

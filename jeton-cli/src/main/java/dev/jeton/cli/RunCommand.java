@@ -3,7 +3,6 @@ package dev.jeton.cli;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.internal.Arguments;
-import dev.jeton.redis.SemaphoreQuarantinedException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -271,8 +270,9 @@ final class RunCommand implements Callable<Integer> {
       return Optional.empty();
     } catch (ExecutionException e) {
       if (e.getCause() instanceof TimeoutException timedOut
-          && timedOut.getCause() instanceof SemaphoreQuarantinedException quarantine) {
-        throw quarantine; // nothing could be granted: not busy (see Jeton.handle)
+          && RedisDefaults.isQuarantine(timedOut.getCause())) {
+        // nothing could be granted: not busy (see Jeton.handle)
+        throw (RuntimeException) java.util.Objects.requireNonNull(timedOut.getCause());
       }
       if (e.getCause() instanceof TimeoutException) {
         progress.clear();

@@ -337,8 +337,7 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     Process holder = jeton("run", "--name", "quarantined", "--lease", "30s", "--", "sleep", "120");
     awaitStatus("quarantined", "\"held\": 1");
     server.restart(); // empty: every lease is gone
-    String state = "{" + dev.jeton.redis.RedisSemaphoreOptions.DEFAULT_KEY_PREFIX
-        + ":quarantined}:state";
+    String state = "{" + prefix + ":quarantined}:state"; // this test's --key-prefix
     dev.jeton.redis.testing.Await.until(
         () -> server.command("EXISTS", state).equals("1"), "the holder's renewal to recreate it");
     Process noWait = jeton("run", "--name", "quarantined", "--no-wait", "--", "true");
