@@ -46,7 +46,7 @@ import java.util.function.BooleanSupplier;
  *   <li>{@code /on-timeout?timeout=MS&dispatch} (or {@code &start}): starts async mode with that
  *       timeout, and its {@code onTimeout} dispatches the request, whose {@code ASYNC} dispatch
  *       works as {@code /work} does (or starts that work with the event's {@code
- *       AsyncContext.start}, which then completes the request);
+ *       AsyncContext.start}, waits until it runs, and the work then completes the request);
  *   <li>{@code /large}: counts itself at work while it writes a body far larger than any socket
  *       buffer, until the body is written or a write fails;
  *   <li>{@code /health}: answers {@code up}.
@@ -273,11 +273,22 @@ final class TestApp {
               timedOut.dispatch();
               return;
             }
+            CountDownLatch running = new CountDownLatch(1);
             timedOut.start( // Tomcat 11 refuses it: IllegalStateException, TIMING_OUT
                 () -> {
+                  running.countDown();
                   gatedWork();
                   completeQuietly(timedOut);
                 });
+            // A listener that neither completes nor dispatches gets the container's error
+            // dispatch as soon as it returns, and Jetty may then recycle the request before
+            // the task it was given has started, which then never runs (seen on a loaded
+            // machine): this app holds on until its work runs.
+            try {
+              running.await(GUARD_SECONDS, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
           }
 
           @Override
