@@ -1,8 +1,8 @@
 /**
  * Jeton core: the in-process {@link dev.jeton.Semaphore} and the primitives built on it.
  *
- * <p>Only {@code dev.jeton} is exported as API; implementations are package-private, and
- * {@code dev.jeton.internal} is exported only to Jeton's own modules.
+ * <p>Only {@code dev.jeton} is exported as API; implementations are package-private, and {@code
+ * dev.jeton.internal} is exported only to Jeton's own modules.
  */
 module dev.jeton.core {
   // Nullness annotations only: a user needs them neither to compile nor to run (decision 36).

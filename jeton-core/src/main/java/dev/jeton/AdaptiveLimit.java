@@ -25,8 +25,8 @@ import java.util.function.LongSupplier;
  * The controller owns the semaphore's limit: it calls {@link Semaphore#setLimit(int)} from the
  * thread that ends a window's last sample (for an in-process semaphore that never blocks; for a
  * machine-wide or Redis one it is a file update or a round trip). If {@code setLimit} throws, the
- * limit stays where it was and the next window decides again; the failure never reaches the
- * caller ending the sample.
+ * limit stays where it was and the next window decides again; the failure never reaches the caller
+ * ending the sample.
  *
  * <p>Thread-safe; {@link #begin()} and the sample's methods take no lock. Only work that called
  * {@link #begin()} is counted as in flight.
@@ -492,8 +492,8 @@ public final class AdaptiveLimit {
 
     /**
      * The fewest samples in a window, default 50 (fewer react sooner, but the lowest of noisier
-     * means makes a lower no-load estimate); a window holds at least the limit's worth of
-     * samples too, and at most {@value AdaptiveLimit#MAX_WINDOW}.
+     * means makes a lower no-load estimate); a window holds at least the limit's worth of samples
+     * too, and at most {@value AdaptiveLimit#MAX_WINDOW}.
      */
     public Builder windowSamples(int samples) {
       check(

@@ -9,41 +9,41 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A reusable meeting point for a number of parties, which can be awaited by blocking or
- * asynchronously: each generation passes when its last party arrives, and the next one starts
- * at once.
+ * asynchronously: each generation passes when its last party arrives, and the next one starts at
+ * once.
  *
  * <h2>Generations</h2>
  *
  * <p>A generation <em>trips</em> when the number of parties arrived and waiting ({@link
  * #arrived()}) reaches {@link #parties()}. The last arrival is made by {@link #await()}, {@link
  * #awaitAsync()}, or {@link #arriveAndDeregister()} (which drops {@code parties} to the count
- * already arrived). The last arriver runs the optional action once, on its own thread, outside
- * any internal lock and before anyone is released; then every party of the generation is released
- * with its {@link Arrival}: indices 0 to {@code parties - 1} in the order the parties arrived, so
- * the last arriver's is {@code parties - 1}. (A party that deregisters takes no index: a
- * generation that trips by {@code arriveAndDeregister} releases the parties that remain, with
- * indices 0 to {@code parties - 1} of the reduced count.) The {@link #generation()} number
- * increments at the trip, so an arrival after the trip belongs to the next generation.
+ * already arrived). The last arriver runs the optional action once, on its own thread, outside any
+ * internal lock and before anyone is released; then every party of the generation is released with
+ * its {@link Arrival}: indices 0 to {@code parties - 1} in the order the parties arrived, so the
+ * last arriver's is {@code parties - 1}. (A party that deregisters takes no index: a generation
+ * that trips by {@code arriveAndDeregister} releases the parties that remain, with indices 0 to
+ * {@code parties - 1} of the reduced count.) The {@link #generation()} number increments at the
+ * trip, so an arrival after the trip belongs to the next generation.
  *
- * <p>Parties can be added ({@link #register()}) and removed ({@link #arriveAndDeregister()}) at
- * any time, also while a generation is under way. When the last parties leave with no one
- * waiting, no generation trips: the barrier has 0 parties until one registers, and awaiting it
- * meanwhile is an error.
+ * <p>Parties can be added ({@link #register()}) and removed ({@link #arriveAndDeregister()}) at any
+ * time, also while a generation is under way. When the last parties leave with no one waiting, no
+ * generation trips: the barrier has 0 parties until one registers, and awaiting it meanwhile is an
+ * error.
  *
  * <h2>Giving up</h2>
  *
  * <p>A party that gives up before its generation trips (its timeout expires, its future is
  * cancelled or completed from outside, its thread is interrupted) takes its arrival back: the
- * others keep waiting for a real last arrival. A future's arrival stops counting before the
- * future completes, so its callbacks, and an arrival made by one of them, never meet it. Once
- * the generation has tripped, its outcome is decided, and giving up is too late: the party
- * passes (or fails with the broken generation) with the others. A blocked party interrupted
- * between the trip and its release (while the action runs) returns its {@link Arrival}, or
- * throws the generation's {@link BarrierBrokenException}, with its interrupt status set again
- * so that the interrupt is not lost, as {@link java.util.concurrent.CyclicBarrier} does; its
- * timeout cannot expire then. A future's cancel or completion from outside then is refused
- * (cancel returns {@code false}), and its timeout does not fire: the future completes with the
- * arrival (or fails with the generation's exception).
+ * others keep waiting for a real last arrival. A future's arrival stops counting before the future
+ * completes, so its callbacks, and an arrival made by one of them, never meet it. Once the
+ * generation has tripped, its outcome is decided, and giving up is too late: the party passes (or
+ * fails with the broken generation) with the others. A blocked party interrupted between the trip
+ * and its release (while the action runs) returns its {@link Arrival}, or throws the generation's
+ * {@link BarrierBrokenException}, with its interrupt status set again so that the interrupt is not
+ * lost, as {@link java.util.concurrent.CyclicBarrier} does; its timeout cannot expire then. A
+ * future's cancel or completion from outside then is refused (cancel returns {@code false}), and
+ * its timeout does not fire: the future completes with the arrival (or fails with the generation's
+ * exception).
  *
  * <h2>Breaking</h2>
  *
@@ -61,8 +61,8 @@ import org.jspecify.annotations.Nullable;
  * <h2>Futures</h2>
  *
  * <p>Futures are never completed while an internal lock is held; by default by the thread whose
- * arrival tripped the generation, in constant stack however long a chain of callbacks await
- * again. {@link Builder#completionExecutor(Executor)} moves completions to an executor instead.
+ * arrival tripped the generation, in constant stack however long a chain of callbacks await again.
+ * {@link Builder#completionExecutor(Executor)} moves completions to an executor instead.
  */
 public interface Barrier {
 
@@ -137,16 +137,15 @@ public interface Barrier {
    * all arrived, this trips the generation (running the action on this thread).
    *
    * @return the generation arrived in
-   * @throws BarrierBrokenException if this trips the generation and the action throws (the
-   *     party is removed all the same)
+   * @throws BarrierBrokenException if this trips the generation and the action throws (the party is
+   *     removed all the same)
    * @throws IllegalStateException if the barrier has no parties
    */
   long arriveAndDeregister();
 
   /**
-   * Fails every party waiting in the current generation with a {@link BarrierBrokenException}
-   * whose cause is {@code cause}, and starts the next generation, clean, even if no one was
-   * waiting.
+   * Fails every party waiting in the current generation with a {@link BarrierBrokenException} whose
+   * cause is {@code cause}, and starts the next generation, clean, even if no one was waiting.
    */
   void breakBarrier(Throwable cause);
 

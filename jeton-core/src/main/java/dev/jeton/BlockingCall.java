@@ -13,9 +13,9 @@ import org.jspecify.annotations.Nullable;
  * means no more work is being done.
  *
  * <p>The runner is published in {@code state}: NEW, then the running thread, then DONE; or
- * CANCELLED from NEW; or INTERRUPTING then CANCELLED from a running thread. A cancel interrupts
- * the thread only while it is the state, and the runner, on leaving, waits out an interrupt in
- * progress and clears it, so that an interrupt never leaks to the executor's next task.
+ * CANCELLED from NEW; or INTERRUPTING then CANCELLED from a running thread. A cancel interrupts the
+ * thread only while it is the state, and the runner, on leaving, waits out an interrupt in progress
+ * and clears it, so that an interrupt never leaks to the executor's next task.
  */
 final class BlockingCall<R extends @Nullable Object> implements Runnable {
   private static final Object NEW = "NEW";

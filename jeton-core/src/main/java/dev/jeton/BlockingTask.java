@@ -3,8 +3,8 @@ package dev.jeton;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A blocking task that may throw a checked exception, such as {@code () ->
- * Files.readString(path)}: what {@link Semaphore#call(int, BlockingTask)} runs. Unlike a {@link
+ * A blocking task that may throw a checked exception, such as {@code () -> Files.readString(path)}:
+ * what {@link Semaphore#call(int, BlockingTask)} runs. Unlike a {@link
  * java.util.concurrent.Callable}, it names what it throws, so the caller catches exactly that.
  *
  * @param <T> the result

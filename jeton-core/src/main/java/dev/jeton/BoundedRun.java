@@ -24,22 +24,22 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Algorithm. An in-process {@link Semaphore} of {@code limit} permits bounds the work. A single
  * <em>pump</em> pulls items: unweighted, it acquires one permit, then pulls the next item and
- * starts it holding that permit; weighted, it pulls the next item, then acquires the item's
- * weight. It loops while permits come at once; otherwise it leaves a callback on its one pending
- * acquire and returns, and the callback resumes the loop. Each started item releases its permits
- * when it settles, which may grant the pump's pending acquire. Stopping (the first failure in
- * fail-fast mode, or the caller cancelling the run) sets {@code stopped}, cancels the pump's
- * pending acquire and every item in flight; the pump, seeing {@code stopped}, ends.
+ * starts it holding that permit; weighted, it pulls the next item, then acquires the item's weight.
+ * It loops while permits come at once; otherwise it leaves a callback on its one pending acquire
+ * and returns, and the callback resumes the loop. Each started item releases its permits when it
+ * settles, which may grant the pump's pending acquire. Stopping (the first failure in fail-fast
+ * mode, or the caller cancelling the run) sets {@code stopped}, cancels the pump's pending acquire
+ * and every item in flight; the pump, seeing {@code stopped}, ends.
  *
- * <p>The pump reads the source only through {@code pull()}, which catches what {@code hasNext()}
- * or {@code next()} throws and fails the run with it: a throw escaping the pump would leave it
- * counted in {@code open} for ever, and the run would never complete.
+ * <p>The pump reads the source only through {@code pull()}, which catches what {@code hasNext()} or
+ * {@code next()} throws and fails the run with it: a throw escaping the pump would leave it counted
+ * in {@code open} for ever, and the run would never complete.
  *
  * <p>Invariants: only the pump touches the source, and there is at most one pump (running, or
- * waiting on its one pending acquire), so the source needs no lock and is never read ahead by
- * more than the one item waiting for its weight; the items in flight hold at most {@code limit}
- * permits; {@code open} counts the pump (until it ends) plus the items not yet settled, and the
- * run completes exactly once, when {@code open} reaches zero, so after everything it started has
+ * waiting on its one pending acquire), so the source needs no lock and is never read ahead by more
+ * than the one item waiting for its weight; the items in flight hold at most {@code limit} permits;
+ * {@code open} counts the pump (until it ends) plus the items not yet settled, and the run
+ * completes exactly once, when {@code open} reaches zero, so after everything it started has
  * settled.
  */
 final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
@@ -158,8 +158,12 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
         if (weight < 1 || weight > options.limit()) {
           failAndEndPump(
               new IllegalArgumentException(
-                  "the weight of item " + (nextIndex - 1) + " must be 1 to the limit "
-                      + options.limit() + ", was " + weight));
+                  "the weight of item "
+                      + (nextIndex - 1)
+                      + " must be 1 to the limit "
+                      + options.limit()
+                      + ", was "
+                      + weight));
           return;
         }
       }
@@ -215,10 +219,10 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
   }
 
   /**
-   * The source's next item, or {@link #END} if it has none or throws: then the pump has ended,
-   * and a throw has failed the run. Both {@code hasNext()} and {@code next()} are guarded: a
-   * source is user code, and a throw escaping here would end the pump without counting it off,
-   * leaving the run open for ever.
+   * The source's next item, or {@link #END} if it has none or throws: then the pump has ended, and
+   * a throw has failed the run. Both {@code hasNext()} and {@code next()} are guarded: a source is
+   * user code, and a throw escaping here would end the pump without counting it off, leaving the
+   * run open for ever.
    */
   private @Nullable Object pull() {
     boolean more;

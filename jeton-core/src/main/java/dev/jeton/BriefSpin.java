@@ -3,26 +3,24 @@ package dev.jeton;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A short busy wait before parking, for a waiter whose other side may well be running right
- * now: a channel's receiver waiting for the next send, its sender for the next receive, a
- * blocked select.
+ * A short busy wait before parking, for a waiter whose other side may well be running right now: a
+ * channel's receiver waiting for the next send, its sender for the next receive, a blocked select.
  *
- * <p>Why: parking and being unparked cost tens of microseconds on a virtual machine, where a
- * round trip between two running threads takes about one; a channel that parked at once was 50
- * times slower than its spinning peers in ping-pong on an idle machine (decision 54). Why not the
+ * <p>Why: parking and being unparked cost tens of microseconds on a virtual machine, where a round
+ * trip between two running threads takes about one; a channel that parked at once was 50 times
+ * slower than its spinning peers in ping-pong on an idle machine (decision 54). Why not the
  * engine's long spin at the head (decision 8): it ends in thousands of {@code Thread.yield}s and
  * took the core from the other side whenever threads outnumbered cores.
  *
- * <p>Algorithm: at most {@link #MAX_SPINNERS} threads of the process spin at once (half the
- * cores, at least one); a thread that finds them all taken parks at once. When threads outnumber
- * cores, as in a chain of channels with a thread per stage, the one spinner then leaves the
- * other cores to the threads that have work, which is how Go's scheduler bounds its spinning
- * threads. A spinner stops after {@link #STEPS} steps, when its node is no longer waiting, or
- * when it is interrupted (its flag is kept for the caller's wait loop to see). Whether a waiter
- * spins at all, each channel learns from how its waiters' spins went ({@link Score}, decision
- * 55): where they mostly run out, its waiters park at once. While more threads wait on channels
- * than there are cores, a waiter does not spin at all: it yields a few times, then parks
- * (decision 56).
+ * <p>Algorithm: at most {@link #MAX_SPINNERS} threads of the process spin at once (half the cores,
+ * at least one); a thread that finds them all taken parks at once. When threads outnumber cores, as
+ * in a chain of channels with a thread per stage, the one spinner then leaves the other cores to
+ * the threads that have work, which is how Go's scheduler bounds its spinning threads. A spinner
+ * stops after {@link #STEPS} steps, when its node is no longer waiting, or when it is interrupted
+ * (its flag is kept for the caller's wait loop to see). Whether a waiter spins at all, each channel
+ * learns from how its waiters' spins went ({@link Score}, decision 55): where they mostly run out,
+ * its waiters park at once. While more threads wait on channels than there are cores, a waiter does
+ * not spin at all: it yields a few times, then parks (decision 56).
  *
  * <p>Invariant: {@code spinners} counts the threads inside the spin loop; it never exceeds
  * MAX_SPINNERS, and every increment is undone in a finally.
@@ -31,16 +29,16 @@ final class BriefSpin {
   /**
    * Busy-wait steps: 10 to 14 µs on the 2-core AMD EPYC VM of BENCHMARKS.md (512 {@code
    * onSpinWait}s timed in a loop on JDK 17 and 25: the PAUSE instruction is slow on recent AMD
-   * cores), ten times a round trip between two running threads. Fewer do not serve: a waiter
-   * whose other side is waking from a park needs the whole spin to catch it, and with 128 steps
-   * ping-pong stayed in parks, at 30 µs a round trip (decision 55).
+   * cores), ten times a round trip between two running threads. Fewer do not serve: a waiter whose
+   * other side is waking from a park needs the whole spin to catch it, and with 128 steps ping-pong
+   * stayed in parks, at 30 µs a round trip (decision 55).
    */
   static final int STEPS = 512;
 
   /**
-   * Yields before parking in a crowded process. A few: Go's runtime locks spin a few times and
-   * then yield once before they sleep; here 1, 4, 8 and 16 all put the buffered chain 2 to 4
-   * times ahead of parking at once, and 4 was best there (decision 56).
+   * Yields before parking in a crowded process. A few: Go's runtime locks spin a few times and then
+   * yield once before they sleep; here 1, 4, 8 and 16 all put the buffered chain 2 to 4 times ahead
+   * of parking at once, and 4 was best there (decision 56).
    */
   static final int YIELDS = 4;
 
@@ -58,8 +56,8 @@ final class BriefSpin {
   }
 
   /**
-   * Spins while {@code w} is pending, unless MAX_SPINNERS threads spin already: the steps spun
-   * (0 when it did not spin; STEPS when nothing happened meanwhile).
+   * Spins while {@code w} is pending, unless MAX_SPINNERS threads spin already: the steps spun (0
+   * when it did not spin; STEPS when nothing happened meanwhile).
    */
   static int await(Awaited w) {
     int n = spinners.get();
@@ -80,9 +78,8 @@ final class BriefSpin {
   }
 
   /**
-   * Yields while {@code w} is pending, at most {@link #YIELDS} times: the yields made. For a
-   * waiter in a crowded process, whose core a runnable thread needs, most likely the one it waits
-   * for.
+   * Yields while {@code w} is pending, at most {@link #YIELDS} times: the yields made. For a waiter
+   * in a crowded process, whose core a runnable thread needs, most likely the one it waits for.
    */
   @SuppressWarnings("ThreadPriorityCheck") // handing the core over is the point
   static int yieldWhilePending(Awaited w) {
@@ -111,26 +108,26 @@ final class BriefSpin {
    * Whether spinning pays on one channel, learnt from its waiters' spins (decision 55).
    *
    * <p>Why: where threads outnumber cores, as in a chain of channels with a thread per stage, a
-   * spin mostly runs out, and the core it burnt is one a runnable stage needed: the chain rows
-   * were 1.5 to 2 times slower with the spin than parking at once. Where the other side runs on
-   * a core of its own, as in ping-pong, the outcome comes within the spin, and parking instead
-   * costs tens of microseconds. Shortening the spin does not tell the two apart (see STEPS), nor
-   * did counting a catch late in the spin as a miss (ping-pong fell back into parks); this does.
+   * spin mostly runs out, and the core it burnt is one a runnable stage needed: the chain rows were
+   * 1.5 to 2 times slower with the spin than parking at once. Where the other side runs on a core
+   * of its own, as in ping-pong, the outcome comes within the spin, and parking instead costs tens
+   * of microseconds. Shortening the spin does not tell the two apart (see STEPS), nor did counting
+   * a catch late in the spin as a miss (ping-pong fell back into parks); this does.
    *
-   * <p>The score alone did not serve a buffered channel in a chain (decision 56): its spins
-   * still caught their outcome often enough to keep spinning, but late (after about 125 steps,
-   * where ping-pong catches after 6), and each burnt a core that one of the 9 threads needed.
-   * Scoring late catches as misses trapped the one-pair transfer in parks: there, too, a waiter
-   * whose other side wakes from a park catches late. What tells the two apart is not on the
-   * channel but in the process: how many threads wait on channels ({@link ThreadCensus}).
+   * <p>The score alone did not serve a buffered channel in a chain (decision 56): its spins still
+   * caught their outcome often enough to keep spinning, but late (after about 125 steps, where
+   * ping-pong catches after 6), and each burnt a core that one of the 9 threads needed. Scoring
+   * late catches as misses trapped the one-pair transfer in parks: there, too, a waiter whose other
+   * side wakes from a park catches late. What tells the two apart is not on the channel but in the
+   * process: how many threads wait on channels ({@link ThreadCensus}).
    *
    * <p>Algorithm: while more threads waited on channels lately than there are cores ({@link
-   * #crowded}), a waiter yields instead (BriefSpin.YIELDS), and its wait tells the score
-   * nothing. Otherwise a score from 0 to CAP decides: a spin that ends with its outcome adds UP;
-   * one that runs out takes 1. A waiter spins while the score is positive; at 0, one wait in
-   * PROBE_EVERY spins anyway, so that a channel whose traffic changed learns it again. A wait
-   * that did not spin (all spinners busy) tells nothing. So a channel keeps spinning while more
-   * than one spin in UP + 1 catches its outcome.
+   * #crowded}), a waiter yields instead (BriefSpin.YIELDS), and its wait tells the score nothing.
+   * Otherwise a score from 0 to CAP decides: a spin that ends with its outcome adds UP; one that
+   * runs out takes 1. A waiter spins while the score is positive; at 0, one wait in PROBE_EVERY
+   * spins anyway, so that a channel whose traffic changed learns it again. A wait that did not spin
+   * (all spinners busy) tells nothing. So a channel keeps spinning while more than one spin in UP +
+   * 1 catches its outcome.
    *
    * <p>Field access: plain ints, read and written by every waiter of the channel without
    * synchronization: a lost update costs a spin more or less, never a value or a wake-up.

@@ -20,48 +20,48 @@ import org.jspecify.annotations.Nullable;
  * <h2>Capacity and overflow</h2>
  *
  * <p>A {@linkplain #rendezvous() rendezvous} channel holds nothing: a send waits until a receiver
- * takes its value. A {@linkplain #buffered(int) buffered} channel holds up to its capacity; when
- * it is full, its {@link Overflow} policy decides: a send waits ({@link Overflow#WAIT}, the
- * default), or the oldest buffered value is dropped to make room ({@link Overflow#DROP_OLDEST}; a
- * buffer of 1 that drops the oldest is a <em>conflated</em> channel, which keeps the latest
- * value), or the value being sent is dropped ({@link Overflow#DROP_NEWEST}). An {@linkplain
- * #unlimited() unlimited} channel never makes a send wait.
+ * takes its value. A {@linkplain #buffered(int) buffered} channel holds up to its capacity; when it
+ * is full, its {@link Overflow} policy decides: a send waits ({@link Overflow#WAIT}, the default),
+ * or the oldest buffered value is dropped to make room ({@link Overflow#DROP_OLDEST}; a buffer of 1
+ * that drops the oldest is a <em>conflated</em> channel, which keeps the latest value), or the
+ * value being sent is dropped ({@link Overflow#DROP_NEWEST}). An {@linkplain #unlimited()
+ * unlimited} channel never makes a send wait.
  *
  * <h2>Order</h2>
  *
  * <p>Values are received in the order they were accepted. Waiting senders are served in arrival
- * order, and so are waiting receivers; blocking and asynchronous callers share those queues.
- * {@link #trySend} and {@link #tryReceive} never jump ahead of anyone waiting.
+ * order, and so are waiting receivers; blocking and asynchronous callers share those queues. {@link
+ * #trySend} and {@link #tryReceive} never jump ahead of anyone waiting.
  *
  * <h2>Closing and cancelling</h2>
  *
  * <p>{@link #close()} refuses new sends; receivers drain what is buffered, and the sends already
  * waiting, then learn that the channel is closed: {@link #receive()} throws {@link
  * ChannelClosedException}, {@link #receiveOrClosed()} returns an empty {@code Optional}, and
- * iteration ends. {@link #close(Throwable)} does the same, except that once drained, receivers
- * fail with a {@code ChannelClosedException} whose cause is the given cause. {@link #cancel()}
- * drops what is buffered and fails every waiting sender and receiver, and every later one.
+ * iteration ends. {@link #close(Throwable)} does the same, except that once drained, receivers fail
+ * with a {@code ChannelClosedException} whose cause is the given cause. {@link #cancel()} drops
+ * what is buffered and fails every waiting sender and receiver, and every later one.
  *
  * <h2>Undelivered values</h2>
  *
- * <p>A value given to a send belongs to the channel from the moment the send is called (unless
- * the call refuses it outright: a {@code null}, {@link #trySend} returning false, or a {@link
- * #onSend select's send clause} that did not win, or won on a closed or cancelled channel): it
- * reaches exactly one receiver, or else the {@link Builder#onUndelivered onUndelivered} hook,
- * exactly once. The hook sees values dropped by overflow, buffered at {@link #cancel()}, and
- * given to a send that failed (the channel was closed or cancelled, the send timed out, was
- * cancelled or interrupted), so values that hold resources can be released. It runs without any
- * internal lock held, on the thread that dropped the value (for a send that gave up, the thread
- * that gave it up); what it throws is not caught.
+ * <p>A value given to a send belongs to the channel from the moment the send is called (unless the
+ * call refuses it outright: a {@code null}, {@link #trySend} returning false, or a {@link #onSend
+ * select's send clause} that did not win, or won on a closed or cancelled channel): it reaches
+ * exactly one receiver, or else the {@link Builder#onUndelivered onUndelivered} hook, exactly once.
+ * The hook sees values dropped by overflow, buffered at {@link #cancel()}, and given to a send that
+ * failed (the channel was closed or cancelled, the send timed out, was cancelled or interrupted),
+ * so values that hold resources can be released. It runs without any internal lock held, on the
+ * thread that dropped the value (for a send that gave up, the thread that gave it up); what it
+ * throws is not caught.
  *
  * <h2>Giving up</h2>
  *
  * <p>A send or receive that gives up (its timeout expires, its future is cancelled or completed
- * from outside, its thread is interrupted) leaves its queue, before its future completes. Once
- * its value is handed over it can no longer give up: cancelling its future returns {@code false}
- * and the future completes as usual, a blocked caller interrupted then returns normally with its
- * interrupt status set. So a send that gave up never delivers its value, and a receive that gave
- * up never took one.
+ * from outside, its thread is interrupted) leaves its queue, before its future completes. Once its
+ * value is handed over it can no longer give up: cancelling its future returns {@code false} and
+ * the future completes as usual, a blocked caller interrupted then returns normally with its
+ * interrupt status set. So a send that gave up never delivers its value, and a receive that gave up
+ * never took one.
  *
  * <h2>Memory consistency</h2>
  *
@@ -71,8 +71,8 @@ import org.jspecify.annotations.Nullable;
  * <h2>Futures</h2>
  *
  * <p>Futures are never completed while an internal lock is held; by default by the thread that
- * matched them, in constant stack however long a chain of callbacks sends or receives again.
- * {@link Builder#completionExecutor(Executor)} moves completions to an executor instead.
+ * matched them, in constant stack however long a chain of callbacks sends or receives again. {@link
+ * Builder#completionExecutor(Executor)} moves completions to an executor instead.
  *
  * @param <T> the type of the values
  */
@@ -119,8 +119,8 @@ public interface Channel<T> extends Iterable<T> {
    * receiver takes it).
    *
    * @throws NullPointerException if {@code value} is null
-   * @throws ChannelClosedException if the channel is closed or cancelled, or is cancelled while
-   *     the send waits
+   * @throws ChannelClosedException if the channel is closed or cancelled, or is cancelled while the
+   *     send waits
    * @throws InterruptedException if the thread is interrupted before the value is handed over
    */
   void send(T value) throws InterruptedException;
@@ -130,8 +130,8 @@ public interface Channel<T> extends Iterable<T> {
    *
    * @throws NullPointerException if {@code value} is null
    * @throws IllegalArgumentException if {@code timeout} is negative
-   * @throws ChannelClosedException if the channel is closed or cancelled, or is cancelled while
-   *     the send waits
+   * @throws ChannelClosedException if the channel is closed or cancelled, or is cancelled while the
+   *     send waits
    * @throws TimeoutException if the value could not be handed over in time
    * @throws InterruptedException if the thread is interrupted before the value is handed over
    */
@@ -156,9 +156,9 @@ public interface Channel<T> extends Iterable<T> {
   CompletableFuture<Void> sendAsync(T value, Duration timeout);
 
   /**
-   * Sends {@code value} if that needs no wait: true if it was accepted (a full channel with a
-   * drop policy accepts it), false if the channel is full or closed, in which case the value
-   * stays the caller's and the undelivered hook does not see it.
+   * Sends {@code value} if that needs no wait: true if it was accepted (a full channel with a drop
+   * policy accepts it), false if the channel is full or closed, in which case the value stays the
+   * caller's and the undelivered hook does not see it.
    *
    * @throws NullPointerException if {@code value} is null
    */
@@ -169,8 +169,8 @@ public interface Channel<T> extends Iterable<T> {
   /**
    * Receives the next value, waiting for one.
    *
-   * @throws ChannelClosedException if the channel is closed and drained (with the close's cause,
-   *     if any), or cancelled
+   * @throws ChannelClosedException if the channel is closed and drained (with the close's cause, if
+   *     any), or cancelled
    * @throws InterruptedException if the thread is interrupted before a value is taken
    */
   T receive() throws InterruptedException;
@@ -179,8 +179,8 @@ public interface Channel<T> extends Iterable<T> {
    * Receives the next value, waiting at most {@code timeout}.
    *
    * @throws IllegalArgumentException if {@code timeout} is negative
-   * @throws ChannelClosedException if the channel is closed and drained (with the close's cause,
-   *     if any), or cancelled
+   * @throws ChannelClosedException if the channel is closed and drained (with the close's cause, if
+   *     any), or cancelled
    * @throws TimeoutException if no value came in time
    * @throws InterruptedException if the thread is interrupted before a value is taken
    */
@@ -197,8 +197,8 @@ public interface Channel<T> extends Iterable<T> {
 
   /**
    * Receives the next value asynchronously; the future fails with {@link ChannelClosedException}
-   * when the channel is closed and drained, or cancelled. Cancelling it withdraws the receive if
-   * no value was taken yet.
+   * when the channel is closed and drained, or cancelled. Cancelling it withdraws the receive if no
+   * value was taken yet.
    */
   CompletableFuture<T> receiveAsync();
 
@@ -211,9 +211,9 @@ public interface Channel<T> extends Iterable<T> {
   CompletableFuture<T> receiveAsync(Duration timeout);
 
   /**
-   * Receives the next value asynchronously, or an empty {@code Optional} once the channel is
-   * closed and drained; the future fails with {@link ChannelClosedException} if it was closed
-   * with a cause, or cancelled.
+   * Receives the next value asynchronously, or an empty {@code Optional} once the channel is closed
+   * and drained; the future fails with {@link ChannelClosedException} if it was closed with a
+   * cause, or cancelled.
    */
   CompletableFuture<Optional<T>> receiveOrClosedAsync();
 
@@ -235,7 +235,10 @@ public interface Channel<T> extends Iterable<T> {
   @Override
   java.util.Iterator<T> iterator();
 
-  /** A sequential stream of the values received until the channel is closed; see {@link #iterator()}. */
+  /**
+   * A sequential stream of the values received until the channel is closed; see {@link
+   * #iterator()}.
+   */
   Stream<T> stream();
 
   /**
@@ -249,9 +252,9 @@ public interface Channel<T> extends Iterable<T> {
 
   /**
    * A {@link Flow.Publisher} of the values received, with backpressure: each subscriber receives
-   * values only as it requests them, and completes when the channel is closed and drained (or
-   * fails with the close's cause, or when cancelled). Several subscribers compete for the values.
-   * A value taken for a subscriber that cancels meanwhile goes to the undelivered hook.
+   * values only as it requests them, and completes when the channel is closed and drained (or fails
+   * with the close's cause, or when cancelled). Several subscribers compete for the values. A value
+   * taken for a subscriber that cancels meanwhile goes to the undelivered hook.
    */
   Flow.Publisher<T> asPublisher();
 
@@ -276,18 +279,18 @@ public interface Channel<T> extends Iterable<T> {
    * A {@link Select} clause that sends {@code value} to this channel; {@code then} makes the
    * select's result once it is sent (accepted by the channel, as {@link #send} is). If the clause
    * does not win, the value was not sent and stays the caller's. If the channel is closed, the
-   * clause wins and the select throws {@link ChannelClosedException}; the value stays the
-   * caller's then too (also when the channel is cancelled while the select waits), and the
-   * undelivered hook does not see it.
+   * clause wins and the select throws {@link ChannelClosedException}; the value stays the caller's
+   * then too (also when the channel is cancelled while the select waits), and the undelivered hook
+   * does not see it.
    *
    * @throws NullPointerException if {@code value} is null
    */
   <R> SelectClause<R> onSend(T value, Supplier<? extends R> then);
 
   /**
-   * Refuses new sends; receivers drain what is buffered and the waiting sends, then learn that
-   * the channel is closed. Returns false if it was closed or cancelled already (which this call
-   * then leaves as it was).
+   * Refuses new sends; receivers drain what is buffered and the waiting sends, then learn that the
+   * channel is closed. Returns false if it was closed or cancelled already (which this call then
+   * leaves as it was).
    */
   boolean close();
 
@@ -298,9 +301,9 @@ public interface Channel<T> extends Iterable<T> {
   boolean close(Throwable cause);
 
   /**
-   * Drops what is buffered (to the undelivered hook), fails every waiting sender (whose values
-   * go to the hook too) and receiver with {@link ChannelClosedException}, and every later send
-   * and receive. Does nothing if already cancelled.
+   * Drops what is buffered (to the undelivered hook), fails every waiting sender (whose values go
+   * to the hook too) and receiver with {@link ChannelClosedException}, and every later send and
+   * receive. Does nothing if already cancelled.
    */
   void cancel();
 
@@ -370,8 +373,8 @@ public interface Channel<T> extends Iterable<T> {
     /**
      * Builds the channel.
      *
-     * @throws IllegalArgumentException if a drop policy was set with a capacity of 0 or without
-     *     a bound
+     * @throws IllegalArgumentException if a drop policy was set with a capacity of 0 or without a
+     *     bound
      */
     public Channel<T> build() {
       if (overflow != Overflow.WAIT && (capacity == 0 || capacity == Integer.MAX_VALUE)) {

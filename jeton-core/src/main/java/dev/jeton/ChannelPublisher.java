@@ -32,17 +32,18 @@ final class ChannelPublisher<T> implements Flow.Publisher<T> {
   /**
    * One subscription.
    *
-   * <p>Overview. Every signal to the subscriber is sent by `drain`, which one thread at a time
-   * runs (`wip` counts the calls that came meanwhile, and the running one loops until it has
-   * seen them all): so signals are serial (rule 1.3), and a request made inside onNext only adds
-   * demand for the loop to see (rule 3.3). At most one receive is in flight (`inFlight`), and
-   * one is started only while `requested` is above 0; its completion calls drain. A cancel sets
-   * `cancelled` and drains: the loop cancels the receive in flight, which withdraws it, or, if
-   * its value was taken already (the cancel is refused), waits for it and gives it to the
-   * channel's undelivered hook. Without demand, a receive still starts if the channel has ended
-   * (it cannot take a value then), so that the end is signalled without a request. Once `done`, the subscriber reference is dropped (rule 3.13).
+   * <p>Overview. Every signal to the subscriber is sent by `drain`, which one thread at a time runs
+   * (`wip` counts the calls that came meanwhile, and the running one loops until it has seen them
+   * all): so signals are serial (rule 1.3), and a request made inside onNext only adds demand for
+   * the loop to see (rule 3.3). At most one receive is in flight (`inFlight`), and one is started
+   * only while `requested` is above 0; its completion calls drain. A cancel sets `cancelled` and
+   * drains: the loop cancels the receive in flight, which withdraws it, or, if its value was taken
+   * already (the cancel is refused), waits for it and gives it to the channel's undelivered hook.
+   * Without demand, a receive still starts if the channel has ended (it cannot take a value then),
+   * so that the end is signalled without a request. Once `done`, the subscriber reference is
+   * dropped (rule 3.13).
    *
-   * Field access: `requested`, `cancelled`, `badRequest` are written by any thread; `done`,
+   * <p>Field access: `requested`, `cancelled`, `badRequest` are written by any thread; `done`,
    * `subscriber` and `inFlight` only inside drain (`inFlight` is volatile for `cancel` to read,
    * though it only asks drain to act).
    */

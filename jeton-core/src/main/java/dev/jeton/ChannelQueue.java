@@ -14,10 +14,10 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The state machine of the in-process {@link Channel}, on the {@link WaitQueue} engine: its
- * buffer, its dual queue of waiting sends and receives, closing and cancelling. {@link
- * FifoChannel} gives it the channel's API (blocking, timed, async and try forms, views), and
- * {@link Selection} waits on several channels through it.
+ * The state machine of the in-process {@link Channel}, on the {@link WaitQueue} engine: its buffer,
+ * its dual queue of waiting sends and receives, closing and cancelling. {@link FifoChannel} gives
+ * it the channel's API (blocking, timed, async and try forms, views), and {@link Selection} waits
+ * on several channels through it.
  */
 abstract class ChannelQueue extends WaitQueue {
   /*
@@ -128,9 +128,9 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /**
-   * What an operation decided under a channel's lock and does once it is released. A select
-   * moves one from channel to channel as it tries its clauses ({@link #moveTo}): a try that
-   * cannot happen decides nothing, so only the winning channel's decisions are ever in it.
+   * What an operation decided under a channel's lock and does once it is released. A select moves
+   * one from channel to channel as it tries its clauses ({@link #moveTo}): a try that cannot happen
+   * decides nothing, so only the winning channel's decisions are ever in it.
    */
   static final class After {
     private ChannelQueue channel;
@@ -227,9 +227,9 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /**
-   * The head of the queue, claimed, if it is a sender ({@code senders}) or a receiver (not);
-   * heads given up on the way are unlinked (a plain sender's value is then reported by its
-   * withdrawal: leftBeforeWithdrawal). Lock held.
+   * The head of the queue, claimed, if it is a sender ({@code senders}) or a receiver (not); heads
+   * given up on the way are unlinked (a plain sender's value is then reported by its withdrawal:
+   * leftBeforeWithdrawal). Lock held.
    */
   private @Nullable WaitNode claimHead(boolean senders) {
     for (WaitNode h; (h = head()) != null && (h.weight == SEND) == senders; ) {
@@ -244,9 +244,9 @@ abstract class ChannelQueue extends WaitQueue {
   // ---------------------------------------------------------------- receiving
 
   /**
-   * Receives for receiver node {@code w}, if that can be done now: true, and its status is
-   * GRANTED with the value (or null for "closed") as outcome, or FAILED_CLOSED with the
-   * exception; false if it would have to wait. Lock held.
+   * Receives for receiver node {@code w}, if that can be done now: true, and its status is GRANTED
+   * with the value (or null for "closed") as outcome, or FAILED_CLOSED with the exception; false if
+   * it would have to wait. Lock held.
    */
   final boolean receiveLocked(WaitNode w, After after) {
     Object v = pollLocked(after);
@@ -280,7 +280,9 @@ abstract class ChannelQueue extends WaitQueue {
     return state == OPEN ? NOTHING : ENDED;
   }
 
-  /** Gives a receiver that finds the channel ended its outcome: "closed" or the failure. Lock held. */
+  /**
+   * Gives a receiver that finds the channel ended its outcome: "closed" or the failure. Lock held.
+   */
   final void endLocked(WaitNode w) {
     if (state == CLOSED && closeCause == null && w.weight == RECEIVE_OR_CLOSED) {
       w.outcome = null;
@@ -369,9 +371,9 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /**
-   * A waiting sender or receiver waits for the other side, which needs a core to get there: as
-   * at a barrier, the engine's long spin at the head takes it (5 to 15 times slower in every row
-   * of ChannelBenchmark on 2 loaded cores, decision 49). A brief one, by at most half the cores'
+   * A waiting sender or receiver waits for the other side, which needs a core to get there: as at a
+   * barrier, the engine's long spin at the head takes it (5 to 15 times slower in every row of
+   * ChannelBenchmark on 2 loaded cores, decision 49). A brief one, by at most half the cores'
    * threads at once, pays instead (decision 54).
    */
   @Override

@@ -235,10 +235,9 @@ final class FifoBarrier extends WaitQueue implements Barrier {
 
   /**
    * The arrivals that count, when the next one may trip the generation. A future completed from
-   * outside (cancelled, timed out) is claimed before its withdrawal takes the lock: an arrival
-   * made in between must not trip the generation with the given-up arrival in it. So here such
-   * nodes leave as their withdrawal would have them leave (which then finds them gone). Lock
-   * held.
+   * outside (cancelled, timed out) is claimed before its withdrawal takes the lock: an arrival made
+   * in between must not trip the generation with the given-up arrival in it. So here such nodes
+   * leave as their withdrawal would have them leave (which then finds them gone). Lock held.
    */
   private int countArrivalsLocked() {
     if (queueLengthLocked() + 1 >= parties) {

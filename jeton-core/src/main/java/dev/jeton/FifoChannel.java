@@ -18,8 +18,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The in-process {@link Channel}: its API (blocking, timed, asynchronous and try forms, views,
  * select clauses) over the state machine of {@link ChannelQueue}, where a send or receive that
- * waits is a queued node. The contract is on {@link Channel}; ChannelQueue explains how it is
- * kept.
+ * waits is a queued node. The contract is on {@link Channel}; ChannelQueue explains how it is kept.
  */
 final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
   FifoChannel(
@@ -199,11 +198,11 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
 
   /**
    * Sends {@code value} now, or queues it: SENT (accepted, or dropped by the overflow policy);
-   * CLOSED_FOR_SEND (the value went to the undelivered hook if {@code wait}: a trySend's stays
-   * the caller's; sendFailure says why); NOTHING (it would wait, and not {@code wait}); or,
-   * having queued it, the node: {@code w}, or when null a new blocking node of this thread. A
-   * blocking send makes its node only then: through a buffer most sends never wait, and a node
-   * per call was most of what a value cost to allocate (BENCHMARKS.md, issue 15).
+   * CLOSED_FOR_SEND (the value went to the undelivered hook if {@code wait}: a trySend's stays the
+   * caller's; sendFailure says why); NOTHING (it would wait, and not {@code wait}); or, having
+   * queued it, the node: {@code w}, or when null a new blocking node of this thread. A blocking
+   * send makes its node only then: through a buffer most sends never wait, and a node per call was
+   * most of what a value cost to allocate (BENCHMARKS.md, issue 15).
    */
   private Object sendOrQueue(T value, @Nullable WaitNode w, boolean wait) {
     After after = new After(this);
@@ -265,8 +264,8 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
 
   /**
    * Gives receiver node {@code w}, never queued, the outcome of a receive that found the channel
-   * ended (ENDED): "closed" or the failure. Nothing happened at that receive, and an ended
-   * channel stays ended, so the receive takes effect here, where the state is read.
+   * ended (ENDED): "closed" or the failure. Nothing happened at that receive, and an ended channel
+   * stays ended, so the receive takes effect here, where the state is read.
    */
   private void ended(WaitNode w) {
     lock.lock();

@@ -63,6 +63,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
   private static final long QUEUED = 1;
   private static final long LOCKED = 2;
   private static final int GRANT_SHIFT = 2;
+
   /** From a free state (LOCKED and QUEUED clear) to the next grant: nextGrant(s) == s + this. */
   private static final long FREE_TO_LOCKED = (1L << GRANT_SHIFT) + LOCKED;
 
@@ -227,8 +228,8 @@ final class FifoMutex extends WaitQueue implements Mutex {
   }
 
   /**
-   * Unlocks under the queue's lock: with a queue, hands the lock to the head in the same CAS
-   * (M3); returns the head, granted, or null. Lock held.
+   * Unlocks under the queue's lock: with a queue, hands the lock to the head in the same CAS (M3);
+   * returns the head, granted, or null. Lock held.
    */
   private @Nullable WaitNode unlockLocked(long grant) {
     for (; ; ) {
@@ -287,7 +288,8 @@ final class FifoMutex extends WaitQueue implements Mutex {
 
   @Override
   TimeoutException timeoutException(WaitNode node, Duration timeout) {
-    return new TimeoutException("timed out after " + timeout + " waiting for the lock of " + describe());
+    return new TimeoutException(
+        "timed out after " + timeout + " waiting for the lock of " + describe());
   }
 
   // ---------------------------------------------------------------- inspection

@@ -8,20 +8,20 @@ import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The in-process {@link ReadWriteLock}: a {@link FifoSemaphore} of {@link #WRITE} permits, where
- * a reader takes one and a writer takes them all.
+ * The in-process {@link ReadWriteLock}: a {@link FifoSemaphore} of {@link #WRITE} permits, where a
+ * reader takes one and a writer takes them all.
  *
  * <p>This is the task-fair policy, and it is the engine's FIFO rule with nothing added (tokio's
  * {@code RwLock} is built the same way): a writer at the head of the queue needs every permit, so
- * it waits for the readers ahead of it and holds back those behind it; when it unlocks, the run
- * of readers at the head is granted in the same step, up to the next writer. A writer that gives
- * up leaves the queue, and the engine re-examines the head at once, so the readers behind it
- * enter at once. A downgrade gives back all permits but one in one release: the reader's permit
- * it keeps stops any writer, and the readers at the head enter. Decision 39 says why task-fair
- * and not phase-fair.
+ * it waits for the readers ahead of it and holds back those behind it; when it unlocks, the run of
+ * readers at the head is granted in the same step, up to the next writer. A writer that gives up
+ * leaves the queue, and the engine re-examines the head at once, so the readers behind it enter at
+ * once. A downgrade gives back all permits but one in one release: the reader's permit it keeps
+ * stops any writer, and the readers at the head enter. Decision 39 says why task-fair and not
+ * phase-fair.
  *
- * <p>Invariant, the semaphore's I1-I3 read through the weights: holders are either one writer
- * (free = 0, taken as WRITE) or r readers (free = WRITE - r); never both.
+ * <p>Invariant, the semaphore's I1-I3 read through the weights: holders are either one writer (free
+ * = 0, taken as WRITE) or r readers (free = WRITE - r); never both.
  */
 final class FifoReadWriteLock implements ReadWriteLock {
   /** The permits of the write lock: all of them. A reader holds one. */
@@ -31,9 +31,7 @@ final class FifoReadWriteLock implements ReadWriteLock {
       new Grants() {
         @Override
         public Object grant(FifoSemaphore from, int permits) {
-          return permits == WRITE
-              ? new LocalWriteGuard(from)
-              : new LocalGuard(from, permits);
+          return permits == WRITE ? new LocalWriteGuard(from) : new LocalGuard(from, permits);
         }
 
         @Override

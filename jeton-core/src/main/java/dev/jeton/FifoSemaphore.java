@@ -12,11 +12,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The in-process {@link Semaphore}: weighted, strictly FIFO, blocking and asynchronous; and the
- * permit engine of the primitives built on it ({@link FifoMutex}, {@link FifoReadWriteLock}),
- * which differ only in what a grant is ({@link Grants}).
+ * permit engine of the primitives built on it ({@link FifoMutex}, {@link FifoReadWriteLock}), which
+ * differ only in what a grant is ({@link Grants}).
  *
- * <p>The contract is on {@link Semaphore}; this comment explains how it is kept. The queue
- * itself, its withdrawal and its delivery are {@link WaitQueue}'s.
+ * <p>The contract is on {@link Semaphore}; this comment explains how it is kept. The queue itself,
+ * its withdrawal and its delivery are {@link WaitQueue}'s.
  */
 final class FifoSemaphore extends WaitQueue implements Semaphore {
   /*
@@ -100,7 +100,13 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
       boolean stats,
       Timers timers,
       @Nullable Runnable spinStep) {
-    this(name, limit, completionExecutor, stats ? new StatsRecorder() : null, timers, spinStep,
+    this(
+        name,
+        limit,
+        completionExecutor,
+        stats ? new StatsRecorder() : null,
+        timers,
+        spinStep,
         Grants.PERMITS);
   }
 
@@ -132,8 +138,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   }
 
   /** Acquires {@code permits} by blocking, at most {@code timeout}. */
-  Object acquireGrant(int permits, Duration timeout)
-      throws InterruptedException, TimeoutException {
+  Object acquireGrant(int permits, Duration timeout) throws InterruptedException, TimeoutException {
     return acquireGrant(permits, Arguments.toNanos(timeout), timeout);
   }
 
@@ -240,8 +245,8 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   }
 
   /**
-   * The fast path: takes {@code n} permits if no one is queued, the semaphore is open, and they
-   * are free. Checks {@code n} against the limit of the same snapshot.
+   * The fast path: takes {@code n} permits if no one is queued, the semaphore is open, and they are
+   * free. Checks {@code n} against the limit of the same snapshot.
    */
   private boolean tryTake(int n) {
     long delta = (long) n << FREE_SHIFT;
@@ -340,11 +345,11 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   }
 
   /**
-   * Changes the state and grants the waiters that then fit, in one CAS, so that no reader ever
-   * sees permits free while a request they would cover is still queued. Adds {@code addFree}
-   * permits, sets the limit to {@code newLimit} unless it is -1 (moving {@code free} by the same
-   * amount), sets {@code flags}, and sets QUEUED exactly when waiters remain. Unlinks the granted
-   * waiters and returns them chained through {@code next}. Lock held.
+   * Changes the state and grants the waiters that then fit, in one CAS, so that no reader ever sees
+   * permits free while a request they would cover is still queued. Adds {@code addFree} permits,
+   * sets the limit to {@code newLimit} unless it is -1 (moving {@code free} by the same amount),
+   * sets {@code flags}, and sets QUEUED exactly when waiters remain. Unlinks the granted waiters
+   * and returns them chained through {@code next}. Lock held.
    *
    * <p>While QUEUED is set, nothing changes the state without the lock (the fast paths refuse to),
    * so the CAS fails only when the queue was empty and a fast path raced with it.
@@ -442,8 +447,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   static void checkLimit(int limit) {
     Arguments.checkLimit(limit);
     if (limit > MAX_LIMIT) {
-      throw new IllegalArgumentException(
-          "limit must not exceed " + MAX_LIMIT + ", was " + limit);
+      throw new IllegalArgumentException("limit must not exceed " + MAX_LIMIT + ", was " + limit);
     }
   }
 
@@ -458,8 +462,8 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   }
 
   /**
-   * Takes the lock: the queue and the QUEUED flag change together under it, so a reader without
-   * it could see a request refused for a queue it then reports empty.
+   * Takes the lock: the queue and the QUEUED flag change together under it, so a reader without it
+   * could see a request refused for a queue it then reports empty.
    */
   @Override
   public int queueLength() {

@@ -186,11 +186,11 @@ final class KeySemaphore<K> implements Semaphore {
   }
 
   /**
-   * An asynchronous request in its two stages. Its {@code result} is the caller's future, a
-   * {@link WithdrawingFuture}: completing it from outside (cancel, complete, a failure) withdraws
-   * whichever stage is pending before the future completes, and a grant that loses to that is
-   * given back. The stage that ends the request stops counting in the key's queueLength() before
-   * it completes {@code result}, so that the caller's callbacks find it gone.
+   * An asynchronous request in its two stages. Its {@code result} is the caller's future, a {@link
+   * WithdrawingFuture}: completing it from outside (cancel, complete, a failure) withdraws
+   * whichever stage is pending before the future completes, and a grant that loses to that is given
+   * back. The stage that ends the request stops counting in the key's queueLength() before it
+   * completes {@code result}, so that the caller's callbacks find it gone.
    */
   private final class AsyncRequest {
     final KeyedSemaphore.Entry entry;
@@ -212,6 +212,7 @@ final class KeySemaphore<K> implements Semaphore {
             complete.run();
           }
         };
+
     /** The stage now pending: the key's request, then the global one. */
     volatile CompletableFuture<Permit> pending;
 
@@ -258,7 +259,9 @@ final class KeySemaphore<K> implements Semaphore {
               (globalPermit, globalFailure) -> {
                 entry.stopWaitingForGlobal(globalRequest);
                 if (globalPermit == null) {
-                  fail(keyPermit, globalFailure(Objects.requireNonNull(globalFailure), permits, timeout));
+                  fail(
+                      keyPermit,
+                      globalFailure(Objects.requireNonNull(globalFailure), permits, timeout));
                 } else {
                   deliver(new KeyedPermit(keyed, key, entry, keyPermit, globalPermit));
                 }
@@ -300,7 +303,12 @@ final class KeySemaphore<K> implements Semaphore {
     Throwable cause = Tasks.unwrap(failure);
     if (cause instanceof TimeoutException && timeout != null) {
       return new TimeoutException(
-          "timed out after " + timeout + " waiting for " + permits + " permits of key '" + key
+          "timed out after "
+              + timeout
+              + " waiting for "
+              + permits
+              + " permits of key '"
+              + key
               + "': the key's permits were granted, the global limit's were not");
     }
     return cause;
@@ -371,7 +379,10 @@ final class KeySemaphore<K> implements Semaphore {
     return entry != null ? entry.semaphore.available() : keyed.configuredLimit(key);
   }
 
-  /** The requests waiting for the key's permits, and those holding them that wait for the global limit. */
+  /**
+   * The requests waiting for the key's permits, and those holding them that wait for the global
+   * limit.
+   */
   @Override
   public int queueLength() {
     KeyedSemaphore.Entry entry = keyed.peek(key);

@@ -14,8 +14,8 @@ import java.util.function.ToIntFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A semaphore per key, with an optional limit across all keys: "at most 4 requests per host, 50
- * in all".
+ * A semaphore per key, with an optional limit across all keys: "at most 4 requests per host, 50 in
+ * all".
  *
  * <pre>{@code
  * KeyedSemaphore<String> hosts = KeyedSemaphore.builder().limitPerKey(4).globalLimit(50).build();
@@ -36,31 +36,30 @@ import org.jspecify.annotations.Nullable;
  * one waits, its entry is removed, so memory grows with the keys in use, not with every key ever
  * seen. An idle key needs no entry: it is indistinguishable from a new one. Two things make a key
  * differ from a new one, and so keep its entry: a limit set with {@code forKey(k).setLimit(n)}
- * other than the key's configured limit (the entry is kept until the limit is set back), and
- * {@code forKey(k).close()} (the key stays closed). Once the whole keyed semaphore is {@linkplain
- * #close() closed}, no key can be used again, so nothing keeps an entry: each goes when its last
- * permit is released, and an operation after the close ({@code setLimit}, {@code close}) leaves
- * none behind (an idle key then reports its configured limit). Statistics are not kept per key:
- * {@code stats()} is empty.
+ * other than the key's configured limit (the entry is kept until the limit is set back), and {@code
+ * forKey(k).close()} (the key stays closed). Once the whole keyed semaphore is {@linkplain #close()
+ * closed}, no key can be used again, so nothing keeps an entry: each goes when its last permit is
+ * released, and an operation after the close ({@code setLimit}, {@code close}) leaves none behind
+ * (an idle key then reports its configured limit). Statistics are not kept per key: {@code stats()}
+ * is empty.
  *
  * <h2>The global limit</h2>
  *
  * <p>With {@link Builder#globalLimit(int)}, a request of weight {@code w} needs {@code w} permits
  * of its key and {@code w} of the global limit. It takes its key's permits first, in the key's
- * arrival order, then waits for the global permits, in the order requests got that far. Holding
- * the key's share while waiting for the global one keeps a busy key from crowding the global
- * queue (at most its limit's worth of its requests wait there) and cannot deadlock (no one
- * waits for a key while holding global permits). So: requests of one key are served in arrival
- * order; requests of different keys are not ordered with one another except through the global
- * queue. A request waiting for the global limit counts in its key's {@code queueLength()}, and
- * its key permits count as taken in the key's {@code available()}. Cancelling, timing out or
- * interrupting it gives its key permits back; its timeout covers both waits.
+ * arrival order, then waits for the global permits, in the order requests got that far. Holding the
+ * key's share while waiting for the global one keeps a busy key from crowding the global queue (at
+ * most its limit's worth of its requests wait there) and cannot deadlock (no one waits for a key
+ * while holding global permits). So: requests of one key are served in arrival order; requests of
+ * different keys are not ordered with one another except through the global queue. A request
+ * waiting for the global limit counts in its key's {@code queueLength()}, and its key permits count
+ * as taken in the key's {@code available()}. Cancelling, timing out or interrupting it gives its
+ * key permits back; its timeout covers both waits.
  *
  * <p>{@code tryAcquire} with a global limit takes the key's permits, then tries the global ones,
- * and gives the key's back if those are short: two such requests racing for the last global
- * permits may both fail where one after the other, one would have succeeded. Without a global
- * limit, a key's semaphore is exactly the in-process {@link Semaphore}: linearizable, strictly
- * FIFO.
+ * and gives the key's back if those are short: two such requests racing for the last global permits
+ * may both fail where one after the other, one would have succeeded. Without a global limit, a
+ * key's semaphore is exactly the in-process {@link Semaphore}: linearizable, strictly FIFO.
  *
  * <p>{@link #close()} closes every key and the global limit: queued requests fail with {@link
  * SemaphoreClosedException}, new ones are refused, permits already held stay valid.
@@ -144,8 +143,8 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
   }
 
   /**
-   * The number of keys that have an entry now: those in use, plus those kept for a changed limit
-   * or because they were closed. A key whose last use has just ended may still be counted for a
+   * The number of keys that have an entry now: those in use, plus those kept for a changed limit or
+   * because they were closed. A key whose last use has just ended may still be counted for a
    * moment.
    */
   public int keyCount() {
@@ -165,9 +164,9 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
   }
 
   /**
-   * Changes the global limit, without blocking, as {@link Semaphore#setLimit(int)} does: growing
-   * it admits requests waiting for it; requests waiting for it that are larger than the new
-   * limit fail with {@link IllegalArgumentException} and give their key permits back.
+   * Changes the global limit, without blocking, as {@link Semaphore#setLimit(int)} does: growing it
+   * admits requests waiting for it; requests waiting for it that are larger than the new limit fail
+   * with {@link IllegalArgumentException} and give their key permits back.
    *
    * @throws IllegalStateException if there is no global limit
    * @throws IllegalArgumentException if {@code limit} is negative
@@ -209,7 +208,9 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
         + (name != null ? "name=" + name + ", " : "")
         + "keys="
         + keyCount()
-        + (g.isPresent() ? ", global limit=" + g.getAsInt() + ", available=" + globalAvailable().getAsInt() : "")
+        + (g.isPresent()
+            ? ", global limit=" + g.getAsInt() + ", available=" + globalAvailable().getAsInt()
+            : "")
         + (closed ? ", closed]" : "]");
   }
 
@@ -254,7 +255,12 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     int limit = limitPerKey.applyAsInt(key);
     if (limit < 0 || limit > FifoSemaphore.MAX_LIMIT) {
       throw new IllegalArgumentException(
-          "the limit for key '" + key + "' must be 0 to " + FifoSemaphore.MAX_LIMIT + ", was " + limit);
+          "the limit for key '"
+              + key
+              + "' must be 0 to "
+              + FifoSemaphore.MAX_LIMIT
+              + ", was "
+              + limit);
     }
     return limit;
   }
@@ -264,7 +270,8 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     for (; ; ) {
       Entry entry = entries.get(key);
       if (entry == null) {
-        Entry fresh = new Entry(semaphoreName(key), configuredLimit(key), completionExecutor, global != null);
+        Entry fresh =
+            new Entry(semaphoreName(key), configuredLimit(key), completionExecutor, global != null);
         entry = entries.putIfAbsent(key, fresh);
         if (entry == null) {
           return fresh;
@@ -324,7 +331,10 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
       this.waitingForGlobal = global ? new ConcurrentHashMap<>(2) : null;
     }
 
-    /** The requests waiting for their key's permits, and those that have them and wait for the global limit. */
+    /**
+     * The requests waiting for their key's permits, and those that have them and wait for the
+     * global limit.
+     */
     int queueLength() {
       Map<CompletableFuture<Permit>, Integer> waiting = waitingForGlobal;
       return semaphore.queueLength() + (waiting != null ? waiting.size() : 0);
@@ -348,8 +358,8 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     }
 
     /**
-     * Retires the entry if it has no use and, unless {@code evenIfKept}, no flag keeps it (see
-     * the overview: flags keep nothing once the keyed semaphore is closed).
+     * Retires the entry if it has no use and, unless {@code evenIfKept}, no flag keeps it (see the
+     * overview: flags keep nothing once the keyed semaphore is closed).
      */
     boolean tryRetire(boolean evenIfKept) {
       if (!evenIfKept) {
@@ -398,8 +408,8 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     }
 
     /**
-     * Records a request waiting for the global limit, and fails it at once if the key was closed
-     * or its limit lowered below it before it was recorded. Whoever waits for it calls {@link
+     * Records a request waiting for the global limit, and fails it at once if the key was closed or
+     * its limit lowered below it before it was recorded. Whoever waits for it calls {@link
      * #stopWaitingForGlobal} once it is done, before the request's own caller hears of it.
      */
     void waitForGlobal(CompletableFuture<Permit> globalRequest, int permits) {
@@ -470,9 +480,9 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
 
     /**
      * Each key's limit, asked when the key gets an entry (and when an idle key is inspected). It
-     * must give the same answer for the same key; to change a key's limit while it is in use,
-     * use {@code forKey(key).setLimit(n)}. A limit out of range fails the request that asked
-     * for it with {@link IllegalArgumentException}.
+     * must give the same answer for the same key; to change a key's limit while it is in use, use
+     * {@code forKey(key).setLimit(n)}. A limit out of range fails the request that asked for it
+     * with {@link IllegalArgumentException}.
      */
     @SuppressWarnings("unchecked") // the builder holds nothing else typed by K
     public <K1 extends K> Builder<K1> limitPerKey(ToIntFunction<? super K1> limit) {

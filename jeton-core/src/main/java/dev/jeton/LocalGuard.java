@@ -37,8 +37,8 @@ class LocalGuard implements Guard {
   }
 
   /**
-   * Marks the guard unlocked without giving anything back; true for the one caller that did.
-   * The caller then gives back the permits itself.
+   * Marks the guard unlocked without giving anything back; true for the one caller that did. The
+   * caller then gives back the permits itself.
    */
   final boolean claim() {
     return UNLOCKED.compareAndSet(this, 0, 1);

@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A mutual-exclusion lock, served in strict arrival order, that can be locked by blocking or
- * asynchronously: for a critical section that spans asynchronous steps, where {@code
- * synchronized} and {@code ReentrantLock} cannot follow.
+ * asynchronously: for a critical section that spans asynchronous steps, where {@code synchronized}
+ * and {@code ReentrantLock} cannot follow.
  *
  * <p>Each lock is a {@link Guard}, unlocked once, by any thread. The mutex is not reentrant: a
  * holder that locks again waits for itself forever (or until its timeout).
@@ -29,8 +29,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Memory consistency</h2>
  *
- * <p>Actions in a thread before it unlocks happen-before actions in another thread after it
- * obtains the lock.
+ * <p>Actions in a thread before it unlocks happen-before actions in another thread after it obtains
+ * the lock.
  *
  * <h2>Futures</h2>
  *
@@ -53,8 +53,8 @@ public interface Mutex {
   /**
    * Locks, waiting in the queue as long as it takes.
    *
-   * @throws InterruptedException if the thread is interrupted before or while waiting; the
-   *     request is withdrawn
+   * @throws InterruptedException if the thread is interrupted before or while waiting; the request
+   *     is withdrawn
    */
   Guard lock() throws InterruptedException;
 
@@ -69,8 +69,8 @@ public interface Mutex {
 
   /**
    * Requests the lock without blocking. The future completes with the guard when the lock is
-   * granted (at once, if it is free and no one is queued). Cancelling the future, or completing
-   * it from outside, withdraws the request.
+   * granted (at once, if it is free and no one is queued). Cancelling the future, or completing it
+   * from outside, withdraws the request.
    */
   CompletableFuture<Guard> lockAsync();
 
@@ -96,8 +96,8 @@ public interface Mutex {
    * lock is let go when the task returns or throws; what the task throws is thrown as it is.
    *
    * @throws X what the task throws
-   * @throws InterruptedException if the thread is interrupted while waiting for the lock (the
-   *     task does not run), or if the task throws it
+   * @throws InterruptedException if the thread is interrupted while waiting for the lock (the task
+   *     does not run), or if the task throws it
    */
   @SuppressWarnings("try") // the guard is held for the task, not used by it
   default <T extends @Nullable Object, X extends Exception> T call(BlockingTask<T, X> task)
@@ -110,8 +110,8 @@ public interface Mutex {
   /**
    * Locks asynchronously, then starts {@code task} and holds the lock until the stage it returns
    * completes. The returned future completes with the task's outcome, after the lock is let go.
-   * Cancelling the returned future before the lock is granted withdraws the request, and the
-   * task never starts; once it has started, the lock is held until its stage has completed.
+   * Cancelling the returned future before the lock is granted withdraws the request, and the task
+   * never starts; once it has started, the lock is held until its stage has completed.
    */
   default <T extends @Nullable Object> CompletableFuture<T> callAsync(
       Supplier<? extends CompletionStage<T>> task) {

@@ -27,22 +27,22 @@ import org.jspecify.annotations.Nullable;
  * List<String> texts = Parallel.limit(4).mapAll(paths, Files::readString); // blocks; IOException
  * }</pre>
  *
- * <p>A {@code Parallel} is an immutable set of options; each method that takes items starts a
- * run and returns its future at once, except {@code mapAll}, which waits for the run and returns
- * its results or throws its failure. In a run:
+ * <p>A {@code Parallel} is an immutable set of options; each method that takes items starts a run
+ * and returns its future at once, except {@code mapAll}, which waits for the run and returns its
+ * results or throws its failure. In a run:
  *
  * <ul>
  *   <li><b>At most {@code limit} items are in flight</b> (with {@link #weighted}, at most {@code
- *       limit} permits' worth), and items are pulled from the source lazily: an item is taken
- *       only when it can start (weighted: when the previous item has its permits), so the source
- *       may be unbounded and the run holds O(limit) items, besides the results of {@code map}.
+ *       limit} permits' worth), and items are pulled from the source lazily: an item is taken only
+ *       when it can start (weighted: when the previous item has its permits), so the source may be
+ *       unbounded and the run holds O(limit) items, besides the results of {@code map}.
  *   <li><b>Results are in input order</b>, whatever order the items finish in.
- *   <li><b>Fail fast</b> (the default): the first failure stops pulling items, cancels the
- *       items in flight (an async item's future is cancelled; a blocking item's thread is
- *       interrupted), waits until every one of them has settled, and then fails the run with
- *       that first failure, later failures attached as {@linkplain Throwable#getSuppressed()
- *       suppressed}. With {@link #collectingAllErrors()} every item runs, and the run fails at
- *       the end with the first failure and all the others suppressed.
+ *   <li><b>Fail fast</b> (the default): the first failure stops pulling items, cancels the items in
+ *       flight (an async item's future is cancelled; a blocking item's thread is interrupted),
+ *       waits until every one of them has settled, and then fails the run with that first failure,
+ *       later failures attached as {@linkplain Throwable#getSuppressed() suppressed}. With {@link
+ *       #collectingAllErrors()} every item runs, and the run fails at the end with the first
+ *       failure and all the others suppressed.
  *   <li><b>Cancelling the returned future</b> cancels the items in flight and starts no more.
  *   <li>Async functions ({@code mapAsync}, {@code forEachAsync}) are called on the thread that
  *       frees a slot (the first ones on the thread that starts the run) and must not block;
@@ -51,8 +51,8 @@ import org.jspecify.annotations.Nullable;
  *       functions may throw checked exceptions, which fail the run as they are.
  * </ul>
  *
- * <p>A source given as a {@link Stream} is closed when the run ends. A source that throws fails
- * the run like an item would.
+ * <p>A source given as a {@link Stream} is closed when the run ends. A source that throws fails the
+ * run like an item would.
  */
 public final class Parallel {
   /** Numbers the threads {@link #mapAll(Iterable, BlockingFunction)} makes, for their names. */
@@ -83,8 +83,8 @@ public final class Parallel {
 
   /**
    * Gives each item the weight {@code weight} says (from 1 to the limit), and runs items while
-   * their weights add up to at most the limit. Items still start in input order: a heavy item
-   * waits for room and holds back the lighter ones behind it.
+   * their weights add up to at most the limit. Items still start in input order: a heavy item waits
+   * for room and holds back the lighter ones behind it.
    *
    * <p>An item whose weight is out of range fails the run with {@link IllegalArgumentException}.
    */
@@ -137,7 +137,8 @@ public final class Parallel {
   /** Calls the async {@code action} on every item; completes when all have. */
   public <T extends @Nullable Object> CompletableFuture<Void> forEachAsync(
       Iterator<? extends T> items, Function<? super T, ? extends CompletionStage<?>> action) {
-    return BoundedRun.<T, @Nullable Object>start(this, items, null, asyncItems(results(action)), false)
+    return BoundedRun.<T, @Nullable Object>start(
+            this, items, null, asyncItems(results(action)), false)
         .thenApply(none -> null);
   }
 
@@ -172,7 +173,9 @@ public final class Parallel {
     return BoundedRun.<T, R>start(this, items, null, blockingItems(executor, function), true);
   }
 
-  /** Maps the blocking {@code function} over {@code items} on {@code executor}; closes the stream. */
+  /**
+   * Maps the blocking {@code function} over {@code items} on {@code executor}; closes the stream.
+   */
   public <T extends @Nullable Object, R extends @Nullable Object> CompletableFuture<List<R>> map(
       Stream<? extends T> items,
       Executor executor,
@@ -209,8 +212,7 @@ public final class Parallel {
     Objects.requireNonNull(items, "items");
     Objects.requireNonNull(action, "action");
     return BoundedRun.<T, @Nullable Object>start(
-            this, items.iterator(), items, blockingItems(executor, asFunction(action)),
-            false)
+            this, items.iterator(), items, blockingItems(executor, asFunction(action)), false)
         .thenApply(none -> null);
   }
 
@@ -219,8 +221,8 @@ public final class Parallel {
   /**
    * Maps the blocking {@code function} over {@code items} and returns the results in input order,
    * blocking the calling thread until the run ends. The items run on threads made for the run
-   * (about as many as run at once), which end with it. The run fails as {@link
-   * #map(Iterable, Executor, BlockingFunction)}'s does, and its first failure is thrown as it is:
+   * (about as many as run at once), which end with it. The run fails as {@link #map(Iterable,
+   * Executor, BlockingFunction)}'s does, and its first failure is thrown as it is:
    *
    * <pre>{@code
    * List<String> texts = Parallel.limit(4).mapAll(paths, Files::readString); // throws IOException
@@ -231,7 +233,8 @@ public final class Parallel {
    *     cancelled (the items in flight are interrupted) and this does not wait for them to end
    */
   public <T extends @Nullable Object, R extends @Nullable Object, X extends Exception>
-      List<R> mapAll(Iterable<? extends T> items, BlockingFunction<? super T, ? extends R, X> function)
+      List<R> mapAll(
+          Iterable<? extends T> items, BlockingFunction<? super T, ? extends R, X> function)
           throws X, InterruptedException {
     Objects.requireNonNull(items, "items");
     Objects.requireNonNull(function, "function");
@@ -244,8 +247,8 @@ public final class Parallel {
   }
 
   /**
-   * As {@link #mapAll(Iterable, BlockingFunction)}, with the items run on {@code executor} (on
-   * Java 21, {@code Executors.newVirtualThreadPerTaskExecutor()} fits well).
+   * As {@link #mapAll(Iterable, BlockingFunction)}, with the items run on {@code executor} (on Java
+   * 21, {@code Executors.newVirtualThreadPerTaskExecutor()} fits well).
    *
    * @throws X what the function threw first (later failures are attached as suppressed)
    * @throws InterruptedException if the calling thread is interrupted while it waits: the run is
@@ -314,14 +317,14 @@ public final class Parallel {
 
   private static <T extends @Nullable Object, R extends @Nullable Object>
       BoundedRun.Starter<T, R> asyncItems(
-      Function<? super T, ? extends CompletionStage<R>> function) {
+          Function<? super T, ? extends CompletionStage<R>> function) {
     Objects.requireNonNull(function, "function");
     return BoundedRun.Starter.async(function);
   }
 
   private static <T extends @Nullable Object, R extends @Nullable Object>
       BoundedRun.Starter<T, R> blockingItems(
-      Executor executor, BlockingFunction<? super T, ? extends R, ?> function) {
+          Executor executor, BlockingFunction<? super T, ? extends R, ?> function) {
     Objects.requireNonNull(executor, "executor");
     Objects.requireNonNull(function, "function");
     return BoundedRun.Starter.blocking(executor, function);
@@ -331,7 +334,7 @@ public final class Parallel {
   @SuppressWarnings("unchecked") // read only as "completed or failed"
   private static <T extends @Nullable Object>
       Function<T, CompletionStage<@Nullable Object>> results(
-      Function<? super T, ? extends CompletionStage<?>> action) {
+          Function<? super T, ? extends CompletionStage<?>> action) {
     Objects.requireNonNull(action, "action");
     return item -> (CompletionStage<@Nullable Object>) action.apply(item);
   }
@@ -347,7 +350,10 @@ public final class Parallel {
 
   @Override
   public String toString() {
-    return "Parallel[limit=" + limit + (weight != null ? ", weighted" : "")
-        + (collectAllErrors ? ", collecting all errors" : "") + "]";
+    return "Parallel[limit="
+        + limit
+        + (weight != null ? ", weighted" : "")
+        + (collectAllErrors ? ", collecting all errors" : "")
+        + "]";
   }
 }

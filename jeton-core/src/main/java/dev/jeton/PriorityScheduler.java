@@ -36,27 +36,27 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Ordering.</b> A priority is any {@code int} ({@link Priority} names four); when a slot
  *       frees, the best task queued at that moment starts: the highest priority, and within one
  *       priority the earliest submitted. With {@link Builder#aging(Duration) aging}, a task that
- *       has waited one period ranks like one submitted now a priority higher, so low priorities
- *       are never starved.
+ *       has waited one period ranks like one submitted now a priority higher, so low priorities are
+ *       never starved.
  *   <li><b>The limit.</b> Each running task holds one permit of a {@link Semaphore}: its own
- *       ({@link Builder#limit(int)}) or one given ({@link Builder#semaphore(Semaphore)}), which
- *       may be shared with other users, machine-wide or fleet-wide. A task holds its permit until
- *       its work has really finished, even if its future was completed or cancelled first.
+ *       ({@link Builder#limit(int)}) or one given ({@link Builder#semaphore(Semaphore)}), which may
+ *       be shared with other users, machine-wide or fleet-wide. A task holds its permit until its
+ *       work has really finished, even if its future was completed or cancelled first.
  *   <li><b>Blocking and async tasks.</b> {@code submit} runs a blocking {@link Callable} on the
- *       {@linkplain Builder#executor(Executor) executor}. {@code submitAsync} calls its supplier
- *       on the thread that frees the slot (or the submitting thread) and must not block; the
- *       task runs until the stage it returns completes, and that stage is never cancelled.
- *   <li><b>Cancellation.</b> Completing a task's future from outside before the task starts
- *       ({@code cancel}, {@code complete}, {@code completeExceptionally}) withdraws it: it never
- *       runs and leaves the queue at once, before the future completes (its callbacks find it
- *       gone from {@link #queued()}). {@code cancel(true)} on a running blocking task
- *       interrupts its thread; {@code cancel(false)} does not.
+ *       {@linkplain Builder#executor(Executor) executor}. {@code submitAsync} calls its supplier on
+ *       the thread that frees the slot (or the submitting thread) and must not block; the task runs
+ *       until the stage it returns completes, and that stage is never cancelled.
+ *   <li><b>Cancellation.</b> Completing a task's future from outside before the task starts ({@code
+ *       cancel}, {@code complete}, {@code completeExceptionally}) withdraws it: it never runs and
+ *       leaves the queue at once, before the future completes (its callbacks find it gone from
+ *       {@link #queued()}). {@code cancel(true)} on a running blocking task interrupts its thread;
+ *       {@code cancel(false)} does not.
  *   <li><b>Shutdown.</b> {@link #shutdown()} refuses new tasks and lets queued and running ones
  *       finish; {@link #shutdownNow()} also cancels the queued ones. {@link #close()} shuts down
  *       and waits. The scheduler never closes a semaphore it was given.
- *   <li><b>Memory consistency.</b> Actions in a thread before it submits a task happen-before
- *       the task runs; the task's actions happen-before its future completes, which happens after
- *       its permit is released.
+ *   <li><b>Memory consistency.</b> Actions in a thread before it submits a task happen-before the
+ *       task runs; the task's actions happen-before its future completes, which happens after its
+ *       permit is released.
  * </ul>
  */
 public final class PriorityScheduler implements Executor, AutoCloseable {
@@ -134,8 +134,10 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
    */
   public <T extends @Nullable Object> CompletableFuture<T> submit(int priority, Callable<T> task) {
     Objects.requireNonNull(task, "task");
-    return enqueue(priority, (rank, seq) -> ScheduledTask.blocking(priority, rank, seq, task,
-        requireExecutor(), this::withdraw));
+    return enqueue(
+        priority,
+        (rank, seq) ->
+            ScheduledTask.blocking(priority, rank, seq, task, requireExecutor(), this::withdraw));
   }
 
   /** As {@link #submit(int, Callable)}, with a named priority. */
@@ -165,8 +167,8 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
   }
 
   /**
-   * Runs {@code command} as a {@link Priority#NORMAL} blocking task on the executor. What it
-   * throws is lost, as with any {@code Executor}; use {@code submit} to see it.
+   * Runs {@code command} as a {@link Priority#NORMAL} blocking task on the executor. What it throws
+   * is lost, as with any {@code Executor}; use {@code submit} to see it.
    *
    * @throws IllegalStateException if no executor was set
    * @throws RejectedExecutionException if the scheduler is shut down
@@ -246,9 +248,9 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
   }
 
   /**
-   * A permit if nothing is queued and the semaphore is in-process (its tryAcquire never blocks)
-   * and has one free: then the task starts within submit, so that no observer (shutdownNow, the
-   * counts) sees it queued while a slot was free.
+   * A permit if nothing is queued and the semaphore is in-process (its tryAcquire never blocks) and
+   * has one free: then the task starts within submit, so that no observer (shutdownNow, the counts)
+   * sees it queued while a slot was free.
    */
   private @Nullable Permit tryAcquireIfIdle() {
     if (pumping || !(semaphore instanceof FifoSemaphore)) {
@@ -327,9 +329,9 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
   }
 
   /**
-   * Starts the best queued task with the permit the pump was granted. Returns whether the pump
-   * goes on: true if it started one and more are queued, or if its acquire was cancelled as the
-   * queue emptied and a task has arrived since.
+   * Starts the best queued task with the permit the pump was granted. Returns whether the pump goes
+   * on: true if it started one and more are queued, or if its acquire was cancelled as the queue
+   * emptied and a task has arrived since.
    */
   private boolean granted(
       CompletableFuture<Permit> acquiring, @Nullable Permit permit, @Nullable Throwable failure) {
@@ -549,8 +551,8 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
   /**
    * Shuts down and waits until every queued and running task has finished, like JDK 19's {@code
    * ExecutorService.close()}: if interrupted while waiting, it cancels the queued tasks ({@link
-   * #shutdownNow()}), goes on waiting for the running ones, and returns with the interrupt
-   * status set.
+   * #shutdownNow()}), goes on waiting for the running ones, and returns with the interrupt status
+   * set.
    */
   @Override
   public void close() {
@@ -591,9 +593,15 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
     String limit = ownSemaphore ? "limit=" + semaphore.limit() : "semaphore=" + semaphore;
     lock.lock();
     try {
-      return "PriorityScheduler[" + limit + ", queued=" + queue.size() + ", running=" + running
+      return "PriorityScheduler["
+          + limit
+          + ", queued="
+          + queue.size()
+          + ", running="
+          + running
           + (agingNanos != 0 ? ", aging=" + Duration.ofNanos(agingNanos) : "")
-          + (shutdown ? ", shut down" : "") + "]";
+          + (shutdown ? ", shut down" : "")
+          + "]";
     } finally {
       lock.unlock();
     }
@@ -632,9 +640,9 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
     }
 
     /**
-     * Runs tasks under {@code semaphore}, each running task holding one of its permits; it may
-     * be shared with other users, and is never closed by the scheduler. This or {@link
-     * #limit(int)} is required.
+     * Runs tasks under {@code semaphore}, each running task holding one of its permits; it may be
+     * shared with other users, and is never closed by the scheduler. This or {@link #limit(int)} is
+     * required.
      */
     public Builder semaphore(Semaphore semaphore) {
       this.semaphore = Objects.requireNonNull(semaphore, "semaphore");

@@ -15,28 +15,27 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Fairness</h2>
  *
- * <p>Readers and writers, blocking and asynchronous, wait in one queue and are granted in the
- * order they arrive (task-fair). A queued writer holds back the readers that arrive after it, so
- * writers never starve; the readers queued behind a writer all enter together when it unlocks,
- * up to the next queued writer, so readers never starve either. A request waits for exactly the
- * requests ahead of it, nothing else. {@link #tryRead()} and {@link #tryWrite()} succeed only when
- * no one is queued.
+ * <p>Readers and writers, blocking and asynchronous, wait in one queue and are granted in the order
+ * they arrive (task-fair). A queued writer holds back the readers that arrive after it, so writers
+ * never starve; the readers queued behind a writer all enter together when it unlocks, up to the
+ * next queued writer, so readers never starve either. A request waits for exactly the requests
+ * ahead of it, nothing else. {@link #tryRead()} and {@link #tryWrite()} succeed only when no one is
+ * queued.
  *
  * <h2>Downgrading, and no upgrading</h2>
  *
- * <p>A write lock can become a read lock atomically ({@link WriteGuard#downgrade()}): no writer
- * can come in between, and the readers queued at the head enter at once. A read lock cannot be
+ * <p>A write lock can become a read lock atomically ({@link WriteGuard#downgrade()}): no writer can
+ * come in between, and the readers queued at the head enter at once. A read lock cannot be
  * upgraded: two readers that both waited to upgrade would each wait for the other forever. Unlock
  * the read lock and lock for writing instead, and check again what was read.
  *
  * <h2>Cancellation</h2>
  *
  * <p>A request that gives up (its future is cancelled or completed from outside, its timeout
- * expires, its thread is interrupted) leaves the queue at once and never holds the lock
- * afterwards. A writer that gives up while readers wait behind it lets them in at once, and a
- * lock granted at the same moment as the cancellation is handed on, never lost. All of it happens
- * before the request's future completes: its own callbacks find it gone from {@link
- * #queueLength()}.
+ * expires, its thread is interrupted) leaves the queue at once and never holds the lock afterwards.
+ * A writer that gives up while readers wait behind it lets them in at once, and a lock granted at
+ * the same moment as the cancellation is handed on, never lost. All of it happens before the
+ * request's future completes: its own callbacks find it gone from {@link #queueLength()}.
  *
  * <h2>Memory consistency</h2>
  *
@@ -45,13 +44,15 @@ import org.jspecify.annotations.Nullable;
  * actions after obtaining the write lock.
  *
  * <p>The lock is not reentrant. At most 2<sup>30</sup>-1 readers hold it at once; more wait (and
- * with that many, {@link #readers()} and {@link #isWriteLocked()} take them for a writer).
- * Futures are completed as {@link Mutex}'s are: outside internal locks, in constant stack, or on
- * the {@link Builder#completionExecutor(Executor) completion executor}.
+ * with that many, {@link #readers()} and {@link #isWriteLocked()} take them for a writer). Futures
+ * are completed as {@link Mutex}'s are: outside internal locks, in constant stack, or on the {@link
+ * Builder#completionExecutor(Executor) completion executor}.
  */
 public interface ReadWriteLock {
 
-  /** Creates a read-write lock with no name, whose futures are completed by the unlocking thread. */
+  /**
+   * Creates a read-write lock with no name, whose futures are completed by the unlocking thread.
+   */
   static ReadWriteLock create() {
     return builder().build();
   }
@@ -180,8 +181,8 @@ public interface ReadWriteLock {
   interface WriteGuard extends Guard {
     /**
      * Turns this write lock into a read lock, atomically: no writer can take the lock in between,
-     * and the readers queued at the head of the queue enter at once. This guard is unlocked by
-     * it; the returned one holds the read lock.
+     * and the readers queued at the head of the queue enter at once. This guard is unlocked by it;
+     * the returned one holds the read lock.
      *
      * @throws IllegalStateException if this guard was unlocked or downgraded already
      */

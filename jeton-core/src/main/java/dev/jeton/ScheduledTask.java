@@ -16,8 +16,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A task of a {@link PriorityScheduler}, which is also the future its caller holds: being the
  * future lets {@link #cancel(boolean)} tell an interrupting cancel from a polite one, which a
- * callback on a plain {@code CompletableFuture} cannot see. Obtrude is refused, as on every
- * future Jeton hands out.
+ * callback on a plain {@code CompletableFuture} cannot see. Obtrude is refused, as on every future
+ * Jeton hands out.
  *
  * <p>Its place in the queue ({@code rank}, then {@code seq}) is fixed at submission. Once the
  * scheduler starts it, {@link #start()} returns a future that completes when the work has really
@@ -33,8 +33,10 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
   private final @Nullable Callable<T> blocking;
   private final @Nullable Executor executor;
   private final @Nullable Supplier<? extends CompletionStage<T>> async;
+
   /** Takes this task out of its scheduler's queue if it is still there. */
   private final Consumer<ScheduledTask<?>> leaveQueue;
+
   /** Set before the blocking call is handed to the executor; read by {@link #cancel}. */
   private volatile @Nullable BlockingCall<T> call;
 
@@ -80,8 +82,8 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
   }
 
   /**
-   * Cancels the future; {@code true} also interrupts a blocking task that is running. A task
-   * still queued leaves the queue first.
+   * Cancels the future; {@code true} also interrupts a blocking task that is running. A task still
+   * queued leaves the queue first.
    */
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
@@ -95,8 +97,8 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
   }
 
   /**
-   * Starts the work, unless this future was completed from outside first. The last check that
-   * it was not is made just before the task's own code is called, on the thread that calls it.
+   * Starts the work, unless this future was completed from outside first. The last check that it
+   * was not is made just before the task's own code is called, on the thread that calls it.
    */
   CompletableFuture<T> start() {
     Callable<T> task = blocking;

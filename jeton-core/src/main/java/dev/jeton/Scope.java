@@ -30,33 +30,32 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>{@link #fork} runs a blocking task on the scope's executor (by default a new thread per task:
  * a virtual thread on JDK 21 and later, a platform daemon thread on JDK 17); {@link #forkAsync}
- * calls a supplier on the calling thread and follows the stage it returns. Each returns a future
- * of the task's result; cancelling that future, or completing it from outside in any other way,
+ * calls a supplier on the calling thread and follows the stage it returns. Each returns a future of
+ * the task's result; cancelling that future, or completing it from outside in any other way,
  * cancels the task and the scopes opened in it, and withdraws the task's Jeton waits before the
- * future completes (a grant that came first is given back), so that its callbacks find them
- * gone.
+ * future completes (a grant that came first is given back), so that its callbacks find them gone.
  *
  * <h2>Cancellation</h2>
  *
- * <p>A scope is cancelled by {@link #cancel()}, by its deadline, by the cancellation of its
- * parent, by {@link #close()} while tasks still run, and (unless it is a {@linkplain
- * Builder#supervisor() supervisor}) by the first task that fails. Cancelling interrupts the
- * blocking tasks, cancels the stages of the asynchronous ones, and withdraws every Jeton wait that
- * a task of the scope has queued ({@link Semaphore}, {@link Mutex}, {@link ReadWriteLock}, {@link
- * Barrier}, {@link Channel}, {@link Select}): a blocking one by the interrupt, an asynchronous one
- * by cancelling its future. Once every task has ended, the {@linkplain #teardown teardown hooks}
- * run, in reverse order of registration, once; then the scope has ended. A task that ignores its
- * interrupt, or a stage that ignores its cancel, keeps the scope from ending until it finishes:
- * the scope never lets a task outlive it.
+ * <p>A scope is cancelled by {@link #cancel()}, by its deadline, by the cancellation of its parent,
+ * by {@link #close()} while tasks still run, and (unless it is a {@linkplain Builder#supervisor()
+ * supervisor}) by the first task that fails. Cancelling interrupts the blocking tasks, cancels the
+ * stages of the asynchronous ones, and withdraws every Jeton wait that a task of the scope has
+ * queued ({@link Semaphore}, {@link Mutex}, {@link ReadWriteLock}, {@link Barrier}, {@link
+ * Channel}, {@link Select}): a blocking one by the interrupt, an asynchronous one by cancelling its
+ * future. Once every task has ended, the {@linkplain #teardown teardown hooks} run, in reverse
+ * order of registration, once; then the scope has ended. A task that ignores its interrupt, or a
+ * stage that ignores its cancel, keeps the scope from ending until it finishes: the scope never
+ * lets a task outlive it.
  *
- * <p>A grant racing with the cancel is never lost. The waits are withdrawn first (a grant that
- * came first is given back, by the one rule of every Jeton wait), and an asynchronous task's stage
- * is cancelled only once the outcome of each wait has been delivered: the steps of the stage that
- * a grant reached synchronously have run by then. So in {@code scope.forkAsync(() ->
+ * <p>A grant racing with the cancel is never lost. The waits are withdrawn first (a grant that came
+ * first is given back, by the one rule of every Jeton wait), and an asynchronous task's stage is
+ * cancelled only once the outcome of each wait has been delivered: the steps of the stage that a
+ * grant reached synchronously have run by then. So in {@code scope.forkAsync(() ->
  * mutex.lockAsync().thenAccept(Guard::unlock))} a lock granted at the moment of the cancel is
- * unlocked by the {@code thenAccept}. What the scope does not track it cannot protect: a step
- * that a grant runs on an executor of its own ({@code thenAcceptAsync}), or a wait queued by a
- * later step on another thread, can be skipped by the stage's cancel, as cancelling any {@code
+ * unlocked by the {@code thenAccept}. What the scope does not track it cannot protect: a step that
+ * a grant runs on an executor of its own ({@code thenAcceptAsync}), or a wait queued by a later
+ * step on another thread, can be skipped by the stage's cancel, as cancelling any {@code
  * CompletableFuture} skips its dependents; to hold a grant across such steps, use {@code
  * callAsync}, which lets it go whatever happens to the stage.
  *
@@ -66,10 +65,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Nesting</h2>
  *
- * <p>A scope opened inside a task of another scope is its child: cancelling the parent, or the
- * fork future of that task, cancels the child, and the parent does not end before the child has.
- * The thread that opens a scope is not one of its tasks; only tasks are inside it ({@link
- * #current()}).
+ * <p>A scope opened inside a task of another scope is its child: cancelling the parent, or the fork
+ * future of that task, cancels the child, and the parent does not end before the child has. The
+ * thread that opens a scope is not one of its tasks; only tasks are inside it ({@link #current()}).
  *
  * <h2>Memory consistency</h2>
  *
@@ -100,12 +98,12 @@ public interface Scope extends AutoCloseable {
   /**
    * Runs {@code task} on the scope's executor.
    *
-   * @return the task's result; cancelling it cancels the task (interrupting it if it runs) and
-   *     the scopes opened in it. A task cancelled while it ran fails with a {@link
-   *     CancellationException}, whatever it threw on its interrupt; one forked after the scope
-   *     was cancelled fails so at once, never run. Completing it from outside in any other way
-   *     ({@code complete}, {@code orTimeout}, ...) cancels the task too; either way the task's
-   *     Jeton waits are withdrawn before the future completes. Obtruding is refused ({@link
+   * @return the task's result; cancelling it cancels the task (interrupting it if it runs) and the
+   *     scopes opened in it. A task cancelled while it ran fails with a {@link
+   *     CancellationException}, whatever it threw on its interrupt; one forked after the scope was
+   *     cancelled fails so at once, never run. Completing it from outside in any other way ({@code
+   *     complete}, {@code orTimeout}, ...) cancels the task too; either way the task's Jeton waits
+   *     are withdrawn before the future completes. Obtruding is refused ({@link
    *     UnsupportedOperationException})
    * @throws IllegalStateException if the scope is closed
    */
@@ -113,15 +111,15 @@ public interface Scope extends AutoCloseable {
       BlockingTask<T, X> task);
 
   /**
-   * Calls {@code task} now, on this thread, inside the scope, and follows the stage it returns:
-   * the task ends when the stage completes. Jeton waits that the supplier queues before it returns
-   * are the task's and are withdrawn when the scope is cancelled; stages that run later, on other
+   * Calls {@code task} now, on this thread, inside the scope, and follows the stage it returns: the
+   * task ends when the stage completes. Jeton waits that the supplier queues before it returns are
+   * the task's and are withdrawn when the scope is cancelled; stages that run later, on other
    * threads, are not inside the scope.
    *
    * @return the stage's result; cancelling it, or completing it from outside in any other way
    *     ({@code complete}, {@code orTimeout}, ...), cancels the task (its Jeton waits, then its
-   *     stage, the scopes opened in it), the waits withdrawn before the future completes.
-   *     Obtruding is refused ({@link UnsupportedOperationException})
+   *     stage, the scopes opened in it), the waits withdrawn before the future completes. Obtruding
+   *     is refused ({@link UnsupportedOperationException})
    * @throws IllegalStateException if the scope is closed
    */
   <T extends @Nullable Object> CompletableFuture<T> forkAsync(
@@ -131,8 +129,8 @@ public interface Scope extends AutoCloseable {
    * Registers {@code hook} to run once when the scope ends, after every task has ended: hooks run
    * in reverse order of registration, on the thread that ends the scope (the last task to end, or
    * the one that cancels or closes it). An exception from a hook does not stop the others; it is
-   * added as suppressed to the exception {@link #join()} throws, or, if the scope ends without
-   * one, thrown by {@link #close()}.
+   * added as suppressed to the exception {@link #join()} throws, or, if the scope ends without one,
+   * thrown by {@link #close()}.
    *
    * @throws IllegalStateException if the scope's hooks have begun to run: the caller still owns
    *     whatever the hook was to release
@@ -146,8 +144,8 @@ public interface Scope extends AutoCloseable {
    * <p>In a supervisor scope it returns once the tasks have ended, whatever they did; {@link
    * #failures()} lists what failed.
    *
-   * @throws InterruptedException if this thread is interrupted while waiting; the scope is left
-   *     as it was ({@link #close()} cancels it)
+   * @throws InterruptedException if this thread is interrupted while waiting; the scope is left as
+   *     it was ({@link #close()} cancels it)
    * @throws ExecutionException if a task failed, cancelling the scope: the first failure is the
    *     cause, with the teardown hooks' exceptions suppressed onto it
    * @throws CancellationException if the scope was cancelled otherwise: by {@link #cancel()}, its
@@ -166,9 +164,7 @@ public interface Scope extends AutoCloseable {
    */
   boolean cancel();
 
-  /**
-   * True once the scope stopped taking work: cancelled (by any cause) or closed.
-   */
+  /** True once the scope stopped taking work: cancelled (by any cause) or closed. */
   boolean isCancelled();
 
   /**
@@ -180,11 +176,11 @@ public interface Scope extends AutoCloseable {
 
   /**
    * Ends the scope: cancels the tasks still running (if any), waits until they and the teardown
-   * hooks have finished. It waits even if this thread is interrupted, and then keeps the
-   * interrupt. Does nothing if the scope has ended.
+   * hooks have finished. It waits even if this thread is interrupted, and then keeps the interrupt.
+   * Does nothing if the scope has ended.
    *
-   * @throws RuntimeException the first exception of a teardown hook, with the others suppressed,
-   *     if the scope ended with no exception of {@link #join()} to carry them
+   * @throws RuntimeException the first exception of a teardown hook, with the others suppressed, if
+   *     the scope ended with no exception of {@link #join()} to carry them
    * @throws IllegalStateException if called by a task of this scope, which would wait for itself
    */
   @Override
@@ -199,8 +195,8 @@ public interface Scope extends AutoCloseable {
     private Builder() {}
 
     /**
-     * Cancels the scope when {@code timeout} has passed since {@link #open()}; {@link
-     * Scope#join()} then throws a {@link CancellationException} caused by a {@link
+     * Cancels the scope when {@code timeout} has passed since {@link #open()}; {@link Scope#join()}
+     * then throws a {@link CancellationException} caused by a {@link
      * java.util.concurrent.TimeoutException}.
      */
     public Builder deadline(Duration timeout) {
@@ -210,8 +206,8 @@ public interface Scope extends AutoCloseable {
     }
 
     /**
-     * A failing task does not cancel the others; {@link Scope#failures()} collects the failures
-     * and {@link Scope#join()} does not throw them.
+     * A failing task does not cancel the others; {@link Scope#failures()} collects the failures and
+     * {@link Scope#join()} does not throw them.
      */
     public Builder supervisor() {
       this.supervisor = true;
@@ -220,9 +216,9 @@ public interface Scope extends AutoCloseable {
 
     /**
      * Runs the blocking tasks on {@code executor}, such as {@code
-     * Executors.newVirtualThreadPerTaskExecutor()} on JDK 21. Cancelling interrupts the thread
-     * that runs a task; the executor must run each task on a thread of its own for as long as it
-     * runs (any thread pool does). If it rejects a task, that task fails with the rejection.
+     * Executors.newVirtualThreadPerTaskExecutor()} on JDK 21. Cancelling interrupts the thread that
+     * runs a task; the executor must run each task on a thread of its own for as long as it runs
+     * (any thread pool does). If it rejects a task, that task fails with the rejection.
      */
     public Builder executor(Executor executor) {
       this.executor = Objects.requireNonNull(executor, "executor");

@@ -13,9 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One task of a {@link TaskScope}: what runs it (and the default executor), the future {@code
- * fork} returned, and what a cancel of the task must reach besides it (the Jeton waits it queued,
- * the scopes opened in it).
+ * One task of a {@link TaskScope}: what runs it (and the default executor), the future {@code fork}
+ * returned, and what a cancel of the task must reach besides it (the Jeton waits it queued, the
+ * scopes opened in it).
  */
 final class ScopeTask<T extends @Nullable Object> {
   /*
@@ -194,8 +194,8 @@ final class ScopeTask<T extends @Nullable Object> {
   }
 
   /**
-   * Ends a task the scope refused: never counted, never to run (fork does not hand its call to
-   * the executor); its future fails with {@code why}.
+   * Ends a task the scope refused: never counted, never to run (fork does not hand its call to the
+   * executor); its future fails with {@code why}.
    */
   void refuse(Throwable why) {
     ended.set(true); // before the future is done, so that nothing reached from it ends the task
@@ -264,8 +264,7 @@ final class ScopeTask<T extends @Nullable Object> {
   }
 
   /**
-   * Cancels the task: its call, its queued waits, its child scopes, and last its stage (T1).
-   * Once.
+   * Cancels the task: its call, its queued waits, its child scopes, and last its stage (T1). Once.
    */
   void cancel() {
     List<Object> things;
@@ -331,9 +330,7 @@ final class ScopeTask<T extends @Nullable Object> {
       Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
       Class<?> ofVirtual = Class.forName("java.lang.Thread$Builder$OfVirtual");
       builder =
-          ofVirtual
-              .getMethod("name", String.class, long.class)
-              .invoke(builder, "jeton-scope-", 0L);
+          ofVirtual.getMethod("name", String.class, long.class).invoke(builder, "jeton-scope-", 0L);
       ThreadFactory factory =
           (ThreadFactory)
               Class.forName("java.lang.Thread$Builder").getMethod("factory").invoke(builder);
@@ -352,8 +349,8 @@ final class ScopeTask<T extends @Nullable Object> {
    * The future fork returns. A completion from outside (cancel, complete, a failure, so {@code
    * orTimeout} and {@code completeOnTimeout} too) gives the task up: by {@link WithdrawingFuture}'s
    * one rule it is claimed first, then the task is cancelled (its waits withdrawn, a grant that
-   * came first given back), and only then does the future complete, so that its callbacks find
-   * the task's waits gone. The task's own end settles it ({@code settle}).
+   * came first given back), and only then does the future complete, so that its callbacks find the
+   * task's waits gone. The task's own end settles it ({@code settle}).
    */
   static final class TaskFuture<T extends @Nullable Object> extends WithdrawingFuture<T> {
     private final ScopeTask<T> task;

@@ -17,10 +17,9 @@ import java.util.function.Supplier;
  *     Select.onTimeout(Duration.ofSeconds(1), () -> "idle"));
  * }</pre>
  *
- * <p>The clauses are receives ({@link Channel#onReceive}, {@link Channel#onReceiveOrClosed}),
- * sends ({@link Channel#onSend}), at most one timeout ({@link #onTimeout}) or at most one default
- * ({@link #otherwise}). The select returns what the winning clause's function makes of its
- * outcome.
+ * <p>The clauses are receives ({@link Channel#onReceive}, {@link Channel#onReceiveOrClosed}), sends
+ * ({@link Channel#onSend}), at most one timeout ({@link #onTimeout}) or at most one default ({@link
+ * #otherwise}). The select returns what the winning clause's function makes of its outcome.
  *
  * <h2>Which clause wins</h2>
  *
@@ -29,33 +28,33 @@ import java.util.function.Supplier;
  * given ({@link #selectBiased}, which may starve the later ones: use it for priorities). If none
  * can, the default clause wins. Otherwise the select waits in every channel's queue, behind those
  * already waiting there, and the first channel to serve it wins; a timeout wins if none has by
- * then. Channels serve a waiting select exactly as they serve a waiting send or receive, in
- * arrival order.
+ * then. Channels serve a waiting select exactly as they serve a waiting send or receive, in arrival
+ * order.
  *
  * <h2>What is atomic</h2>
  *
- * <p>Exactly one clause happens. A send clause that does not win never delivered its value, and
- * the value stays the caller's: the channel's {@code onUndelivered} hook does not see it, even if
- * the select is interrupted, times out or is cancelled. A receive clause that does not win never
- * took a value. A clause on a closed channel can win: a receive after the channel is drained, or
- * any send, then makes the select throw {@link ChannelClosedException} (an {@link
- * Channel#onReceiveOrClosed onReceiveOrClosed} clause wins with an empty {@code Optional}
- * instead, after a {@link Channel#close() close()} without a cause).
+ * <p>Exactly one clause happens. A send clause that does not win never delivered its value, and the
+ * value stays the caller's: the channel's {@code onUndelivered} hook does not see it, even if the
+ * select is interrupted, times out or is cancelled. A receive clause that does not win never took a
+ * value. A clause on a closed channel can win: a receive after the channel is drained, or any send,
+ * then makes the select throw {@link ChannelClosedException} (an {@link Channel#onReceiveOrClosed
+ * onReceiveOrClosed} clause wins with an empty {@code Optional} instead, after a {@link
+ * Channel#close() close()} without a cause).
  *
  * <p>Not atomic: the winning clause's function runs after the exchange is done, outside any lock,
- * on the selecting thread (for {@link #selectAsync}, on the thread that completes the future).
- * What it throws, the select throws (or fails its future with), but the value was already sent or
+ * on the selecting thread (for {@link #selectAsync}, on the thread that completes the future). What
+ * it throws, the select throws (or fails its future with), but the value was already sent or
  * received. A select over several channels is not a transaction over them: others may send and
- * receive on them in between the select's look and its wait; what holds is that each channel
- * sees the select as one waiting request, which one match ends.
+ * receive on them in between the select's look and its wait; what holds is that each channel sees
+ * the select as one waiting request, which one match ends.
  *
  * <h2>Giving up</h2>
  *
  * <p>An interrupt ends a blocking select with {@link InterruptedException}, unless a clause won
- * first: then the select returns normally with the interrupt status set, since what was handed
- * over cannot be given back. Cancelling the future of {@link #selectAsync} (or completing it in
- * any way from outside) ends the select, unless a clause won first: then {@code cancel} returns
- * {@code false}.
+ * first: then the select returns normally with the interrupt status set, since what was handed over
+ * cannot be given back. Cancelling the future of {@link #selectAsync} (or completing it in any way
+ * from outside) ends the select, unless a clause won first: then {@code cancel} returns {@code
+ * false}.
  *
  * <p>A channel may appear in several clauses, but not both to send and to receive (a select would
  * match itself). A clause may be reused in any number of selects.
@@ -70,8 +69,8 @@ public final class Select {
    * @throws InterruptedException if interrupted before a clause won
    * @throws ChannelClosedException if the winning clause's channel is closed (see the class
    *     comment)
-   * @throws IllegalArgumentException if there are no clauses, more than one timeout or default,
-   *     a timeout and a default, or a channel both to send to and to receive from
+   * @throws IllegalArgumentException if there are no clauses, more than one timeout or default, a
+   *     timeout and a default, or a channel both to send to and to receive from
    */
   @SafeVarargs
   public static <R> R select(SelectClause<? extends R>... clauses) throws InterruptedException {
@@ -141,8 +140,8 @@ public final class Select {
   }
 
   /**
-   * A clause that wins if no other has after {@code timeout}, counted from the start of the
-   * select; {@code then} makes the select's result.
+   * A clause that wins if no other has after {@code timeout}, counted from the start of the select;
+   * {@code then} makes the select's result.
    *
    * @throws IllegalArgumentException if {@code timeout} is negative
    */
@@ -166,8 +165,8 @@ public final class Select {
 
   /**
    * {@code clauses}, checked, copied if {@code copy}: an async select keeps its array after the
-   * call returns, where the caller may change it; a blocking select is done with it by then, and
-   * a list's array is new already.
+   * call returns, where the caller may change it; a blocking select is done with it by then, and a
+   * list's array is new already.
    */
   private static <R> SelectClause<? extends R>[] checked(
       SelectClause<? extends R>[] clauses, boolean copy) {

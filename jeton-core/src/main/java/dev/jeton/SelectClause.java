@@ -4,10 +4,10 @@ import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One of the alternatives of a {@link Select}: a receive from a channel ({@link
- * Channel#onReceive}, {@link Channel#onReceiveOrClosed}), a send to one ({@link Channel#onSend}),
- * a timeout ({@link Select#onTimeout}) or a default ({@link Select#otherwise}), with what to make
- * of it when it is the one that happens.
+ * One of the alternatives of a {@link Select}: a receive from a channel ({@link Channel#onReceive},
+ * {@link Channel#onReceiveOrClosed}), a send to one ({@link Channel#onSend}), a timeout ({@link
+ * Select#onTimeout}) or a default ({@link Select#otherwise}), with what to make of it when it is
+ * the one that happens.
  *
  * <p>A clause is immutable: it may be kept and used in any number of selects, by any number of
  * threads, at once (a send clause then offers the same value in each).
@@ -31,8 +31,8 @@ public final class SelectClause<R> {
   final long nanos;
 
   /**
-   * Makes the select's result from the clause's outcome: the value received (null for "closed"
-   * on a {@code onReceiveOrClosed}), ignored by the others.
+   * Makes the select's result from the clause's outcome: the value received (null for "closed" on a
+   * {@code onReceiveOrClosed}), ignored by the others.
    */
   private final Function<@Nullable Object, ? extends R> then;
 

@@ -11,8 +11,8 @@ import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One run of a {@link Select}: waits on several channels at once, and runs exactly the clause
- * that wins.
+ * One run of a {@link Select}: waits on several channels at once, and runs exactly the clause that
+ * wins.
  */
 final class Selection<R> implements BriefSpin.Awaited {
   /*
@@ -173,8 +173,8 @@ final class Selection<R> implements BriefSpin.Awaited {
   }
 
   /**
-   * Step 1, all locks held: the index of the clause that happened, or OPEN. {@code after} goes
-   * from channel to channel with the tries, and holds what the winning one decided.
+   * Step 1, all locks held: the index of the clause that happened, or OPEN. {@code after} goes from
+   * channel to channel with the tries, and holds what the winning one decided.
    */
   private int look(boolean biased, ChannelQueue.@Nullable After after) {
     int n = clauses.length;
@@ -238,9 +238,9 @@ final class Selection<R> implements BriefSpin.Awaited {
   }
 
   /**
-   * Yields if the process is crowded (asked once: every channel's score counts on the same
-   * census); else spins briefly if any of its channels' scores says spinning pays there, and
-   * tells each of them how it went.
+   * Yields if the process is crowded (asked once: every channel's score counts on the same census);
+   * else spins briefly if any of its channels' scores says spinning pays there, and tells each of
+   * them how it went.
    */
   private void briefSpin() {
     boolean asked = false;
@@ -384,8 +384,8 @@ final class Selection<R> implements BriefSpin.Awaited {
   }
 
   /**
-   * A random order of {@code n} clauses; null for one or two, which a random first clause
-   * orders as well, without an array.
+   * A random order of {@code n} clauses; null for one or two, which a random first clause orders as
+   * well, without an array.
    */
   private static int @Nullable [] shuffled(int n) {
     if (n <= 2) {

@@ -12,8 +12,8 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A counting semaphore with weighted requests, served in strict arrival order, that can be
- * acquired by blocking or asynchronously.
+ * A counting semaphore with weighted requests, served in strict arrival order, that can be acquired
+ * by blocking or asynchronously.
  *
  * <p>A semaphore has a <em>limit</em>: the number of permits it hands out in all. A request asks
  * for a number of permits (its weight), from 1 to the limit, and is granted a {@link Permit}
@@ -21,19 +21,19 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Ordering</h2>
  *
- * <p>Requests are granted in the order they arrive, whatever their weight and whether they block
- * or wait on a future: blocking and asynchronous requests share one queue. A large request at the
- * head of the queue holds back the smaller ones behind it, so large requests never starve. {@link
+ * <p>Requests are granted in the order they arrive, whatever their weight and whether they block or
+ * wait on a future: blocking and asynchronous requests share one queue. A large request at the head
+ * of the queue holds back the smaller ones behind it, so large requests never starve. {@link
  * #tryAcquire(int)} never jumps ahead of a queued request: it succeeds only when no one is queued
  * and enough permits are free.
  *
  * <h2>Cancellation</h2>
  *
  * <p>A request that gives up (its future is cancelled, its timeout expires, its thread is
- * interrupted) leaves the queue at once; if it was at the head, the requests behind it are
- * examined at once. A permit granted at the same moment as the cancellation is given back, never
- * lost. In-process, both happen before the request's future completes: its own callbacks find it
- * gone from {@link #queueLength()}, and such a permit back.
+ * interrupted) leaves the queue at once; if it was at the head, the requests behind it are examined
+ * at once. A permit granted at the same moment as the cancellation is given back, never lost.
+ * In-process, both happen before the request's future completes: its own callbacks find it gone
+ * from {@link #queueLength()}, and such a permit back.
  *
  * <h2>Changing the limit and closing</h2>
  *
@@ -51,8 +51,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Memory consistency</h2>
  *
- * <p>Actions in a thread before it releases a permit happen-before actions in another thread
- * after an acquire that obtains those permits.
+ * <p>Actions in a thread before it releases a permit happen-before actions in another thread after
+ * an acquire that obtains those permits.
  *
  * <h2>Futures</h2>
  *
@@ -86,8 +86,8 @@ public interface Semaphore extends AutoCloseable {
    *
    * @throws IllegalArgumentException if {@code permits} is below 1 or above the limit, or if the
    *     limit is lowered below it while the request waits
-   * @throws InterruptedException if the thread is interrupted before or while waiting; the
-   *     request is withdrawn
+   * @throws InterruptedException if the thread is interrupted before or while waiting; the request
+   *     is withdrawn
    * @throws SemaphoreClosedException if the semaphore is closed, or is closed while waiting
    */
   Permit acquire(int permits) throws InterruptedException;
@@ -116,11 +116,10 @@ public interface Semaphore extends AutoCloseable {
    * Requests {@code permits} without blocking. The future completes with the permit when it is
    * granted (at once, if it can be). Cancelling the future, or completing it exceptionally,
    * withdraws the request; a permit granted concurrently is given back. {@code obtrudeValue} and
-   * {@code obtrudeException}, which would bypass that, throw {@link
-   * UnsupportedOperationException}.
+   * {@code obtrudeException}, which would bypass that, throw {@link UnsupportedOperationException}.
    *
-   * <p>If the semaphore is closed, or closed while the request waits, the future fails with
-   * {@link SemaphoreClosedException}; if the limit is lowered below the request, with {@link
+   * <p>If the semaphore is closed, or closed while the request waits, the future fails with {@link
+   * SemaphoreClosedException}; if the limit is lowered below the request, with {@link
    * IllegalArgumentException}.
    *
    * @throws IllegalArgumentException at once if {@code permits} is below 1 or above the limit
@@ -131,8 +130,8 @@ public interface Semaphore extends AutoCloseable {
    * Like {@link #acquireAsync(int)}, but the future fails with {@link TimeoutException} if the
    * permit is not granted within {@code timeout}; the request is then withdrawn.
    *
-   * @throws IllegalArgumentException at once if {@code permits} is out of range or {@code
-   *     timeout} is negative
+   * @throws IllegalArgumentException at once if {@code permits} is out of range or {@code timeout}
+   *     is negative
    */
   CompletableFuture<Permit> acquireAsync(int permits, Duration timeout);
 
@@ -140,9 +139,8 @@ public interface Semaphore extends AutoCloseable {
   int limit();
 
   /**
-   * The number of permits free now. It is negative while permits taken before the limit was
-   * lowered are still held. Free permits may be waiting for a larger request at the head of the
-   * queue.
+   * The number of permits free now. It is negative while permits taken before the limit was lowered
+   * are still held. Free permits may be waiting for a larger request at the head of the queue.
    */
   int available();
 
@@ -150,27 +148,26 @@ public interface Semaphore extends AutoCloseable {
   int queueLength();
 
   /**
-   * Changes the limit, without blocking. Growing it grants queued requests that now fit;
-   * shrinking it takes effect as held permits come back. Queued requests larger than the new
-   * limit fail with {@link IllegalArgumentException}.
+   * Changes the limit, without blocking. Growing it grants queued requests that now fit; shrinking
+   * it takes effect as held permits come back. Queued requests larger than the new limit fail with
+   * {@link IllegalArgumentException}.
    *
    * @throws IllegalArgumentException if {@code limit} is negative
    */
   void setLimit(int limit);
 
   /**
-   * Returns a future that completes once every permit is free, as if a request for the whole
-   * limit had joined the queue and been given straight back when granted. It queues like any
-   * request, so requests that arrive after it wait behind it. It keeps working after {@link
-   * #close()}, completing when the last held permit is released. Cancelling the future withdraws
-   * it.
+   * Returns a future that completes once every permit is free, as if a request for the whole limit
+   * had joined the queue and been given straight back when granted. It queues like any request, so
+   * requests that arrive after it wait behind it. It keeps working after {@link #close()},
+   * completing when the last held permit is released. Cancelling the future withdraws it.
    */
   CompletableFuture<Void> awaitIdle();
 
   /**
-   * Closes the semaphore: queued requests fail with {@link SemaphoreClosedException}, new ones
-   * are refused, and permits already held stay valid until released. {@link #awaitIdle()}
-   * waiters are not failed. Closing twice does nothing.
+   * Closes the semaphore: queued requests fail with {@link SemaphoreClosedException}, new ones are
+   * refused, and permits already held stay valid until released. {@link #awaitIdle()} waiters are
+   * not failed. Closing twice does nothing.
    */
   @Override
   void close();
@@ -179,10 +176,10 @@ public interface Semaphore extends AutoCloseable {
   Optional<SemaphoreStats> stats();
 
   /**
-   * Runs {@code task} while holding {@code permits}, acquired by blocking, and returns its
-   * result. The permits are released when the task returns or throws. What the task throws is
-   * thrown as it is, with its own type: {@code s.call(1, () -> Files.readString(path))} throws
-   * {@code IOException} and {@code InterruptedException}, and nothing else checked.
+   * Runs {@code task} while holding {@code permits}, acquired by blocking, and returns its result.
+   * The permits are released when the task returns or throws. What the task throws is thrown as it
+   * is, with its own type: {@code s.call(1, () -> Files.readString(path))} throws {@code
+   * IOException} and {@code InterruptedException}, and nothing else checked.
    *
    * @throws X what the task throws
    * @throws InterruptedException if the thread is interrupted while waiting for the permits (the
@@ -203,10 +200,10 @@ public interface Semaphore extends AutoCloseable {
    * the stage it returns completes. The returned future completes with the task's outcome, after
    * the permits are released.
    *
-   * <p>Cancelling the returned future (or letting a timeout fail it) before the permits are
-   * granted withdraws the request, and the task never starts. Once the task has started, the
-   * permits stay held until its stage has really completed: the limit bounds real work, not just
-   * futures. The task's stage is not cancelled.
+   * <p>Cancelling the returned future (or letting a timeout fail it) before the permits are granted
+   * withdraws the request, and the task never starts. Once the task has started, the permits stay
+   * held until its stage has really completed: the limit bounds real work, not just futures. The
+   * task's stage is not cancelled.
    *
    * @throws IllegalArgumentException at once if {@code permits} is out of range
    */

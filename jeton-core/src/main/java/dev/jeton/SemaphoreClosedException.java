@@ -1,8 +1,8 @@
 package dev.jeton;
 
 /**
- * Thrown, or used to fail a future, when a request is made to a semaphore that is closed, or when
- * a queued request is failed because the semaphore was closed while it waited.
+ * Thrown, or used to fail a future, when a request is made to a semaphore that is closed, or when a
+ * queued request is failed because the semaphore was closed while it waited.
  */
 public final class SemaphoreClosedException extends IllegalStateException {
   private static final long serialVersionUID = 1L;

@@ -7,13 +7,13 @@ import java.time.Duration;
  * enabled ({@link Semaphore.Builder#statistics(boolean)}).
  *
  * <p>Counts are of requests, not permits: a request for 3 permits that is granted counts once in
- * {@code acquired}. Wait times are measured from the moment a request joins the queue to the
- * moment it is granted; requests granted at once wait zero.
+ * {@code acquired}. Wait times are measured from the moment a request joins the queue to the moment
+ * it is granted; requests granted at once wait zero.
  *
  * @param acquired requests granted, at once or after waiting
- * @param released granted requests given back: each {@link Permit} counts once, whatever its
- *     weight and however often it is released, so {@code acquired - released} is the number of
- *     {@code Permit}s held now
+ * @param released granted requests given back: each {@link Permit} counts once, whatever its weight
+ *     and however often it is released, so {@code acquired - released} is the number of {@code
+ *     Permit}s held now
  * @param timedOut requests that gave up because their timeout expired
  * @param cancelled requests withdrawn by cancellation or interruption
  * @param rejected {@link Semaphore#tryAcquire(int)} calls that found no room

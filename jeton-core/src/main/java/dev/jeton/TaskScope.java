@@ -89,8 +89,10 @@ final class TaskScope implements Scope {
   private final List<Throwable> failures = new ArrayList<>();
   private final List<Throwable> hookFailures = new ArrayList<>();
   private boolean hookFailuresReported;
+
   /** Set by close(): forks throw from then on, rather than being refused quietly. */
   private boolean closed;
+
   private @Nullable Future<?> deadlineTimer;
 
   private TaskScope(
@@ -482,8 +484,13 @@ final class TaskScope implements Scope {
     lock.lock();
     try {
       String[] names = {"open", "cancelled", "tearing down", "ended"};
-      return "Scope[" + names[state] + ", " + pending + " running"
-          + (supervisor ? ", supervisor" : "") + "]";
+      return "Scope["
+          + names[state]
+          + ", "
+          + pending
+          + " running"
+          + (supervisor ? ", supervisor" : "")
+          + "]";
     } finally {
       lock.unlock();
     }

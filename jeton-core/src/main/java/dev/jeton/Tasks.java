@@ -27,9 +27,9 @@ final class Tasks {
    * grant go with {@code release} when the task's stage completes.
    *
    * <p>The result is a {@link WithdrawingFuture}: a completion from outside (the caller gives up)
-   * withdraws the request before the result completes, so that its callbacks find it gone, as
-   * for the request's own future; once the task has started this withdraws nothing, and the task
-   * keeps its grant until its stage completes.
+   * withdraws the request before the result completes, so that its callbacks find it gone, as for
+   * the request's own future; once the task has started this withdraws nothing, and the task keeps
+   * its grant until its stage completes.
    */
   static <G, T extends @Nullable Object> CompletableFuture<T> callAsync(
       CompletableFuture<G> acquiring,
@@ -58,8 +58,8 @@ final class Tasks {
   }
 
   /**
-   * A future that completes as {@code stage} does, failures unwrapped: what the rest of Jeton
-   * waits on to know a task's work has settled, whatever kind of stage the task returned.
+   * A future that completes as {@code stage} does, failures unwrapped: what the rest of Jeton waits
+   * on to know a task's work has settled, whatever kind of stage the task returned.
    */
   static <T extends @Nullable Object> CompletableFuture<T> settled(CompletionStage<T> stage) {
     CompletableFuture<T> settled = new CompletableFuture<>();

@@ -10,26 +10,28 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A node is either blocking (it has a {@link #thread}, which parks until {@link #status} is
  * final), asynchronous (it has a {@link #future}, completed by {@link WaitQueue}'s delivery), or
- * one clause of a select (it has a {@link #selection}, told of its delivery).
- * What {@link #weight} means is the primitive's business: the permits of a semaphore request, 0
- * for an {@code awaitIdle} request.
+ * one clause of a select (it has a {@link #selection}, told of its delivery). What {@link #weight}
+ * means is the primitive's business: the permits of a semaphore request, 0 for an {@code awaitIdle}
+ * request.
  *
  * <p>The status leaves {@link #WAITING} exactly once, under the queue's lock, and the node leaves
  * the queue at the same moment: to a final status, or to {@link #SETTLING} when the primitive
- * decides the outcome under the lock but finishes it outside (a barrier runs its action first),
- * and then to a final status without the lock. Unparking and completing the future happen after
- * the lock is released.
+ * decides the outcome under the lock but finishes it outside (a barrier runs its action first), and
+ * then to a final status without the lock. Unparking and completing the future happen after the
+ * lock is released.
  */
 final class WaitNode implements BriefSpin.Awaited {
   static final int WAITING = 0;
   static final int GRANTED = 1;
   static final int CANCELLED = 2;
   static final int TIMED_OUT = 3;
+
   /** Failed by the primitive; {@link WaitQueue#failure} says why. */
   static final int FAILED_CLOSED = 4;
 
   static final int FAILED_LIMIT = 5;
   static final int FAILED_BROKEN = 6;
+
   /** Out of the queue, no longer withdrawable, outcome still to come. Not final. */
   static final int SETTLING = 7;
 
@@ -60,8 +62,8 @@ final class WaitNode implements BriefSpin.Awaited {
 
   /**
    * The blocked {@link Thread}, the {@link NodeFuture} of an asynchronous request, or the {@link
-   * Selection} of a select's clause: one field, not three, because a node is one of them and
-   * every queued request pays for its fields.
+   * Selection} of a select's clause: one field, not three, because a node is one of them and every
+   * queued request pays for its fields.
    */
   private final Object requester;
 
@@ -70,8 +72,8 @@ final class WaitNode implements BriefSpin.Awaited {
 
   /**
    * What the primitive attaches to the outcome (a barrier's arrival, or the failure of a broken
-   * generation), written before the final status is and read after it: set once, published by
-   * the volatile write of {@link #status}.
+   * generation), written before the final status is and read after it: set once, published by the
+   * volatile write of {@link #status}.
    */
   @Nullable Object outcome;
 
@@ -84,19 +86,19 @@ final class WaitNode implements BriefSpin.Awaited {
   long queuedAt;
 
   /**
-   * Set by the one thread that unparks this blocked node ahead of its grant (see "Blocking
-   * waiters" in WaitQueue). Claimed by CAS without the lock: {@link #claimPrewake}.
+   * Set by the one thread that unparks this blocked node ahead of its grant (see "Blocking waiters"
+   * in WaitQueue). Claimed by CAS without the lock: {@link #claimPrewake}.
    */
   private volatile boolean prewoken;
 
   /**
    * Who decides an asynchronous node's outcome, when the primitive's outcome cannot be given back
    * (a channel's value, once handed over, cannot be): OPEN, then TAKEN by the primitive under the
-   * lock ({@link #claimForOutcome}) or GIVEN_UP by a completion of its future from outside
-   * ({@link #claimForWithdrawal}), whichever CAS comes first. Primitives that can give a grant
-   * back (a semaphore's permits) never claim, and their futures are never refused. A barrier
-   * gives up a node only under its lock, while it waits (WaitQueue.mayGiveUp), and the trip
-   * needs no claim: the lock orders them.
+   * lock ({@link #claimForOutcome}) or GIVEN_UP by a completion of its future from outside ({@link
+   * #claimForWithdrawal}), whichever CAS comes first. Primitives that can give a grant back (a
+   * semaphore's permits) never claim, and their futures are never refused. A barrier gives up a
+   * node only under its lock, while it waits (WaitQueue.mayGiveUp), and the trip needs no claim:
+   * the lock orders them.
    */
   private volatile int claim;
 
@@ -156,8 +158,8 @@ final class WaitNode implements BriefSpin.Awaited {
   }
 
   /**
-   * Claims the node for the primitive's outcome: true, and a completion of its future from
-   * outside is refused from now on; false if its future was completed from outside first, and its
+   * Claims the node for the primitive's outcome: true, and a completion of its future from outside
+   * is refused from now on; false if its future was completed from outside first, and its
    * withdrawal is on the way. Lock held. A select's node claims its whole selection: false if
    * another of its clauses won, or the select gave up.
    */

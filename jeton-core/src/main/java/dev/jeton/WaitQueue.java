@@ -94,9 +94,9 @@ abstract class WaitQueue {
    */
 
   /**
-   * How long the head waiter stays awake before parking: this many busy-wait steps, then this
-   * many {@code Thread.yield()}s, which hand the core to the holder when threads outnumber cores.
-   * Chosen with ContendedBenchmark (see BENCHMARKS.md).
+   * How long the head waiter stays awake before parking: this many busy-wait steps, then this many
+   * {@code Thread.yield()}s, which hand the core to the holder when threads outnumber cores. Chosen
+   * with ContendedBenchmark (see BENCHMARKS.md).
    */
   private static final int SPIN_WAITS = 1 << 10;
 
@@ -158,27 +158,27 @@ abstract class WaitQueue {
   abstract RuntimeException failure(WaitNode node);
 
   /**
-   * Whether a blocked request whose thread is interrupted after its outcome was decided (it
-   * could no longer be withdrawn) gets that outcome, returning or throwing its failure with the
-   * interrupt status set again, rather than InterruptedException (its grant given back): for an
-   * outcome that cannot be given back, such as a channel's value handed over or a barrier's
-   * arrival counted. False by default.
+   * Whether a blocked request whose thread is interrupted after its outcome was decided (it could
+   * no longer be withdrawn) gets that outcome, returning or throwing its failure with the interrupt
+   * status set again, rather than InterruptedException (its grant given back): for an outcome that
+   * cannot be given back, such as a channel's value handed over or a barrier's arrival counted.
+   * False by default.
    */
   boolean keepsOutcomeWhenInterrupted(WaitNode node) {
     return false;
   }
 
   /**
-   * Called after {@code node} was withdrawn (cancel, timeout, interrupt) and the queue
-   * re-examined, without the lock, on the withdrawing thread. Does nothing by default.
+   * Called after {@code node} was withdrawn (cancel, timeout, interrupt) and the queue re-examined,
+   * without the lock, on the withdrawing thread. Does nothing by default.
    */
   void withdrawn(WaitNode node) {}
 
   /**
    * Called when a completion of {@code node}'s future from outside (cancel, timeout) went to
    * withdraw it and found it already out of the queue: the subclass took it out meanwhile (a
-   * channel unlinks a node whose future was completed from outside when it meets it). Without
-   * the lock, on the withdrawing thread. Does nothing by default.
+   * channel unlinks a node whose future was completed from outside when it meets it). Without the
+   * lock, on the withdrawing thread. Does nothing by default.
    */
   void leftBeforeWithdrawal(WaitNode node) {}
 
@@ -338,9 +338,9 @@ abstract class WaitQueue {
 
   /**
    * Withdraws the node of a future that a completion from outside has claimed, and runs {@code
-   * complete}, which completes the future; see the overview. Takes the node out if it still
-   * waits, else gives back the grant that reached it first; then completes the future; then
-   * delivers what the withdrawal granted, and tells the subclass.
+   * complete}, which completes the future; see the overview. Takes the node out if it still waits,
+   * else gives back the grant that reached it first; then completes the future; then delivers what
+   * the withdrawal granted, and tells the subclass.
    */
   final void withdrawFromOutside(WaitNode w, int reason, Runnable complete) {
     WaitNode delivered = null;
@@ -447,7 +447,8 @@ abstract class WaitQueue {
   /** Completes the future of a delivered asynchronous node with its outcome. */
   @SuppressWarnings("unchecked")
   private void complete(WaitNode w) {
-    WaitNode.NodeFuture<@Nullable Object> f = (WaitNode.NodeFuture<@Nullable Object>) Objects.requireNonNull(w.future());
+    WaitNode.NodeFuture<@Nullable Object> f =
+        (WaitNode.NodeFuture<@Nullable Object>) Objects.requireNonNull(w.future());
     f.stopTimer();
     if (w.status == WaitNode.GRANTED) {
       if (!f.isGivenUp()) { // else the completion from outside that won gives the grant back
@@ -460,23 +461,26 @@ abstract class WaitQueue {
 
   /**
    * Whether the head waiter spins and is prewoken now. A barrier's head is only the first to
-   * arrive, waiting for the last one: spinning there pays when every party has a core of its
-   * own, and burns the cores the others need to get there when they do not.
+   * arrive, waiting for the last one: spinning there pays when every party has a core of its own,
+   * and burns the cores the others need to get there when they do not.
    */
   boolean spinAtHead() {
     return true; // the head is next in line for a handoff
   }
 
   /**
-   * The record by which a waiter at the head decides whether to spin briefly before it first
-   * parks (BriefSpin), for a queue whose head waits for another thread that may well be
-   * running: a channel's; null for the others.
+   * The record by which a waiter at the head decides whether to spin briefly before it first parks
+   * (BriefSpin), for a queue whose head waits for another thread that may well be running: a
+   * channel's; null for the others.
    */
   BriefSpin.@Nullable Score briefSpin() {
     return null;
   }
 
-  /** Unparks a blocking waiter newly at the head so that it spins, rather than sleeps, into its grant. */
+  /**
+   * Unparks a blocking waiter newly at the head so that it spins, rather than sleeps, into its
+   * grant.
+   */
   final void prewakeHead() {
     if (!spinAtHead()) {
       return;
@@ -496,12 +500,11 @@ abstract class WaitQueue {
   /**
    * Waits for the outcome of a queued blocking node, up to {@code nanos} unless that is {@code
    * Long.MAX_VALUE} ({@code timeout} is the same wait, for the message). Returns when it is
-   * granted; throws its failure, or TimeoutException or InterruptedException after withdrawing
-   * it.
+   * granted; throws its failure, or TimeoutException or InterruptedException after withdrawing it.
    *
-   * <p>Every turn of the loop looks at the interrupt, then the outcome, then the deadline, and
-   * only then spins one step or parks: so a spinning waiter sees an interrupt or its deadline at
-   * the next step. The interrupt comes first: an interrupted request that can still be withdrawn
+   * <p>Every turn of the loop looks at the interrupt, then the outcome, then the deadline, and only
+   * then spins one step or parks: so a spinning waiter sees an interrupt or its deadline at the
+   * next step. The interrupt comes first: an interrupted request that can still be withdrawn
    * throws; one whose outcome was decided meanwhile gives back its grant and throws, unless the
    * outcome cannot be given back (keepsOutcomeWhenInterrupted).
    */
@@ -569,7 +572,9 @@ abstract class WaitQueue {
     }
   }
 
-  /** Waits, ignoring interrupts (the caller has one to report), until the node's status is final. */
+  /**
+   * Waits, ignoring interrupts (the caller has one to report), until the node's status is final.
+   */
   private void awaitFinal(WaitNode w) {
     while (!w.isFinal()) {
       LockSupport.park(this);
@@ -577,9 +582,9 @@ abstract class WaitQueue {
   }
 
   /**
-   * The future of an asynchronous node that {@code enqueued} says was queued (true) or already
-   * left (false: granted or failed at once, and delivered here). A timed one gets its timer,
-   * which fails it with {@code onTimeout}'s exception.
+   * The future of an asynchronous node that {@code enqueued} says was queued (true) or already left
+   * (false: granted or failed at once, and delivered here). A timed one gets its timer, which fails
+   * it with {@code onTimeout}'s exception.
    */
   @SuppressWarnings("unchecked")
   final <T> CompletableFuture<T> futureOf(
@@ -601,8 +606,8 @@ abstract class WaitQueue {
   }
 
   /**
-   * The number of queued requests. Takes the lock: a subclass changes the queue and its own
-   * state together under it.
+   * The number of queued requests. Takes the lock: a subclass changes the queue and its own state
+   * together under it.
    */
   public int queueLength() {
     lock.lock();

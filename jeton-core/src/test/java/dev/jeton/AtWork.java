@@ -3,8 +3,8 @@ package dev.jeton;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * What stress tests measure inside the work itself: how much is at work now (in weight), the
- * most ever at work at once, and how many pieces of work ran.
+ * What stress tests measure inside the work itself: how much is at work now (in weight), the most
+ * ever at work at once, and how many pieces of work ran.
  */
 final class AtWork {
   final AtomicInteger atWork = new AtomicInteger();

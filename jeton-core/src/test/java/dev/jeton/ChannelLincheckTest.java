@@ -12,18 +12,18 @@ import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The channel, model-checked: a buffered channel of capacity 1 is linearizable against a
- * sequential model of buffer, dual queue and state under sends, receives (immediate and queued),
- * close and cancel; and, with futures cancelled as they race with matches, every value sent ends
- * exactly once, received or undelivered.
+ * The channel, model-checked: a buffered channel of capacity 1 is linearizable against a sequential
+ * model of buffer, dual queue and state under sends, receives (immediate and queued), close and
+ * cancel; and, with futures cancelled as they race with matches, every value sent ends exactly
+ * once, received or undelivered.
  */
 public class ChannelLincheckTest {
   /**
@@ -44,8 +44,8 @@ public class ChannelLincheckTest {
 
   /**
    * The async forms answer how they were served at the call: 0 at once, 1 queued, -1 refused or
-   * ended. A queued request stays queued for the scenario (nobody cancels it here), so the
-   * queue is part of the state every operation sees.
+   * ended. A queued request stays queued for the scenario (nobody cancels it here), so the queue is
+   * part of the state every operation sees.
    */
   public static class Linearizability {
     private final Channel<Integer> channel = Channel.buffered(1);
@@ -168,9 +168,9 @@ public class ChannelLincheckTest {
   }
 
   /**
-   * Sends of distinct values and receives, each thread cancelling its latest future, racing
-   * with matches, closes and cancels. Afterwards (the channel cancelled, so nothing stays
-   * buffered or queued) every value sent is in exactly one of: received, undelivered.
+   * Sends of distinct values and receives, each thread cancelling its latest future, racing with
+   * matches, closes and cancels. Afterwards (the channel cancelled, so nothing stays buffered or
+   * queued) every value sent is in exactly one of: received, undelivered.
    */
   public static class Cancellation {
     private final Queue<Integer> undelivered = new ConcurrentLinkedQueue<>();
@@ -260,15 +260,19 @@ public class ChannelLincheckTest {
     for (int v : sent) {
       if (ends.getOrDefault(v, 0) != 1) {
         throw new IllegalStateException(
-            v + " ended " + ends.getOrDefault(v, 0) + " times: received " + received
-                + ", undelivered " + undelivered);
+            v
+                + " ended "
+                + ends.getOrDefault(v, 0)
+                + " times: received "
+                + received
+                + ", undelivered "
+                + undelivered);
       }
     }
     for (int v : ends.keySet()) {
       if (!sent.contains(v)) {
         throw new IllegalStateException(
-            v + " was never sent but ended: received " + received + ", undelivered "
-                + undelivered);
+            v + " was never sent but ended: received " + received + ", undelivered " + undelivered);
       }
     }
   }

@@ -6,10 +6,10 @@ import org.reactivestreams.tck.TestEnvironment;
 import org.reactivestreams.tck.flow.FlowPublisherVerification;
 
 /**
- * The Reactive Streams TCK (its TestNG tests, run by the JUnit Platform's TestNG engine) on
- * {@link Channel#asPublisher()}: a publisher of n elements is a channel fed n values by a
- * send loop that continues from each send's completion, then closed; a failed one is a channel
- * closed with a cause.
+ * The Reactive Streams TCK (its TestNG tests, run by the JUnit Platform's TestNG engine) on {@link
+ * Channel#asPublisher()}: a publisher of n elements is a channel fed n values by a send loop that
+ * continues from each send's completion, then closed; a failed one is a channel closed with a
+ * cause.
  */
 public class ChannelPublisherTckTest extends FlowPublisherVerification<Long> {
   public ChannelPublisherTckTest() {

@@ -23,11 +23,10 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Producers and consumers using every form (blocking, timed so short that many give up,
- * asynchronous and cancelled at once now and then, try), with their threads interrupted at
- * random, and the channel closed at the end or cancelled midway: every value given to a send
- * ends exactly once, received or undelivered; each consumer receives each producer's values in
- * the order they were sent; every future completes; no thread is left blocked and nothing is
- * left queued.
+ * asynchronous and cancelled at once now and then, try), with their threads interrupted at random,
+ * and the channel closed at the end or cancelled midway: every value given to a send ends exactly
+ * once, received or undelivered; each consumer receives each producer's values in the order they
+ * were sent; every future completes; no thread is left blocked and nothing is left queued.
  *
  * <p>Each run is bounded by its count of values; the seeds are fixed per thread.
  */
@@ -81,7 +80,8 @@ class ChannelStressTest {
 
     Run(int capacity) {
       Channel.Builder<Integer> b = Channel.<Integer>builder().onUndelivered(undelivered::add);
-      channel = capacity == Integer.MAX_VALUE ? b.unlimited().build() : b.capacity(capacity).build();
+      channel =
+          capacity == Integer.MAX_VALUE ? b.unlimited().build() : b.capacity(capacity).build();
     }
 
     void produce(int producer, boolean cancelMidway) {

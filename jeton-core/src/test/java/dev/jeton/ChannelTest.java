@@ -100,7 +100,8 @@ class ChannelTest {
 
   @Test
   void dropOldest_keepsTheLatest_andReportsTheDropped() throws Exception {
-    Channel<Integer> conflated = this.<Integer>recording().capacity(1).overflow(Overflow.DROP_OLDEST).build();
+    Channel<Integer> conflated =
+        this.<Integer>recording().capacity(1).overflow(Overflow.DROP_OLDEST).build();
     conflated.send(1);
     assertTrue(conflated.trySend(2));
     assertNull(done(conflated.sendAsync(3)));
@@ -110,7 +111,8 @@ class ChannelTest {
 
   @Test
   void dropNewest_keepsTheBuffer_andReportsTheSentValue() throws Exception {
-    Channel<Integer> ch = this.<Integer>recording().capacity(2).overflow(Overflow.DROP_NEWEST).build();
+    Channel<Integer> ch =
+        this.<Integer>recording().capacity(2).overflow(Overflow.DROP_NEWEST).build();
     ch.send(1);
     ch.send(2);
     ch.send(3);
@@ -121,7 +123,8 @@ class ChannelTest {
 
   @Test
   void dropPolicy_handsToAWaitingReceiverFirst() throws Exception {
-    Channel<Integer> ch = this.<Integer>recording().capacity(1).overflow(Overflow.DROP_NEWEST).build();
+    Channel<Integer> ch =
+        this.<Integer>recording().capacity(1).overflow(Overflow.DROP_NEWEST).build();
     CompletableFuture<Integer> got = ch.receiveAsync();
     ch.send(1);
     ch.send(2);
@@ -410,9 +413,13 @@ class ChannelTest {
     Channel<Integer> ch = Channel.unlimited();
     ch.send(1);
     IllegalStateException boom = new IllegalStateException("boom");
-    assertSame(boom, failureOf(ch.forEachAsync(v -> {
-      throw boom;
-    })));
+    assertSame(
+        boom,
+        failureOf(
+            ch.forEachAsync(
+                v -> {
+                  throw boom;
+                })));
     CompletableFuture<Void> loop = ch.forEachAsync(v -> {});
     awaitTrue(() -> waiting(ch) == 1, "the loop to wait");
     loop.cancel(false);
@@ -428,7 +435,8 @@ class ChannelTest {
       ch.send(i);
     }
     List<Integer> got = new CopyOnWriteArrayList<>();
-    CompletableFuture<java.util.concurrent.Flow.Subscription> subscribed = new CompletableFuture<>();
+    CompletableFuture<java.util.concurrent.Flow.Subscription> subscribed =
+        new CompletableFuture<>();
     ch.asPublisher()
         .subscribe(
             new java.util.concurrent.Flow.Subscriber<Integer>() {

@@ -70,8 +70,7 @@ class CheckedExceptionsTest {
 
   @Test
   void forEach_failsTheRunWithTheCheckedExceptionItself() {
-    CompletableFuture<Void> run =
-        Parallel.limit(2).forEach(List.of(3), pool, item -> read(item));
+    CompletableFuture<Void> run = Parallel.limit(2).forEach(List.of(3), pool, item -> read(item));
     ExecutionException failed =
         assertThrows(ExecutionException.class, () -> run.get(30, TimeUnit.SECONDS));
     assertEquals(IOException.class, failed.getCause().getClass());
@@ -89,7 +88,8 @@ class CheckedExceptionsTest {
   void mapAll_throwsTheFirstFailureAsItIs() {
     IOException thrown =
         assertThrows(
-            IOException.class, () -> Parallel.limit(4).mapAll(List.of(1, 2, 3), CheckedExceptionsTest::read));
+            IOException.class,
+            () -> Parallel.limit(4).mapAll(List.of(1, 2, 3), CheckedExceptionsTest::read));
     assertEquals("cannot read 3", thrown.getMessage());
     UncheckedIOException unchecked = new UncheckedIOException(new IOException("x"));
     assertSame(

@@ -65,8 +65,8 @@ class FifoBarrierAfterTheTripTest {
 
   /**
    * The party waits; the last arrival trips the generation and pauses in the action; the party is
-   * interrupted then, with its node settling; then the action ends. Returns the party's outcome
-   * and the last arrival's.
+   * interrupted then, with its node settling; then the action ends. Returns the party's outcome and
+   * the last arrival's.
    */
   private List<CompletableFuture<?>> interruptWhileTheActionRuns(boolean actionThrows)
       throws Exception {
@@ -166,8 +166,8 @@ class FifoBarrierAfterTheTripTest {
    * Four parties pass 2,000 generations while an interrupter interrupts them at random. A party
    * whose await throws InterruptedException arrives again, in the same generation: so every
    * generation must be passed by every party, and each party must pass the generations one after
-   * the other. An arrival that counted although its await threw would leave its generation short
-   * of that party (about 3.5% of parties did before the fix).
+   * the other. An arrival that counted although its await threw would leave its generation short of
+   * that party (about 3.5% of parties did before the fix).
    */
   @Test
   void interruptStorm_noGenerationIsShortOfAParty_andCountedArrivalsKeepTheirInterrupt()
@@ -200,10 +200,17 @@ class FifoBarrierAfterTheTripTest {
                     keptTheirInterrupt.incrementAndGet(); // interrupted after its arrival counted
                   }
                   if (a.generation() != next) {
-                    violations.add("party " + party + " passed generation " + a.generation()
-                        + " next, not " + next + ": an arrival counted although await threw");
+                    violations.add(
+                        "party "
+                            + party
+                            + " passed generation "
+                            + a.generation()
+                            + " next, not "
+                            + next
+                            + ": an arrival counted although await threw");
                   }
-                  passedBy.computeIfAbsent(a.generation(), g -> ConcurrentHashMap.newKeySet())
+                  passedBy
+                      .computeIfAbsent(a.generation(), g -> ConcurrentHashMap.newKeySet())
                       .add(party);
                   next = a.generation() + 1;
                 }

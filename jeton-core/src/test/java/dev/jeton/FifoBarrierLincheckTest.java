@@ -21,11 +21,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * A barrier of two parties under arrivals, cancellations, registrations, deregistrations and
  * breaks: the results are those of some sequential order ({@link Spec}), and afterwards every
- * generation that passed released distinct indices from 0 and ran the action once, and exactly
- * the futures still pending are the parties still counted as arrived.
+ * generation that passed released distinct indices from 0 and ran the action once, and exactly the
+ * futures still pending are the parties still counted as arrived.
  *
- * <p>Each thread cancels only its latest arrival, in one step: cancelling several would not be
- * one atomic operation, since a generation can trip between two cancels.
+ * <p>Each thread cancels only its latest arrival, in one step: cancelling several would not be one
+ * atomic operation, since a generation can trip between two cancels.
  */
 public class FifoBarrierLincheckTest {
   private static final int THREADS = 3;
@@ -37,8 +37,7 @@ public class FifoBarrierLincheckTest {
 
   /** Each thread's latest arrival; Lincheck numbers the init part 0 and the post part THREADS+1. */
   @SuppressWarnings("unchecked")
-  private final @Nullable CompletableFuture<Arrival>[] latest =
-      new CompletableFuture[THREADS + 2];
+  private final @Nullable CompletableFuture<Arrival>[] latest = new CompletableFuture[THREADS + 2];
 
   /** Arrives; 0, or -1 if the barrier had no parties. */
   @Operation
@@ -55,9 +54,9 @@ public class FifoBarrierLincheckTest {
 
   /**
    * Cancels this thread's latest arrival, once: true if that took it back. {@code cancel} alone
-   * does not say: it answers true too for a future cancelled already, and for one cancelled
-   * after its generation tripped but before it was released (while the action runs), whose
-   * arrival counted. So the node's status says.
+   * does not say: it answers true too for a future cancelled already, and for one cancelled after
+   * its generation tripped but before it was released (while the action runs), whose arrival
+   * counted. So the node's status says.
    */
   @Operation
   public boolean cancelLatest(@Param(gen = ThreadIdGen.class) int thread) {
@@ -128,9 +127,8 @@ public class FifoBarrierLincheckTest {
   }
 
   /**
-   * The sequential specification: parties, generation, and the queue of arrivals by id; a trip
-   * or a break empties the queue, a cancel takes the thread's latest arrival out if it is still
-   * there.
+   * The sequential specification: parties, generation, and the queue of arrivals by id; a trip or a
+   * break empties the queue, a cancel takes the thread's latest arrival out if it is still there.
    */
   public static final class Spec {
     private int parties = 2;

@@ -27,9 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Parties that each pass a fixed number of generations, arriving every way there is (blocking,
- * asynchronous, timed so short that many give up, cancelled at once), while the action throws
- * now and then: every generation releases its parties exactly once each, with indices 0 to
- * {@code parties - 1} or one shared exception, the action runs once per generation, every future
+ * asynchronous, timed so short that many give up, cancelled at once), while the action throws now
+ * and then: every generation releases its parties exactly once each, with indices 0 to {@code
+ * parties - 1} or one shared exception, the action runs once per generation, every future
  * completes, and nothing is left queued.
  *
  * <p>A party that gives up must arrive again in the same generation; whether it gave up in time
@@ -190,7 +190,8 @@ class FifoBarrierStressTest {
 
     private void record(Arrival a) {
       passed.computeIfAbsent(a.generation(), g -> new AtomicInteger()).incrementAndGet();
-      if (!indices.computeIfAbsent(a.generation(), g -> ConcurrentHashMap.newKeySet())
+      if (!indices
+          .computeIfAbsent(a.generation(), g -> ConcurrentHashMap.newKeySet())
           .add(a.index())) {
         violations.add("index given twice: " + a);
       }

@@ -59,7 +59,8 @@ class FifoBarrierTest {
           for (int g = 0; g < generations; g++) {
             Arrival a = barrier.await();
             assertEquals(g, a.generation(), "each party passes every generation in turn");
-            indices.computeIfAbsent(a.generation(), k -> ConcurrentHashMap.newKeySet())
+            indices
+                .computeIfAbsent(a.generation(), k -> ConcurrentHashMap.newKeySet())
                 .add(a.index());
           }
         });
@@ -392,14 +393,12 @@ class FifoBarrierTest {
         assertThrows(IllegalStateException.class, () -> Barrier.builder().build());
     assertTrue(noParties.getMessage().contains("parties"));
     assertThrows(NullPointerException.class, () -> Barrier.builder().action(null));
-    assertThrows(
-        NullPointerException.class, () -> Barrier.builder().completionExecutor(null));
+    assertThrows(NullPointerException.class, () -> Barrier.builder().completionExecutor(null));
     assertThrows(IllegalArgumentException.class, () -> Barrier.builder().name(" "));
     Barrier barrier = Barrier.create(2);
     assertThrows(NullPointerException.class, () -> barrier.breakBarrier(null));
     assertThrows(IllegalArgumentException.class, () -> barrier.await(Duration.ofSeconds(-1)));
-    assertThrows(
-        IllegalArgumentException.class, () -> barrier.awaitAsync(Duration.ofSeconds(-1)));
+    assertThrows(IllegalArgumentException.class, () -> barrier.awaitAsync(Duration.ofSeconds(-1)));
     assertEquals(0, barrier.arrived());
   }
 

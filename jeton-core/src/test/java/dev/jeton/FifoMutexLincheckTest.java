@@ -24,8 +24,8 @@ public class FifoMutexLincheckTest {
 
   /**
    * Each thread keeps the guards its {@code tryLock} obtained and unlocks them one per {@code
-   * unlock}. A queued {@code lockAsync} stays queued and, once granted, keeps the lock for good,
-   * so the queue is part of the state every operation sees.
+   * unlock}. A queued {@code lockAsync} stays queued and, once granted, keeps the lock for good, so
+   * the queue is part of the state every operation sees.
    */
   public static class Linearizability {
     private final Mutex mutex = Mutex.create();
@@ -108,8 +108,8 @@ public class FifoMutexLincheckTest {
   }
 
   /**
-   * Requests that block, give up, or unlock as soon as they are granted: whatever the
-   * interleaving, the mutex ends free with no one queued.
+   * Requests that block, give up, or unlock as soon as they are granted: whatever the interleaving,
+   * the mutex ends free with no one queued.
    */
   public static class Cancellation {
     private final Mutex mutex = Mutex.create();

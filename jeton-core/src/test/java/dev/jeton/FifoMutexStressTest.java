@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Many threads mixing every kind of lock request (blocking, timed, try, asynchronous, timed
- * asynchronous, cancelled, interrupted) while the critical section counts its holders: never
- * two at once; and at the end every future completed, no one queued, the mutex free.
+ * asynchronous, cancelled, interrupted) while the critical section counts its holders: never two at
+ * once; and at the end every future completed, no one queued, the mutex free.
  *
  * <p>Each run is bounded by a count of operations, not by time; seeds are fixed per thread.
  */

@@ -343,7 +343,8 @@ class FifoMutexTest {
     CompletableFuture<String> work = new CompletableFuture<>();
     CompletableFuture<String> result = mutex.callAsync(() -> work);
     assertTrue(mutex.isLocked());
-    CompletableFuture<String> second = mutex.callAsync(() -> CompletableFuture.completedFuture("b"));
+    CompletableFuture<String> second =
+        mutex.callAsync(() -> CompletableFuture.completedFuture("b"));
     assertFalse(second.isDone(), "waits for the first task's stage");
     work.complete("a");
     assertEquals("a", done(result));
@@ -437,7 +438,6 @@ class FifoMutexTest {
             });
     assertEquals("mutex-completions", completedOn);
   }
-
 
   @Test
   void completionExecutor_thatRejects_stillDeliversOnTheUnlockingThread() throws Exception {

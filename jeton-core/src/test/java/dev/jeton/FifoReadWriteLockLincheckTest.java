@@ -11,9 +11,9 @@ import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
- * The read-write lock, model-checked: linearizable against a sequential model of a task-fair
- * FIFO read-write lock, and never leaking or stranding the lock whatever gives up, downgrades or
- * unlocks while it is granted.
+ * The read-write lock, model-checked: linearizable against a sequential model of a task-fair FIFO
+ * read-write lock, and never leaking or stranding the lock whatever gives up, downgrades or unlocks
+ * while it is granted.
  */
 public class FifoReadWriteLockLincheckTest {
   /** What {@code unlock} reports it let go. */
@@ -34,8 +34,8 @@ public class FifoReadWriteLockLincheckTest {
 
   /**
    * Each thread keeps the guards its {@code tryRead} and {@code tryWrite} obtained, unlocks the
-   * latest per {@code unlock}, and downgrades its latest if it is a write lock. Queued
-   * asynchronous requests stay queued and, once granted, keep their lock for good.
+   * latest per {@code unlock}, and downgrades its latest if it is a write lock. Queued asynchronous
+   * requests stay queued and, once granted, keep their lock for good.
    */
   public static class Linearizability {
     private final ReadWriteLock rw = ReadWriteLock.create();
@@ -99,9 +99,9 @@ public class FifoReadWriteLockLincheckTest {
   }
 
   /**
-   * The sequential specification: readers, a writer flag, the queue of kept asynchronous
-   * requests (true for a writer), and the guards per thread. The head of the queue is granted
-   * whenever it fits, and a writer at the head holds back everyone behind it.
+   * The sequential specification: readers, a writer flag, the queue of kept asynchronous requests
+   * (true for a writer), and the guards per thread. The head of the queue is granted whenever it
+   * fits, and a writer at the head holds back everyone behind it.
    */
   public static class Model {
     private int readers;
@@ -193,8 +193,8 @@ public class FifoReadWriteLockLincheckTest {
   }
 
   /**
-   * Requests of both kinds that block, give up, downgrade, or unlock as soon as they are
-   * granted: whatever the interleaving, the lock ends free with no one queued.
+   * Requests of both kinds that block, give up, downgrade, or unlock as soon as they are granted:
+   * whatever the interleaving, the lock ends free with no one queued.
    */
   public static class Cancellation {
     private final ReadWriteLock rw = ReadWriteLock.create();

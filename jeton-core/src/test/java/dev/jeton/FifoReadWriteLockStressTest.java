@@ -16,10 +16,10 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 /**
- * Many threads mixing read and write requests of every kind (blocking, timed, try,
- * asynchronous, timed asynchronous, cancelled, interrupted, downgraded) while the critical
- * sections count their holders: never two writers, never a writer with readers; and at the end
- * every future completed, no one queued, the lock free.
+ * Many threads mixing read and write requests of every kind (blocking, timed, try, asynchronous,
+ * timed asynchronous, cancelled, interrupted, downgraded) while the critical sections count their
+ * holders: never two writers, never a writer with readers; and at the end every future completed,
+ * no one queued, the lock free.
  *
  * <p>Each run is bounded by a count of operations, not by time; seeds are fixed per thread.
  */
@@ -27,8 +27,8 @@ class FifoReadWriteLockStressTest {
 
   /**
    * Counts readers and writers inside their critical sections. Each holder counts itself in and
-   * then looks at the other count, so of a reader and a writer that overlap, at least one sees
-   * the other.
+   * then looks at the other count, so of a reader and a writer that overlap, at least one sees the
+   * other.
    */
   private static final class Ledger {
     final AtomicInteger readers = new AtomicInteger();
@@ -159,10 +159,7 @@ class FifoReadWriteLockStressTest {
   }
 
   private static @Nullable Void outcome(
-      Ledger ledger,
-      @Nullable Guard guard,
-      @Nullable Throwable failure,
-      boolean downgrade) {
+      Ledger ledger, @Nullable Guard guard, @Nullable Throwable failure, boolean downgrade) {
     if (guard instanceof WriteGuard write) {
       ledger.write(write, downgrade);
     } else if (guard != null) {

@@ -173,8 +173,8 @@ class FifoReadWriteLockTest {
   // ---------------------------------------------------------------- the bugs other locks shipped
 
   /**
-   * A writer queued behind a reader holds back the readers behind it; when it times out, they
-   * must come in at once, not when the reader ahead unlocks. The timeout is on the clock, so if it
+   * A writer queued behind a reader holds back the readers behind it; when it times out, they must
+   * come in at once, not when the reader ahead unlocks. The timeout is on the clock, so if it
    * expires before the reader queues behind it, the round proves nothing and runs again with a
    * longer timeout.
    */
@@ -287,8 +287,8 @@ class FifoReadWriteLockTest {
 
   /**
    * A cancel racing with the unlock that grants that very request: whichever wins, the lock is
-   * handed on. Both kinds race: a writer with readers behind it, and a reader with a writer
-   * behind it.
+   * handed on. Both kinds race: a writer with readers behind it, and a reader with a writer behind
+   * it.
    */
   @Test
   void grantRacingWithCancel_isNeverLost() throws Exception {
@@ -332,8 +332,8 @@ class FifoReadWriteLockTest {
   }
 
   /**
-   * Downgrades while other threads try and queue for the write lock: a writer that gets in
-   * while the downgraded read lock is held, or while another writer is in, is counted.
+   * Downgrades while other threads try and queue for the write lock: a writer that gets in while
+   * the downgraded read lock is held, or while another writer is in, is counted.
    */
   @Test
   void downgrade_racingWithWriters_neverLetsOneInWhileTheReadLockIsHeld() throws Exception {
@@ -478,7 +478,6 @@ class FifoReadWriteLockTest {
     assertEquals("rw-completions", completedOn);
   }
 
-
   // ---------------------------------------------------------------- tasks
 
   @Test
@@ -584,8 +583,7 @@ class FifoReadWriteLockTest {
   private int unguarded; // deliberately plain: the lock must publish it
 
   @Test
-  void memoryVisibility_writesUnderTheWriteLockAreSeenByLaterReadersAndWriters()
-      throws Exception {
+  void memoryVisibility_writesUnderTheWriteLockAreSeenByLaterReadersAndWriters() throws Exception {
     ReadWriteLock rw = ReadWriteLock.create();
     int workers = 4;
     int rounds = 5_000;

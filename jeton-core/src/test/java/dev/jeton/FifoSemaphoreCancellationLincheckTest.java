@@ -9,9 +9,9 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
- * Cancellation never leaks or strands: requests that are cancelled, possibly while being
- * granted, and requests released as soon as they are granted, always leave the semaphore with
- * every permit free and no one queued.
+ * Cancellation never leaks or strands: requests that are cancelled, possibly while being granted,
+ * and requests released as soon as they are granted, always leave the semaphore with every permit
+ * free and no one queued.
  */
 @Param(name = "permits", gen = IntGen.class, conf = "1:2")
 public class FifoSemaphoreCancellationLincheckTest {
@@ -45,7 +45,8 @@ public class FifoSemaphoreCancellationLincheckTest {
   @LincheckRun
   void modelCheck() {
     // 10,000 interleavings: about 30 s on JDK 17 or 25 on a 2-core machine. Ten scenarios of
-    // 500 already catch a grant that races with a cancel and is never given back (WaitQueue.giveBack).
+    // 500 already catch a grant that races with a cancel and is never given back
+    // (WaitQueue.giveBack).
     new ModelCheckingOptions()
         .iterations(20)
         .invocationsPerIteration(500)

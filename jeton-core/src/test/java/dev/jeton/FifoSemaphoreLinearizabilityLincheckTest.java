@@ -10,11 +10,11 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 
 /**
- * Linearizability: every concurrent run of these operations has the results of some sequential
- * run of them. Each thread keeps the permits its {@code tryAcquire} obtained and gives them back
- * one per {@code release}, so no operation releases what it does not hold. Queued asynchronous
- * requests stay queued (and, once granted, keep their permits), so the queue is part of the
- * state every operation sees.
+ * Linearizability: every concurrent run of these operations has the results of some sequential run
+ * of them. Each thread keeps the permits its {@code tryAcquire} obtained and gives them back one
+ * per {@code release}, so no operation releases what it does not hold. Queued asynchronous requests
+ * stay queued (and, once granted, keep their permits), so the queue is part of the state every
+ * operation sees.
  */
 @Param(name = "permits", gen = IntGen.class, conf = "1:2")
 public class FifoSemaphoreLinearizabilityLincheckTest {

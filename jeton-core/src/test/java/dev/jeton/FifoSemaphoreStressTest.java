@@ -30,9 +30,9 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * Many threads mixing every kind of request, with random weights, while the invariants are
- * checked throughout (never more than the limit held, FIFO among a thread's queued requests) and
- * at the end (every future completed, every permit back, the queue empty, counts balanced).
+ * Many threads mixing every kind of request, with random weights, while the invariants are checked
+ * throughout (never more than the limit held, FIFO among a thread's queued requests) and at the end
+ * (every future completed, every permit back, the queue empty, counts balanced).
  *
  * <p>Every run is bounded by a count of operations, not by time; the seed is fixed per thread so
  * that a failure can be replayed.
@@ -360,14 +360,12 @@ class FifoSemaphoreStressTest {
         List.of(),
         ledger.violations.stream().limit(10).collect(Collectors.toList()),
         ledger.violations.size() + " violations, the first ten shown");
-    assertTrue(
-        ledger.peak.get() <= ledger.limit && ledger.peak.get() > 0, "peak " + ledger.peak);
+    assertTrue(ledger.peak.get() <= ledger.limit && ledger.peak.get() > 0, "peak " + ledger.peak);
     assertEquals(semaphore.limit(), semaphore.available(), "every permit back: " + semaphore);
     assertEquals(0, semaphore.queueLength(), "queue empty: " + semaphore);
   }
 
-  static ExecutorService newVirtualThreadPerTaskExecutor()
-      throws ReflectiveOperationException {
+  static ExecutorService newVirtualThreadPerTaskExecutor() throws ReflectiveOperationException {
     // Compiled for Java 17, so reached by reflection; the test runs only on JDK 21+.
     try {
       return (ExecutorService)

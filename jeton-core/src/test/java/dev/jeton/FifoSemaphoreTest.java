@@ -125,8 +125,7 @@ class FifoSemaphoreTest extends SemaphoreContract {
 
   @Test
   void completionExecutor_completesFuturesOnTheExecutor() throws Exception {
-    ExecutorService executor =
-        Executors.newSingleThreadExecutor(r -> new Thread(r, "completions"));
+    ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "completions"));
     try {
       Semaphore sem = Semaphore.builder().limit(1).completionExecutor(executor).build();
       Permit held = sem.acquire(1);

@@ -29,8 +29,8 @@ class FifoSemaphoreWaitTest {
   }
 
   /**
-   * Regression: a timed acquire at the head spun its whole budget (5,120 steps) before it looked
-   * at its deadline, and took a grant that came meanwhile, long after it should have given up.
+   * Regression: a timed acquire at the head spun its whole budget (5,120 steps) before it looked at
+   * its deadline, and took a grant that came meanwhile, long after it should have given up.
    */
   @Test
   void timedAcquire_withItsDeadlinePassed_timesOutWithoutSpinningOrAGrant() throws Exception {
@@ -150,10 +150,10 @@ class FifoSemaphoreWaitTest {
   }
 
   /**
-   * Regression: a grant delivered while {@code acquireAsync} was storing the request's timer
-   * could miss the timer, which then kept the granted future (and its permit) reachable until it
-   * fired. Each round races a release against the store; every timer of a completed request must
-   * end up cancelled.
+   * Regression: a grant delivered while {@code acquireAsync} was storing the request's timer could
+   * miss the timer, which then kept the granted future (and its permit) reachable until it fired.
+   * Each round races a release against the store; every timer of a completed request must end up
+   * cancelled.
    */
   @Test
   void timedAsyncAcquire_grantedWhileItsTimerIsStored_stopsTheTimer() throws Exception {

@@ -39,103 +39,134 @@ class GivenUpCallbacksTest {
   /** Each primitive, made busy, queueing one request: with its own timeout, or none. */
   static List<Arguments> primitives() {
     return List.of(
-        primitive("semaphore", timeout -> {
-          Semaphore s = Semaphore.create(1);
-          var held = s.tryAcquire(1).orElseThrow();
-          return new Queued(
-              timeout == null ? s.acquireAsync(1) : s.acquireAsync(1, timeout), s::queueLength);
-        }),
-        primitive("mutex", timeout -> {
-          Mutex m = Mutex.create();
-          var held = m.tryLock().orElseThrow();
-          return new Queued(timeout == null ? m.lockAsync() : m.lockAsync(timeout), m::queueLength);
-        }),
-        primitive("read lock", timeout -> {
-          ReadWriteLock rw = ReadWriteLock.create();
-          var held = rw.tryWrite().orElseThrow();
-          return new Queued(timeout == null ? rw.readAsync() : rw.readAsync(timeout),
-              rw::queueLength);
-        }),
-        primitive("write lock", timeout -> {
-          ReadWriteLock rw = ReadWriteLock.create();
-          var held = rw.tryRead().orElseThrow();
-          return new Queued(timeout == null ? rw.writeAsync() : rw.writeAsync(timeout),
-              rw::queueLength);
-        }),
-        primitive("keyed semaphore, waiting for its key", timeout -> {
-          Semaphore key = KeyedSemaphore.create(1).forKey("k");
-          var held = key.tryAcquire(1).orElseThrow();
-          return new Queued(
-              timeout == null ? key.acquireAsync(1) : key.acquireAsync(1, timeout),
-              key::queueLength);
-        }),
-        primitive("keyed semaphore, waiting for the global limit", timeout -> {
-          KeyedSemaphore<String> keyed =
-              KeyedSemaphore.builder().limitPerKey(1).globalLimit(1).build();
-          var held = keyed.forKey("other").tryAcquire(1).orElseThrow();
-          Semaphore key = keyed.forKey("k");
-          return new Queued(
-              timeout == null ? key.acquireAsync(1) : key.acquireAsync(1, timeout),
-              key::queueLength);
-        }),
-        primitive("channel receive", timeout -> {
-          FifoChannel<String> c = (FifoChannel<String>) Channel.<String>rendezvous();
-          return new Queued(
-              timeout == null ? c.receiveAsync() : c.receiveAsync(timeout), c::queueLength);
-        }),
-        primitive("channel send", timeout -> {
-          FifoChannel<String> c = (FifoChannel<String>) Channel.<String>rendezvous();
-          return new Queued(
-              timeout == null ? c.sendAsync("v") : c.sendAsync("v", timeout), c::queueLength);
-        }),
-        primitive("select", timeout -> {
-          FifoChannel<String> a = (FifoChannel<String>) Channel.<String>rendezvous();
-          FifoChannel<String> b = (FifoChannel<String>) Channel.<String>rendezvous();
-          CompletableFuture<String> select =
-              timeout == null
-                  ? Select.selectAsync(a.onReceive(v -> v), b.onReceive(v -> v))
-                  : Select.selectAsync(
-                      a.onReceive(v -> v),
-                      b.onReceive(v -> v),
-                      Select.onTimeout(timeout, () -> "idle"));
-          // A waiting select stands in both queues, and leaves both.
-          return new Queued(select, () -> Math.max(a.queueLength(), b.queueLength()));
-        }),
-        primitive("barrier", timeout -> {
-          Barrier barrier = Barrier.create(2);
-          return new Queued(
-              timeout == null ? barrier.awaitAsync() : barrier.awaitAsync(timeout),
-              barrier::arrived);
-        }),
-        primitive("priority scheduler", timeout -> {
-          PriorityScheduler scheduler = PriorityScheduler.builder().limit(1).build();
-          scheduler.submitAsync(Priority.NORMAL, CompletableFuture::new); // runs for ever
-          CompletableFuture<Object> task =
-              scheduler.submitAsync(Priority.NORMAL, () -> CompletableFuture.completedFuture(1));
-          return new Queued(orTimeout(task, timeout), scheduler::queued);
-        }),
-        primitive("semaphore callAsync", timeout -> {
-          Semaphore s = Semaphore.create(1);
-          var held = s.tryAcquire(1).orElseThrow();
-          return new Queued(
-              orTimeout(s.callAsync(1, () -> CompletableFuture.completedFuture(1)), timeout),
-              s::queueLength);
-        }),
-        primitive("mutex callAsync", timeout -> {
-          Mutex m = Mutex.create();
-          var held = m.tryLock().orElseThrow();
-          return new Queued(
-              orTimeout(m.callAsync(() -> CompletableFuture.completedFuture(1)), timeout),
-              m::queueLength);
-        }),
-        primitive("scope fork", timeout -> {
-          Mutex m = Mutex.create();
-          var held = m.tryLock().orElseThrow();
-          Scope scope = Scope.open(); // its task ends with the give-up: nothing left to close
-          return new Queued(
-              orTimeout(scope.forkAsync(() -> m.lockAsync().thenAccept(Guard::unlock)), timeout),
-              m::queueLength);
-        }));
+        primitive(
+            "semaphore",
+            timeout -> {
+              Semaphore s = Semaphore.create(1);
+              var held = s.tryAcquire(1).orElseThrow();
+              return new Queued(
+                  timeout == null ? s.acquireAsync(1) : s.acquireAsync(1, timeout), s::queueLength);
+            }),
+        primitive(
+            "mutex",
+            timeout -> {
+              Mutex m = Mutex.create();
+              var held = m.tryLock().orElseThrow();
+              return new Queued(
+                  timeout == null ? m.lockAsync() : m.lockAsync(timeout), m::queueLength);
+            }),
+        primitive(
+            "read lock",
+            timeout -> {
+              ReadWriteLock rw = ReadWriteLock.create();
+              var held = rw.tryWrite().orElseThrow();
+              return new Queued(
+                  timeout == null ? rw.readAsync() : rw.readAsync(timeout), rw::queueLength);
+            }),
+        primitive(
+            "write lock",
+            timeout -> {
+              ReadWriteLock rw = ReadWriteLock.create();
+              var held = rw.tryRead().orElseThrow();
+              return new Queued(
+                  timeout == null ? rw.writeAsync() : rw.writeAsync(timeout), rw::queueLength);
+            }),
+        primitive(
+            "keyed semaphore, waiting for its key",
+            timeout -> {
+              Semaphore key = KeyedSemaphore.create(1).forKey("k");
+              var held = key.tryAcquire(1).orElseThrow();
+              return new Queued(
+                  timeout == null ? key.acquireAsync(1) : key.acquireAsync(1, timeout),
+                  key::queueLength);
+            }),
+        primitive(
+            "keyed semaphore, waiting for the global limit",
+            timeout -> {
+              KeyedSemaphore<String> keyed =
+                  KeyedSemaphore.builder().limitPerKey(1).globalLimit(1).build();
+              var held = keyed.forKey("other").tryAcquire(1).orElseThrow();
+              Semaphore key = keyed.forKey("k");
+              return new Queued(
+                  timeout == null ? key.acquireAsync(1) : key.acquireAsync(1, timeout),
+                  key::queueLength);
+            }),
+        primitive(
+            "channel receive",
+            timeout -> {
+              FifoChannel<String> c = (FifoChannel<String>) Channel.<String>rendezvous();
+              return new Queued(
+                  timeout == null ? c.receiveAsync() : c.receiveAsync(timeout), c::queueLength);
+            }),
+        primitive(
+            "channel send",
+            timeout -> {
+              FifoChannel<String> c = (FifoChannel<String>) Channel.<String>rendezvous();
+              return new Queued(
+                  timeout == null ? c.sendAsync("v") : c.sendAsync("v", timeout), c::queueLength);
+            }),
+        primitive(
+            "select",
+            timeout -> {
+              FifoChannel<String> a = (FifoChannel<String>) Channel.<String>rendezvous();
+              FifoChannel<String> b = (FifoChannel<String>) Channel.<String>rendezvous();
+              CompletableFuture<String> select =
+                  timeout == null
+                      ? Select.selectAsync(a.onReceive(v -> v), b.onReceive(v -> v))
+                      : Select.selectAsync(
+                          a.onReceive(v -> v),
+                          b.onReceive(v -> v),
+                          Select.onTimeout(timeout, () -> "idle"));
+              // A waiting select stands in both queues, and leaves both.
+              return new Queued(select, () -> Math.max(a.queueLength(), b.queueLength()));
+            }),
+        primitive(
+            "barrier",
+            timeout -> {
+              Barrier barrier = Barrier.create(2);
+              return new Queued(
+                  timeout == null ? barrier.awaitAsync() : barrier.awaitAsync(timeout),
+                  barrier::arrived);
+            }),
+        primitive(
+            "priority scheduler",
+            timeout -> {
+              PriorityScheduler scheduler = PriorityScheduler.builder().limit(1).build();
+              scheduler.submitAsync(Priority.NORMAL, CompletableFuture::new); // runs for ever
+              CompletableFuture<Object> task =
+                  scheduler.submitAsync(
+                      Priority.NORMAL, () -> CompletableFuture.completedFuture(1));
+              return new Queued(orTimeout(task, timeout), scheduler::queued);
+            }),
+        primitive(
+            "semaphore callAsync",
+            timeout -> {
+              Semaphore s = Semaphore.create(1);
+              var held = s.tryAcquire(1).orElseThrow();
+              return new Queued(
+                  orTimeout(s.callAsync(1, () -> CompletableFuture.completedFuture(1)), timeout),
+                  s::queueLength);
+            }),
+        primitive(
+            "mutex callAsync",
+            timeout -> {
+              Mutex m = Mutex.create();
+              var held = m.tryLock().orElseThrow();
+              return new Queued(
+                  orTimeout(m.callAsync(() -> CompletableFuture.completedFuture(1)), timeout),
+                  m::queueLength);
+            }),
+        primitive(
+            "scope fork",
+            timeout -> {
+              Mutex m = Mutex.create();
+              var held = m.tryLock().orElseThrow();
+              Scope scope = Scope.open(); // its task ends with the give-up: nothing left to close
+              return new Queued(
+                  orTimeout(
+                      scope.forkAsync(() -> m.lockAsync().thenAccept(Guard::unlock)), timeout),
+                  m::queueLength);
+            }));
   }
 
   /** A future with no timeout of its own, given one by {@code orTimeout} unless null. */
@@ -173,7 +204,8 @@ class GivenUpCallbacksTest {
       IntSupplier queued = q.queued();
       seen = new CompletableFuture<>();
       CompletableFuture<Integer> seenHere = seen;
-      var unused = q.future().whenComplete((value, failure) -> seenHere.complete(queued.getAsInt()));
+      var unused =
+          q.future().whenComplete((value, failure) -> seenHere.complete(queued.getAsInt()));
     } while (q.future().isDone()); // only a timeout can have done it yet
     if (how != GiveUp.OWN_TIMEOUT) { // a timeout may fire any moment now
       assertEquals(1, q.queued().getAsInt(), "queued at first");

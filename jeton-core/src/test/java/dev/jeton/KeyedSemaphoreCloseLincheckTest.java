@@ -13,10 +13,10 @@ import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
- * {@link KeyedSemaphore#close()} racing with every operation on two keys: the run is
- * linearizable, and once the keyed semaphore is closed and every permit is back, no entry is left
- * (not one kept for a changed limit, a closed key or an {@code awaitIdle}, and not one whose last
- * use ended as {@code close()} went through the map).
+ * {@link KeyedSemaphore#close()} racing with every operation on two keys: the run is linearizable,
+ * and once the keyed semaphore is closed and every permit is back, no entry is left (not one kept
+ * for a changed limit, a closed key or an {@code awaitIdle}, and not one whose last use ended as
+ * {@code close()} went through the map).
  */
 @Param(name = "key", gen = IntGen.class, conf = "0:1")
 @Param(name = "permits", gen = IntGen.class, conf = "1:2")
@@ -51,7 +51,8 @@ public class KeyedSemaphoreCloseLincheckTest {
   }
 
   @Operation
-  public void setLimit(@Param(name = "key") int key, @Param(gen = IntGen.class, conf = "1:3") int limit) {
+  public void setLimit(
+      @Param(name = "key") int key, @Param(gen = IntGen.class, conf = "1:3") int limit) {
     keyed.forKey(key).setLimit(limit);
   }
 

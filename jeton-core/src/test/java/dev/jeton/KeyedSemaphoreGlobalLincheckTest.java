@@ -10,10 +10,10 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
- * Two keys (limit 2 each) under a global limit of 3, with requests that are granted and released
- * at once, cancelled (possibly while being granted, in either stage), or tried: in every
- * interleaving the model checker tries, no key and not the global limit is ever exceeded, and at
- * the end every permit is back, no one is queued, and every entry has been removed.
+ * Two keys (limit 2 each) under a global limit of 3, with requests that are granted and released at
+ * once, cancelled (possibly while being granted, in either stage), or tried: in every interleaving
+ * the model checker tries, no key and not the global limit is ever exceeded, and at the end every
+ * permit is back, no one is queued, and every entry has been removed.
  *
  * <p>With a global limit a failing {@code tryAcquire} briefly holds its key's permits, so the keys
  * are not linearizable against each other's {@code tryAcquire} (see {@link KeyedSemaphore}); this
@@ -47,7 +47,8 @@ public class KeyedSemaphoreGlobalLincheckTest {
   }
 
   @Operation
-  public void acquireThenCancel(@Param(name = "key") int key, @Param(name = "permits") int permits) {
+  public void acquireThenCancel(
+      @Param(name = "key") int key, @Param(name = "permits") int permits) {
     CompletableFuture<Permit> future = keyed.forKey(key).acquireAsync(permits);
     if (!future.cancel(false)) {
       use(key, future.join()); // granted before the cancel: ours to give back
@@ -57,7 +58,8 @@ public class KeyedSemaphoreGlobalLincheckTest {
   @Operation
   public void acquireAndReleaseWhenGranted(
       @Param(name = "key") int key, @Param(name = "permits") int permits) {
-    CompletableFuture<Void> unused = keyed.forKey(key).acquireAsync(permits).thenAccept(p -> use(key, p));
+    CompletableFuture<Void> unused =
+        keyed.forKey(key).acquireAsync(permits).thenAccept(p -> use(key, p));
   }
 
   @Validate

@@ -11,10 +11,10 @@ import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 
 /**
  * Linearizability of the keys of a {@link KeyedSemaphore} without a global limit, over two keys:
- * every concurrent run has the results of some sequential one, however entries are made,
- * retired, removed and made again meanwhile. Each thread keeps the permits its {@code
- * tryAcquire} obtained and gives them back one per {@code release}; queued asynchronous requests
- * stay queued, and keep their key's entry in use.
+ * every concurrent run has the results of some sequential one, however entries are made, retired,
+ * removed and made again meanwhile. Each thread keeps the permits its {@code tryAcquire} obtained
+ * and gives them back one per {@code release}; queued asynchronous requests stay queued, and keep
+ * their key's entry in use.
  */
 @Param(name = "key", gen = IntGen.class, conf = "0:1")
 @Param(name = "permits", gen = IntGen.class, conf = "1:2")
@@ -44,7 +44,8 @@ public class KeyedSemaphoreLincheckTest {
   }
 
   @Operation
-  public void setLimit(@Param(name = "key") int key, @Param(gen = IntGen.class, conf = "1:3") int limit) {
+  public void setLimit(
+      @Param(name = "key") int key, @Param(gen = IntGen.class, conf = "1:3") int limit) {
     keyed.forKey(key).setLimit(limit);
   }
 

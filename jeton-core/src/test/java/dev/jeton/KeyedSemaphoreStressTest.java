@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Many threads on many keys under a global limit, with every kind of request (blocking, timed,
- * asynchronous, tried), random weights, and random cancellations and interrupts: no key and not
- * the global limit is ever exceeded, every request ends, and at the end every permit is back and
- * every entry is gone.
+ * asynchronous, tried), random weights, and random cancellations and interrupts: no key and not the
+ * global limit is ever exceeded, every request ends, and at the end every permit is back and every
+ * entry is gone.
  */
 class KeyedSemaphoreStressTest {
   private static final int KEYS = 24;
@@ -176,7 +176,8 @@ class KeyedSemaphoreStressTest {
                 },
                 executor));
       }
-      CompletableFuture.allOf(tasks.toArray(new CompletableFuture<?>[0])).get(120, TimeUnit.SECONDS);
+      CompletableFuture.allOf(tasks.toArray(new CompletableFuture<?>[0]))
+          .get(120, TimeUnit.SECONDS);
     } finally {
       executor.shutdownNow();
     }
@@ -185,8 +186,8 @@ class KeyedSemaphoreStressTest {
 
   /**
    * Threads on a few keys with every operation (requests of each kind, setLimit, closing a key,
-   * awaitIdle) while the keyed semaphore is closed under them: every request ends (granted,
-   * refused or failed as closed), and once the last permit is back no entry is left.
+   * awaitIdle) while the keyed semaphore is closed under them: every request ends (granted, refused
+   * or failed as closed), and once the last permit is back no entry is left.
    */
   @Test
   void closeUnderLoad_leavesNoEntryBehind() throws Exception {
@@ -206,7 +207,9 @@ class KeyedSemaphoreStressTest {
                   for (int i = 0; i < opsPerThread; i++) {
                     try {
                       oneOperation(closing.forKey(random.nextInt(6)), random);
-                    } catch (SemaphoreClosedException | IllegalArgumentException | TimeoutException expected) {
+                    } catch (SemaphoreClosedException
+                        | IllegalArgumentException
+                        | TimeoutException expected) {
                       // closed, a weight above a lowered limit, or gave up
                     } catch (Exception e) {
                       throw new AssertionError(e);

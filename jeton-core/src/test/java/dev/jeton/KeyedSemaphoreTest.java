@@ -19,7 +19,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
-/** What a {@link KeyedSemaphore} adds to the semaphore contract (run by KeyedSemaphoreContractTest). */
+/**
+ * What a {@link KeyedSemaphore} adds to the semaphore contract (run by KeyedSemaphoreContractTest).
+ */
 class KeyedSemaphoreTest {
 
   @Test
@@ -158,7 +160,8 @@ class KeyedSemaphoreTest {
     Permit held = hosts.forKey("a").acquire(1);
     CompletableFuture<Permit> queued = hosts.forKey("a").acquireAsync(1);
     hosts.forKey("a").close();
-    ExecutionException e = assertThrows(ExecutionException.class, () -> queued.get(5, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> queued.get(5, TimeUnit.SECONDS));
     assertInstanceOf(SemaphoreClosedException.class, e.getCause());
     assertTrue(e.getCause().getMessage().contains("hosts[a]"), e.getCause().getMessage());
     assertThrows(SemaphoreClosedException.class, () -> hosts.forKey("a").tryAcquire(1));
@@ -178,7 +181,8 @@ class KeyedSemaphoreTest {
     assertEquals(1, hosts.forKey("c").queueLength());
     hosts.close();
     for (CompletableFuture<Permit> f : List.of(waitingForKey, waitingForGlobal)) {
-      ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+      ExecutionException e =
+          assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
       assertInstanceOf(SemaphoreClosedException.class, e.getCause());
     }
     assertThrows(SemaphoreClosedException.class, () -> hosts.forKey("new").acquire(1));
@@ -221,7 +225,8 @@ class KeyedSemaphoreTest {
 
   @Test
   void awaitIdle_ofAnIdleKey_makesNoEntry() throws Exception {
-    java.util.concurrent.atomic.AtomicInteger entriesMade = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger entriesMade =
+        new java.util.concurrent.atomic.AtomicInteger();
     KeyedSemaphore<String> hosts =
         KeyedSemaphore.builder()
             .<String>limitPerKey(
@@ -248,7 +253,8 @@ class KeyedSemaphoreTest {
     assertTrue(hosts.forKey("b").tryAcquire(1).isEmpty(), "b has room, the global limit has not");
     CompletableFuture<Permit> b2 = hosts.forKey("b").acquireAsync(1);
     assertFalse(b2.isDone());
-    assertEquals(1, hosts.forKey("b").queueLength(), "waiting for the global limit counts as queued");
+    assertEquals(
+        1, hosts.forKey("b").queueLength(), "waiting for the global limit counts as queued");
     assertEquals(0, hosts.forKey("b").available(), "its key permit is taken while it waits");
     assertEquals(OptionalInt.of(0), hosts.globalAvailable());
     a1.release();
@@ -268,12 +274,16 @@ class KeyedSemaphoreTest {
     List<String> order = new ArrayList<>();
     List<CompletableFuture<Permit>> waiting = new ArrayList<>();
     for (String key : List.of("a", "b", "a", "c")) {
-      waiting.add(keys.forKey(key).acquireAsync(2).whenComplete((p, e) -> {
-        synchronized (order) {
-          order.add(key);
-        }
-        p.release();
-      }));
+      waiting.add(
+          keys.forKey(key)
+              .acquireAsync(2)
+              .whenComplete(
+                  (p, e) -> {
+                    synchronized (order) {
+                      order.add(key);
+                    }
+                    p.release();
+                  }));
     }
     held.release();
     for (CompletableFuture<Permit> f : waiting) {
@@ -287,7 +297,8 @@ class KeyedSemaphoreTest {
     KeyedSemaphore<String> keys = KeyedSemaphore.builder().limitPerKey(10).globalLimit(4).build();
     IllegalArgumentException e =
         assertThrows(IllegalArgumentException.class, () -> keys.forKey("a").acquire(5));
-    assertTrue(e.getMessage().contains("global limit 4") && e.getMessage().contains("5"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("global limit 4") && e.getMessage().contains("5"), e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> keys.forKey("a").tryAcquire(5));
     assertThrows(IllegalArgumentException.class, () -> keys.forKey("a").acquireAsync(5));
     assertEquals(0, keys.keyCount());
@@ -335,7 +346,8 @@ class KeyedSemaphoreTest {
     KeyedSemaphore<String> keys = KeyedSemaphore.builder().limitPerKey(2).globalLimit(1).build();
     Permit held = keys.forKey("x").acquire(1);
     TimeoutException blocking =
-        assertThrows(TimeoutException.class, () -> keys.forKey("a").acquire(1, Duration.ofMillis(30)));
+        assertThrows(
+            TimeoutException.class, () -> keys.forKey("a").acquire(1, Duration.ofMillis(30)));
     assertTrue(blocking.getMessage().contains("global"), blocking.getMessage());
     ExecutionException async =
         assertThrows(
@@ -379,11 +391,13 @@ class KeyedSemaphoreTest {
     CompletableFuture<Permit> one = keys.forKey("a").acquireAsync(1);
     assertEquals(2, keys.forKey("a").queueLength());
     keys.forKey("a").setLimit(1);
-    ExecutionException lowered = assertThrows(ExecutionException.class, () -> two.get(5, TimeUnit.SECONDS));
+    ExecutionException lowered =
+        assertThrows(ExecutionException.class, () -> two.get(5, TimeUnit.SECONDS));
     assertInstanceOf(IllegalArgumentException.class, lowered.getCause());
     assertFalse(one.isDone());
     keys.forKey("a").close();
-    ExecutionException closed = assertThrows(ExecutionException.class, () -> one.get(5, TimeUnit.SECONDS));
+    ExecutionException closed =
+        assertThrows(ExecutionException.class, () -> one.get(5, TimeUnit.SECONDS));
     assertInstanceOf(SemaphoreClosedException.class, closed.getCause());
     assertEquals(0, keys.forKey("a").queueLength());
     held.release();
@@ -399,7 +413,8 @@ class KeyedSemaphoreTest {
     Permit granted = one.get(5, TimeUnit.SECONDS);
     CompletableFuture<Permit> two = keys.forKey("b").acquireAsync(2);
     keys.setGlobalLimit(1);
-    ExecutionException e = assertThrows(ExecutionException.class, () -> two.get(5, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> two.get(5, TimeUnit.SECONDS));
     assertInstanceOf(IllegalArgumentException.class, e.getCause());
     assertEquals(3, keys.forKey("b").available(), "b's key permits were given back");
     held.release();
@@ -431,9 +446,11 @@ class KeyedSemaphoreTest {
     assertThrows(IllegalArgumentException.class, () -> KeyedSemaphore.create(-1));
     assertThrows(IllegalArgumentException.class, () -> KeyedSemaphore.builder().globalLimit(-1));
     assertThrows(IllegalArgumentException.class, () -> KeyedSemaphore.builder().name(" "));
-    assertThrows(NullPointerException.class, () -> KeyedSemaphore.builder().completionExecutor(null));
+    assertThrows(
+        NullPointerException.class, () -> KeyedSemaphore.builder().completionExecutor(null));
     IllegalStateException noLimit =
-        assertThrows(IllegalStateException.class, () -> KeyedSemaphore.builder().globalLimit(3).build());
+        assertThrows(
+            IllegalStateException.class, () -> KeyedSemaphore.builder().globalLimit(3).build());
     assertTrue(noLimit.getMessage().contains("limitPerKey"), noLimit.getMessage());
     assertThrows(NullPointerException.class, () -> KeyedSemaphore.create(1).forKey(null));
   }
@@ -443,12 +460,14 @@ class KeyedSemaphoreTest {
     KeyedSemaphore<String> keys =
         KeyedSemaphore.builder().name("hosts").limitPerKey(2).globalLimit(5).build();
     Permit p = keys.forKey("a").acquire(2);
-    assertEquals("KeyedSemaphore[name=hosts, keys=1, global limit=5, available=3]", keys.toString());
+    assertEquals(
+        "KeyedSemaphore[name=hosts, keys=1, global limit=5, available=3]", keys.toString());
     assertEquals("Semaphore[key=a, limit=2, available=0, queued=0]", keys.forKey("a").toString());
     assertEquals("Permit[key=a, permits=2]", p.toString());
     p.release();
     keys.close();
-    assertEquals("KeyedSemaphore[name=hosts, keys=0, global limit=5, available=5, closed]", keys.toString());
+    assertEquals(
+        "KeyedSemaphore[name=hosts, keys=0, global limit=5, available=5, closed]", keys.toString());
     assertEquals(Optional.empty(), keys.forKey("a").stats());
   }
 

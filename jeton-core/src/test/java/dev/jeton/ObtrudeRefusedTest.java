@@ -15,11 +15,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * {@code obtrudeValue} and {@code obtrudeException} on a future that Jeton hands out are refused
- * (issue 29): obtruding sets the result without the completion hooks that withdraw a request, so
- * a waiting request obtruded stayed queued and its grant, when it came, reached no one: a
- * 1-permit semaphore acquired async while held, its waiting future obtruded, kept its permit for
- * ever once released. Each case is a request that waits; after both refusals it is still waiting,
- * and gets its grant when the holder lets go.
+ * (issue 29): obtruding sets the result without the completion hooks that withdraw a request, so a
+ * waiting request obtruded stayed queued and its grant, when it came, reached no one: a 1-permit
+ * semaphore acquired async while held, its waiting future obtruded, kept its permit for ever once
+ * released. Each case is a request that waits; after both refusals it is still waiting, and gets
+ * its grant when the holder lets go.
  */
 class ObtrudeRefusedTest {
 
@@ -79,8 +79,8 @@ class ObtrudeRefusedTest {
 
   /**
    * The attack as found: whatever obtrude does, the permit is not stranded. (Before, the obtruded
-   * future stayed queued, the release granted it, and the permit went to no one: a later
-   * request never got it.)
+   * future stayed queued, the release granted it, and the permit went to no one: a later request
+   * never got it.)
    */
   @org.junit.jupiter.api.Test
   void anObtrudedWaiter_strandsNoPermit() {

@@ -77,7 +77,8 @@ public class ParallelLincheckTest {
     if (run.isDone() && !run.isCancelled() && inFlight() != 0) {
       throw new IllegalStateException("the run completed with items in flight");
     }
-    if (run.isDone() && !run.isCompletedExceptionally()
+    if (run.isDone()
+        && !run.isCompletedExceptionally()
         && !run.join().equals(List.of(0, 1, 2, 3))) {
       throw new IllegalStateException("results out of order: " + run.join());
     }

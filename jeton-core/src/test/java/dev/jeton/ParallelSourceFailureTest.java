@@ -20,10 +20,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * A source whose {@code next()} throws fails the run, whatever kind of source it is, whichever
- * item breaks, weighted or not, with an async or a blocking function: the run's future fails with
- * the source's exception (it neither hangs nor throws out of the call), and a stream is closed.
- * The {@code get} timeouts are hang guards only.
+ * A source whose {@code next()} throws fails the run, whatever kind of source it is, whichever item
+ * breaks, weighted or not, with an async or a blocking function: the run's future fails with the
+ * source's exception (it neither hangs nor throws out of the call), and a stream is closed. The
+ * {@code get} timeouts are hang guards only.
  */
 class ParallelSourceFailureTest {
   private final ExecutorService pool = Executors.newCachedThreadPool();
@@ -86,16 +86,21 @@ class ParallelSourceFailureTest {
     switch (kind) {
       case ITERABLE:
         Iterable<Integer> iterable = () -> source;
-        run = blocking ? parallel.map(iterable, pool, x -> x) : parallel.mapAsync(iterable, this::later);
+        run =
+            blocking
+                ? parallel.map(iterable, pool, x -> x)
+                : parallel.mapAsync(iterable, this::later);
         break;
       case ITERATOR:
-        run = blocking ? parallel.map(source, pool, x -> x) : parallel.mapAsync(source, this::later);
+        run =
+            blocking ? parallel.map(source, pool, x -> x) : parallel.mapAsync(source, this::later);
         break;
       default:
         Stream<Integer> stream =
             StreamSupport.stream(Spliterators.spliteratorUnknownSize(source, 0), false)
                 .onClose(() -> closed.set(true));
-        run = blocking ? parallel.map(stream, pool, x -> x) : parallel.mapAsync(stream, this::later);
+        run =
+            blocking ? parallel.map(stream, pool, x -> x) : parallel.mapAsync(stream, this::later);
     }
     ExecutionException failed =
         assertThrows(ExecutionException.class, () -> run.get(30, TimeUnit.SECONDS));

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Many runs of {@link Parallel} at once, with random limits, weights, failures, slow items and
- * cancellations: never more than the limit at work, every run completes, and when it does
- * nothing it started is still at work.
+ * cancellations: never more than the limit at work, every run completes, and when it does nothing
+ * it started is still at work.
  */
 class ParallelStressTest extends StressPools {
   private static final int RUNS = 400;

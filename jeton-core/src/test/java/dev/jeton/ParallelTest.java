@@ -97,7 +97,8 @@ class ParallelTest {
   @Test
   void emptySource_completesAtOnceWithNoResults() throws Exception {
     assertEquals(
-        List.of(), Parallel.limit(3).mapAsync(List.<Integer>of(), CompletableFuture::completedFuture).get());
+        List.of(),
+        Parallel.limit(3).mapAsync(List.<Integer>of(), CompletableFuture::completedFuture).get());
     Parallel.limit(3).forEachAsync(List.of(), x -> CompletableFuture.completedFuture(x)).get();
   }
 
@@ -112,7 +113,8 @@ class ParallelTest {
     assertTrue(work.get(0).isCancelled(), "in flight: cancelled");
     assertTrue(work.get(2).isCancelled());
     assertEquals(3, work.count(), "nothing more started");
-    ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(5, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> run.get(5, TimeUnit.SECONDS));
     assertSame(first, e.getCause());
     assertEquals(3, source.pulled.get(), "three pulled, no more");
   }
@@ -140,7 +142,8 @@ class ParallelTest {
                   }
                   return item;
                 });
-    ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(10, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> run.get(10, TimeUnit.SECONDS));
     assertInstanceOf(IllegalArgumentException.class, e.getCause());
     assertTrue(slowLeft.get(), "the run failed only after the interrupted item had left");
   }
@@ -158,7 +161,8 @@ class ParallelTest {
     work.get(1).completeExceptionally(b);
     assertFalse(run.isDone());
     work.get(3).complete(3);
-    ExecutionException e = assertThrows(ExecutionException.class, () -> run.get(5, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> run.get(5, TimeUnit.SECONDS));
     assertSame(a, e.getCause());
     assertEquals(List.of(b), Arrays.asList(a.getSuppressed()));
   }
@@ -244,7 +248,9 @@ class ParallelTest {
     Manual work = new Manual();
     List<Integer> weights = List.of(4, 6, 1, 1, 1);
     CompletableFuture<List<Integer>> run =
-        Parallel.limit(10).<Integer>weighted(weights::get).mapAsync(List.of(0, 1, 2, 3, 4), work::start);
+        Parallel.limit(10)
+            .<Integer>weighted(weights::get)
+            .mapAsync(List.of(0, 1, 2, 3, 4), work::start);
     assertEquals(2, work.count(), "4 + 6 fill the limit");
     work.get(0).complete(0); // the 4 finishes
     assertEquals(5, work.count(), "all three weight-1 items start");
@@ -298,7 +304,8 @@ class ParallelTest {
     assertEquals(15, sum.get());
     assertTrue(closed.get());
     Parallel.limit(2)
-        .forEachAsync(List.of(1, 2, 3), item -> CompletableFuture.runAsync(() -> sum.addAndGet(item), pool))
+        .forEachAsync(
+            List.of(1, 2, 3), item -> CompletableFuture.runAsync(() -> sum.addAndGet(item), pool))
         .get(10, TimeUnit.SECONDS);
     assertEquals(21, sum.get());
   }
@@ -312,8 +319,7 @@ class ParallelTest {
     assertThrows(
         NullPointerException.class,
         () -> p.mapAsync((List<Integer>) null, CompletableFuture::completedFuture));
-    assertThrows(
-        NullPointerException.class, () -> p.<Integer, Integer>mapAsync(List.of(1), null));
+    assertThrows(NullPointerException.class, () -> p.<Integer, Integer>mapAsync(List.of(1), null));
     assertThrows(NullPointerException.class, () -> p.map(List.of(1), null, x -> x));
     assertThrows(NullPointerException.class, () -> p.weighted(null));
   }

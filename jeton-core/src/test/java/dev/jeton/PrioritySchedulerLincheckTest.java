@@ -13,13 +13,13 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
- * A {@link PriorityScheduler} of limit 2, under a semaphore the test can inspect, whose async
- * tasks are submitted with priorities, completed, cancelled and shut down from several threads in
- * every interleaving the model checker tries. Linearizability is checked on what is
- * linearizable (see {@link #unfinished()}); and after each run, the state must be one that
- * no sequence of operations could leave stuck or leaky: never more than the limit ran at once,
- * every permit is either free or held by a running task, and a task is queued only while every
- * slot is taken and the scheduler has its one request waiting at the semaphore.
+ * A {@link PriorityScheduler} of limit 2, under a semaphore the test can inspect, whose async tasks
+ * are submitted with priorities, completed, cancelled and shut down from several threads in every
+ * interleaving the model checker tries. Linearizability is checked on what is linearizable (see
+ * {@link #unfinished()}); and after each run, the state must be one that no sequence of operations
+ * could leave stuck or leaky: never more than the limit ran at once, every permit is either free or
+ * held by a running task, and a task is queued only while every slot is taken and the scheduler has
+ * its one request waiting at the semaphore.
  */
 @Param(name = "priority", gen = IntGen.class, conf = "0:2")
 @Param(name = "task", gen = IntGen.class, conf = "0:4")
@@ -55,8 +55,8 @@ public class PrioritySchedulerLincheckTest {
   }
 
   /**
-   * Submits the next task; its index, or -1 if refused after shutdown. Submissions are taken one
-   * at a time, so that index order is submission order, as when run alone.
+   * Submits the next task; its index, or -1 if refused after shutdown. Submissions are taken one at
+   * a time, so that index order is submission order, as when run alone.
    */
   @Operation
   public synchronized int submit(@Param(name = "priority") int priority) {
@@ -72,10 +72,12 @@ public class PrioritySchedulerLincheckTest {
                   tooMany = true;
                 }
                 // in flight until the test completes its stage; counted down before the slot frees
-                return stage(task).thenApply(v -> {
-                  inFlight.decrementAndGet();
-                  return v;
-                });
+                return stage(task)
+                    .thenApply(
+                        v -> {
+                          inFlight.decrementAndGet();
+                          return v;
+                        });
               }));
       return task;
     } catch (RejectedExecutionException shutDown) {
@@ -84,9 +86,9 @@ public class PrioritySchedulerLincheckTest {
   }
 
   /**
-   * Completes a started task's stage. A stage completed before its task starts would make the
-   * task finish inside whichever operation starts it, and the intermediate "running" that a
-   * concurrent count can see in between has no sequential equivalent: a test artifact.
+   * Completes a started task's stage. A stage completed before its task starts would make the task
+   * finish inside whichever operation starts it, and the intermediate "running" that a concurrent
+   * count can see in between has no sequential equivalent: a test artifact.
    */
   @Operation
   public void complete(@Param(name = "task") int task) {
@@ -124,12 +126,18 @@ public class PrioritySchedulerLincheckTest {
     int running = scheduler.running();
     if (semaphore.available() + running != LIMIT) {
       throw new IllegalStateException(
-          "permits lost or double-counted: " + semaphore.available() + " free, " + running
-              + " running, " + scheduler);
+          "permits lost or double-counted: "
+              + semaphore.available()
+              + " free, "
+              + running
+              + " running, "
+              + scheduler);
     }
     if (queued > 0 && (running != LIMIT || semaphore.queueLength() != 1)) {
       throw new IllegalStateException(
-          "a task is queued but no slot is awaited: " + scheduler + ", semaphore queue "
+          "a task is queued but no slot is awaited: "
+              + scheduler
+              + ", semaphore queue "
               + semaphore.queueLength());
     }
     if (queued == 0 && semaphore.queueLength() != 0) {

@@ -18,11 +18,10 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * Many producers submitting blocking and async tasks to one {@link PriorityScheduler}, with
- * random priorities, failures and cancellations (before and after the tasks start), then a
- * shutdown: never more than the limit at work, every future completes, a task cancelled before
- * it could start never runs, and at the end nothing is queued or running and the scheduler has
- * terminated.
+ * Many producers submitting blocking and async tasks to one {@link PriorityScheduler}, with random
+ * priorities, failures and cancellations (before and after the tasks start), then a shutdown: never
+ * more than the limit at work, every future completes, a task cancelled before it could start never
+ * runs, and at the end nothing is queued or running and the scheduler has terminated.
  */
 class PrioritySchedulerStressTest extends StressPools {
   private static final int LIMIT = 4;

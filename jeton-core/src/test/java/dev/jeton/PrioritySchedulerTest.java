@@ -128,8 +128,11 @@ class PrioritySchedulerTest {
   void aging_withExtremePrioritiesAndTimes_doesNotOverflow() {
     AtomicLong now = new AtomicLong(Long.MAX_VALUE - 5);
     PriorityScheduler s =
-        PriorityScheduler.builder().limit(1).aging(Duration.ofDays(365 * 1000L))
-            .ticker(now::get).build();
+        PriorityScheduler.builder()
+            .limit(1)
+            .aging(Duration.ofDays(365 * 1000L))
+            .ticker(now::get)
+            .build();
     CompletableFuture<String> hold = hold(s);
     s.submitAsync(Integer.MIN_VALUE, () -> rec.run("min"));
     s.submitAsync(Integer.MAX_VALUE, () -> rec.run("max"));
@@ -169,8 +172,7 @@ class PrioritySchedulerTest {
   }
 
   @Test
-  void cancelTrue_interruptsARunningBlockingTask_andItsSlotIsHeldUntilItLeaves()
-      throws Exception {
+  void cancelTrue_interruptsARunningBlockingTask_andItsSlotIsHeldUntilItLeaves() throws Exception {
     PriorityScheduler s = limitOne();
     CountDownLatch running = new CountDownLatch(1);
     CountDownLatch interrupted = new CountDownLatch(1);
@@ -270,7 +272,8 @@ class PrioritySchedulerTest {
             () -> {
               throw new IOException("disk");
             });
-    ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
     assertInstanceOf(IOException.class, e.getCause());
   }
 
@@ -503,8 +506,7 @@ class PrioritySchedulerTest {
 
   @Test
   void toString_showsLimitCountsAndState() {
-    PriorityScheduler s =
-        PriorityScheduler.builder().limit(3).aging(Duration.ofSeconds(2)).build();
+    PriorityScheduler s = PriorityScheduler.builder().limit(3).aging(Duration.ofSeconds(2)).build();
     s.submitAsync(1, () -> rec.start("a"));
     s.shutdown();
     assertEquals(

@@ -260,7 +260,8 @@ class ReadmeExamplesTest {
     }
     assertEquals(0, hosts.keyCount(), "idle keys have no entry");
 
-    KeyedSemaphore<String> tenants = KeyedSemaphore.builder().<String>limitPerKey(t -> planLimit(t)).build();
+    KeyedSemaphore<String> tenants =
+        KeyedSemaphore.builder().<String>limitPerKey(t -> planLimit(t)).build();
     CompletableFuture<Permit> f = tenants.forKey("acme").acquireAsync(2);
     assertEquals(6, tenants.forKey("acme").available());
     assertEquals(2, tenants.forKey("other").limit());
@@ -288,15 +289,22 @@ class ReadmeExamplesTest {
     CompletableFuture<String> pageResult;
     try {
       try (PriorityScheduler scheduler =
-          PriorityScheduler.builder().limit(4).executor(executor).aging(Duration.ofSeconds(10)).build()) {
-        CompletableFuture<Report> urgent = scheduler.submit(Priority.HIGH, () -> buildReport());   // blocking
-        CompletableFuture<String> page = scheduler.submitAsync(Priority.LOW, () -> callService()); // async
-        scheduler.submit(7, () -> reindex());                          // any int: higher runs first
-        scheduler.queued(Priority.LOW); scheduler.running();           // counts, per priority or in all
-        page.cancel(false);                                            // if not started yet, it never will
+          PriorityScheduler.builder()
+              .limit(4)
+              .executor(executor)
+              .aging(Duration.ofSeconds(10))
+              .build()) {
+        CompletableFuture<Report> urgent =
+            scheduler.submit(Priority.HIGH, () -> buildReport()); // blocking
+        CompletableFuture<String> page =
+            scheduler.submitAsync(Priority.LOW, () -> callService()); // async
+        scheduler.submit(7, () -> reindex()); // any int: higher runs first
+        scheduler.queued(Priority.LOW);
+        scheduler.running(); // counts, per priority or in all
+        page.cancel(false); // if not started yet, it never will
         urgentResult = urgent;
         pageResult = page;
-      }                                                                // close(): finish what is queued, then return
+      } // close(): finish what is queued, then return
     } finally {
       executor.shutdown();
     }
@@ -336,14 +344,15 @@ class ReadmeExamplesTest {
   void mutex() throws Exception {
     Mutex mutex = Mutex.create();
 
-    try (Guard guard = mutex.lock()) {            // blocking; lock(Duration) to give up
+    try (Guard guard = mutex.lock()) { // blocking; lock(Duration) to give up
       balance += amount;
     }
 
-    CompletableFuture<Void> saved = mutex.callAsync(   // held until the stage completes
-        () -> store.load(id).thenCompose(doc -> store.save(doc.withEdit(edit))));
+    CompletableFuture<Void> saved =
+        mutex.callAsync( // held until the stage completes
+            () -> store.load(id).thenCompose(doc -> store.save(doc.withEdit(edit))));
 
-    Optional<Guard> maybe = mutex.tryLock();           // never jumps a queued request
+    Optional<Guard> maybe = mutex.tryLock(); // never jumps a queued request
 
     saved.join();
     maybe.ifPresent(Guard::unlock);
@@ -355,7 +364,8 @@ class ReadmeExamplesTest {
   private final java.util.Map<String, String> cache = new java.util.HashMap<>();
   private final String key = "k";
   private final String fresh = "v2";
-  private final java.util.List<java.util.Map<String, String>> published = new java.util.ArrayList<>();
+  private final java.util.List<java.util.Map<String, String>> published =
+      new java.util.ArrayList<>();
 
   private void publish(java.util.Map<String, String> snapshot) {
     published.add(snapshot);
@@ -366,11 +376,11 @@ class ReadmeExamplesTest {
     ReadWriteLock lock = ReadWriteLock.create();
     cache.put(key, "v1");
 
-    String value = lock.callRead(() -> cache.get(key));            // many readers at once
-    lock.callWrite(() -> cache.put(key, fresh));                    // one writer, no readers
+    String value = lock.callRead(() -> cache.get(key)); // many readers at once
+    lock.callWrite(() -> cache.put(key, fresh)); // one writer, no readers
 
-    try (Guard read = lock.write().downgrade()) {                   // write, then keep reading:
-      publish(java.util.Map.copyOf(cache));                         // no writer in between
+    try (Guard read = lock.write().downgrade()) { // write, then keep reading:
+      publish(java.util.Map.copyOf(cache)); // no writer in between
     }
 
     assertEquals("v1", value);
@@ -400,28 +410,34 @@ class ReadmeExamplesTest {
 
   @Test
   void barrier() throws Exception {
-    Barrier barrier = Barrier.builder()
-        .parties(4)
-        .action(grid::merge)          // once per generation, by the last to arrive, before anyone goes on
-        .build();
+    Barrier barrier =
+        Barrier.builder()
+            .parties(4)
+            .action(
+                grid::merge) // once per generation, by the last to arrive, before anyone goes on
+            .build();
 
     int steps = 3;
-    java.util.List<java.util.List<Integer>> indices = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.List<java.util.List<Integer>> indices =
+        new java.util.concurrent.CopyOnWriteArrayList<>();
     ExecutorService workers = Executors.newFixedThreadPool(4);
     try {
       java.util.List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
       for (int p = 0; p < 4; p++) {
         int part = p;
-        done.add(workers.submit(() -> {
-          java.util.List<Integer> mine = new java.util.ArrayList<>();
-          for (int step = 0; step < steps; step++) {       // in each of the 4 workers
-            grid.compute(part);
-            Barrier.Arrival arrival = barrier.await();     // index 0 = first to arrive, 3 = last
-            mine.add(arrival.index());
-          }
-          indices.add(mine);
-          return null;
-        }));
+        done.add(
+            workers.submit(
+                () -> {
+                  java.util.List<Integer> mine = new java.util.ArrayList<>();
+                  for (int step = 0; step < steps; step++) { // in each of the 4 workers
+                    grid.compute(part);
+                    Barrier.Arrival arrival =
+                        barrier.await(); // index 0 = first to arrive, 3 = last
+                    mine.add(arrival.index());
+                  }
+                  indices.add(mine);
+                  return null;
+                }));
       }
       for (java.util.concurrent.Future<?> f : done) {
         f.get(5, java.util.concurrent.TimeUnit.MINUTES); // a hang guard only
@@ -429,7 +445,9 @@ class ReadmeExamplesTest {
     } finally {
       workers.shutdown();
     }
-    assertEquals(java.util.List.of("[1, 1, 1, 1]", "[2, 2, 2, 2]", "[3, 3, 3, 3]"), grid.merges,
+    assertEquals(
+        java.util.List.of("[1, 1, 1, 1]", "[2, 2, 2, 2]", "[3, 3, 3, 3]"),
+        grid.merges,
         "each merge saw every part of its step, and none of the next");
     for (int step = 0; step < steps; step++) {
       java.util.Set<Integer> seen = new java.util.HashSet<>();
@@ -440,9 +458,9 @@ class ReadmeExamplesTest {
     }
 
     CompletableFuture<Barrier.Arrival> later =
-        barrier.awaitAsync(Duration.ofSeconds(30));      // from code that must not block
-    barrier.register();                              // one more party, from this generation on
-    barrier.arriveAndDeregister();                   // arrive once more, then one party fewer
+        barrier.awaitAsync(Duration.ofSeconds(30)); // from code that must not block
+    barrier.register(); // one more party, from this generation on
+    barrier.arriveAndDeregister(); // arrive once more, then one party fewer
     barrier.breakBarrier(new java.util.concurrent.CancellationException("shutting down"));
 
     java.util.concurrent.ExecutionException broken =
@@ -455,7 +473,8 @@ class ReadmeExamplesTest {
 
   /** A unit of work, for the Channel example. */
   private static final class Job {
-    static final java.util.concurrent.atomic.AtomicInteger RUN = new java.util.concurrent.atomic.AtomicInteger();
+    static final java.util.concurrent.atomic.AtomicInteger RUN =
+        new java.util.concurrent.atomic.AtomicInteger();
 
     void run() {
       RUN.incrementAndGet();
@@ -474,13 +493,13 @@ class ReadmeExamplesTest {
   @Test
   void channel() throws Exception {
     java.util.List<Job> batch = java.util.List.of(new Job(), new Job(), new Job());
-    Channel<Job> jobs = Channel.buffered(64);        // a send waits while 64 are buffered
+    Channel<Job> jobs = Channel.buffered(64); // a send waits while 64 are buffered
 
     // producer
     for (Job job : batch) {
-      jobs.send(job);                                // blocks while full
+      jobs.send(job); // blocks while full
     }
-    jobs.close();                                    // no more sends; receivers drain what is left
+    jobs.close(); // no more sends; receivers drain what is left
 
     // consumer: the loop ends at close, once drained
     for (Job job : jobs) {
@@ -490,22 +509,23 @@ class ReadmeExamplesTest {
 
     Frame old = new Frame();
     Frame frame = new Frame();
-    Channel<Frame> latest = Channel.<Frame>builder()
-        .capacity(1)
-        .overflow(Channel.Overflow.DROP_OLDEST)      // "conflated": a slow reader sees the newest
-        .onUndelivered(Frame::release)               // every value no receiver will get comes here
-        .build();
+    Channel<Frame> latest =
+        Channel.<Frame>builder()
+            .capacity(1)
+            .overflow(Channel.Overflow.DROP_OLDEST) // "conflated": a slow reader sees the newest
+            .onUndelivered(Frame::release) // every value no receiver will get comes here
+            .build();
     latest.send(old);
-    latest.trySend(frame);                           // never waits with a drop policy
+    latest.trySend(frame); // never waits with a drop policy
     assertTrue(old.released);
     assertEquals(Optional.of(frame), latest.tryReceive());
 
-    Channel<String> handoff = Channel.rendezvous();  // a send waits for a receiver
+    Channel<String> handoff = Channel.rendezvous(); // a send waits for a receiver
     CompletableFuture<Void> sent = handoff.sendAsync("hello");
-    Optional<String> got = handoff.tryReceive();     // Optional[hello]; sent completes
+    Optional<String> got = handoff.tryReceive(); // Optional[hello]; sent completes
     CompletableFuture<String> next = handoff.receiveAsync(Duration.ofSeconds(1));
-    handoff.close();                                 // next fails: ChannelClosedException
-    Optional<String> end = handoff.receiveOrClosed();   // Optional.empty(): closed, as a value
+    handoff.close(); // next fails: ChannelClosedException
+    Optional<String> end = handoff.receiveOrClosed(); // Optional.empty(): closed, as a value
 
     assertEquals(Optional.of("hello"), got);
     assertTrue(sent.isDone() && !sent.isCompletedExceptionally());
@@ -515,6 +535,7 @@ class ReadmeExamplesTest {
     assertTrue(closed.getCause() instanceof ChannelClosedException, closed.toString());
     assertEquals(Optional.empty(), end);
   }
+
   @Test
   void select() throws Exception {
     Channel<String> orders = Channel.buffered(16);
@@ -524,15 +545,14 @@ class ReadmeExamplesTest {
     orders.send("o1");
 
     // Whichever comes first; give up after a second.
-    String what = Select.select(
-        orders.onReceive(order -> "order " + order),
-        alerts.onReceive(alert -> "alert " + alert),
-        Select.onTimeout(Duration.ofSeconds(1), () -> "idle"));
+    String what =
+        Select.select(
+            orders.onReceive(order -> "order " + order),
+            alerts.onReceive(alert -> "alert " + alert),
+            Select.onTimeout(Duration.ofSeconds(1), () -> "idle"));
 
     // Send if there is room, else go on at once: a report not sent is still yours.
-    boolean sent = Select.select(
-        reports.onSend(report, () -> true),
-        Select.otherwise(() -> false));
+    boolean sent = Select.select(reports.onSend(report, () -> true), Select.otherwise(() -> false));
 
     assertEquals("order o1", what);
     assertTrue(sent);
@@ -541,18 +561,20 @@ class ReadmeExamplesTest {
     CompletableFuture<Void> alarm = alerts.sendAsync("fire");
 
     // Alerts first: a biased select takes the first ready clause in the order given.
-    String next = Select.selectBiased(
-        alerts.onReceive(alert -> "alert " + alert),
-        orders.onReceive(order -> "order " + order));
+    String next =
+        Select.selectBiased(
+            alerts.onReceive(alert -> "alert " + alert),
+            orders.onReceive(order -> "order " + order));
 
     assertEquals("alert fire", next);
     assertTrue(alarm.isDone());
     assertEquals(Optional.of("o2"), orders.tryReceive());
 
     // Without blocking a thread; cancelling the future takes it out of both channels.
-    CompletableFuture<String> later = Select.selectAsync(
-        orders.onReceiveOrClosed(order -> order.orElse("no more orders")),
-        alerts.onReceive(alert -> "alert " + alert));
+    CompletableFuture<String> later =
+        Select.selectAsync(
+            orders.onReceiveOrClosed(order -> order.orElse("no more orders")),
+            alerts.onReceive(alert -> "alert " + alert));
 
     assertFalse(later.isDone());
     orders.close();

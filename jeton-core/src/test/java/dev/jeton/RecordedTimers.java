@@ -6,8 +6,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Future;
 
 /**
- * Timers for timed asynchronous requests, for tests: recorded, never run, so a test can count
- * those that were not cancelled. {@code onStart} runs as each is started, before it is returned.
+ * Timers for timed asynchronous requests, for tests: recorded, never run, so a test can count those
+ * that were not cancelled. {@code onStart} runs as each is started, before it is returned.
  */
 final class RecordedTimers implements WaitQueue.Timers {
   private final Queue<CompletableFuture<Void>> timers = new ConcurrentLinkedQueue<>();

@@ -23,10 +23,10 @@ import org.junit.jupiter.api.Test;
  * by their tasks) fork producers and consumers on two shared channels, blocking and asynchronous,
  * some consumers selecting from either channel, while the scopes are cancelled at random, fork
  * futures are cancelled, and a channel is closed or cancelled midway. Every value given to a send
- * is received exactly once or reported to onUndelivered once; each blocking consumer, and the
- * final drain, receives each producer's values in the order they were sent; no task outlives its
- * scope; and once the scopes are closed, no send, receive or select is left queued on either
- * channel, so no thread is left blocked.
+ * is received exactly once or reported to onUndelivered once; each blocking consumer, and the final
+ * drain, receives each producer's values in the order they were sent; no task outlives its scope;
+ * and once the scopes are closed, no send, receive or select is left queued on either channel, so
+ * no thread is left blocked.
  */
 class ScopeChannelStressTest {
   private static final int ROUNDS = 400;
@@ -58,10 +58,13 @@ class ScopeChannelStressTest {
     final Queue<Integer> undelivered = new ConcurrentLinkedQueue<>();
     final List<Channel<Integer>> channels = new ArrayList<>();
     final Queue<Integer> sent = new ConcurrentLinkedQueue<>();
+
     /** What each blocking consumer received, in order; then the final drain, in order. */
     final List<List<Integer>> inOrder = new CopyOnWriteArrayList<>();
+
     /** What asynchronous receives took, whose order says nothing. */
     final Queue<Integer> unordered = new ConcurrentLinkedQueue<>();
+
     final AtomicInteger nextProducer = new AtomicInteger();
     final AtomicInteger liveTasks = new AtomicInteger();
 
@@ -107,8 +110,8 @@ class ScopeChannelStressTest {
       for (Channel<Integer> channel : channels) {
         int queued = ((FifoChannel<?>) channel).queueLength();
         if (queued != 0) {
-          violations.add(where + ": " + queued + " waits left queued (sends, receives, selects): "
-              + channel);
+          violations.add(
+              where + ": " + queued + " waits left queued (sends, receives, selects): " + channel);
         }
         drain(channel);
       }
@@ -286,8 +289,14 @@ class ScopeChannelStressTest {
           ends.merge(v, 1, Integer::sum);
           Integer before = last.put(v / 1_000_000, v % 1_000_000);
           if (before != null && before >= v % 1_000_000) {
-            violations.add(where + ": producer " + v / 1_000_000 + "'s " + v % 1_000_000
-                + " received after its " + before);
+            violations.add(
+                where
+                    + ": producer "
+                    + v / 1_000_000
+                    + "'s "
+                    + v % 1_000_000
+                    + " received after its "
+                    + before);
           }
         }
       }

@@ -70,9 +70,9 @@ class ScopeGrantInterleavingTest {
   }
 
   /**
-   * The grant comes while the stage is being cancelled: a callback of the stage lets the holder
-   * go. (The scope used to cancel the stage first: the grant then completed the wait, and the
-   * step, cancelled with the stage, never let it go.)
+   * The grant comes while the stage is being cancelled: a callback of the stage lets the holder go.
+   * (The scope used to cancel the stage first: the grant then completed the wait, and the step,
+   * cancelled with the stage, never let it go.)
    */
   @ParameterizedTest
   @EnumSource(Kind.class)
@@ -123,9 +123,9 @@ class ScopeGrantInterleavingTest {
   }
 
   /**
-   * As above, with the cancel on another thread while the granting thread is held inside the
-   * wait's completion: the cancel returns at once (it does not wait for the completion), and the
-   * stage is cancelled after the step has run.
+   * As above, with the cancel on another thread while the granting thread is held inside the wait's
+   * completion: the cancel returns at once (it does not wait for the completion), and the stage is
+   * cancelled after the step has run.
    */
   @ParameterizedTest
   @EnumSource(Kind.class)
@@ -156,9 +156,9 @@ class ScopeGrantInterleavingTest {
   }
 
   /**
-   * The grant is decided but its completion not yet run (a completion executor holds it) when
-   * the scope is cancelled: the cancel wins the wait, whose grant is given back before the
-   * cancelled wait's callbacks run, so they find the lock free.
+   * The grant is decided but its completion not yet run (a completion executor holds it) when the
+   * scope is cancelled: the cancel wins the wait, whose grant is given back before the cancelled
+   * wait's callbacks run, so they find the lock free.
    */
   @ParameterizedTest
   @EnumSource(Kind.class)
@@ -167,10 +167,10 @@ class ScopeGrantInterleavingTest {
   }
 
   /**
-   * As above, with the task's fork future cancelled instead of the scope: the future completes
-   * only once the task's wait is withdrawn and its grant given back, so that the future's own
-   * callbacks find the lock free. (The fork future used to complete first and cancel the task
-   * after: its callbacks found the grant not yet given back, the lock held by no one.)
+   * As above, with the task's fork future cancelled instead of the scope: the future completes only
+   * once the task's wait is withdrawn and its grant given back, so that the future's own callbacks
+   * find the lock free. (The fork future used to complete first and cancel the task after: its
+   * callbacks found the grant not yet given back, the lock held by no one.)
    */
   @ParameterizedTest
   @EnumSource(Kind.class)
@@ -180,12 +180,11 @@ class ScopeGrantInterleavingTest {
   }
 
   /**
-   * Cancels the scope, or the task's fork future, while the grant of the task's wait is decided
-   * but held by the completion executor; checks that the cancel's callbacks (the wait's, or the
-   * fork future's) find the lock free.
+   * Cancels the scope, or the task's fork future, while the grant of the task's wait is decided but
+   * held by the completion executor; checks that the cancel's callbacks (the wait's, or the fork
+   * future's) find the lock free.
    */
-  private static void cancelAsTheGrantIsDecided(Kind kind, boolean theForkFuture)
-      throws Exception {
+  private static void cancelAsTheGrantIsDecided(Kind kind, boolean theForkFuture) throws Exception {
     Queue<Runnable> completions = new ArrayDeque<>();
     Lock lock = kind.make(completions::add);
     Runnable letHolderGo = lock.hold();
@@ -221,9 +220,9 @@ class ScopeGrantInterleavingTest {
   }
 
   /**
-   * A fork future completed from outside in any other way ({@code orTimeout} here) cancels the
-   * task as its cancel does, first: the task's wait leaves the queue before the future's
-   * callbacks run. (It used to leave the task running and its wait queued.)
+   * A fork future completed from outside in any other way ({@code orTimeout} here) cancels the task
+   * as its cancel does, first: the task's wait leaves the queue before the future's callbacks run.
+   * (It used to leave the task running and its wait queued.)
    */
   @ParameterizedTest
   @EnumSource(Kind.class)
@@ -252,15 +251,14 @@ class ScopeGrantInterleavingTest {
   }
 
   /**
-   * The fork future cancelled again by a callback that its own cancel runs (the wait it
-   * withdraws fails the stage's step, on the cancelling thread): that inner cancel answers at
-   * once, false, since the future is not cancelled yet, rather than wait for the outer cancel,
-   * which is waiting for it. The outer one then completes the future cancelled.
+   * The fork future cancelled again by a callback that its own cancel runs (the wait it withdraws
+   * fails the stage's step, on the cancelling thread): that inner cancel answers at once, false,
+   * since the future is not cancelled yet, rather than wait for the outer cancel, which is waiting
+   * for it. The outer one then completes the future cancelled.
    */
   @ParameterizedTest
   @EnumSource(Kind.class)
-  void forkFutureCancelledFromInsideItsOwnCancel_doesNotWaitForItself(Kind kind)
-      throws Exception {
+  void forkFutureCancelledFromInsideItsOwnCancel_doesNotWaitForItself(Kind kind) throws Exception {
     Lock lock = kind.make();
     Runnable letHolderGo = lock.hold();
     CompletableFuture<CompletableFuture<Void>> self = new CompletableFuture<>();
@@ -289,9 +287,9 @@ class ScopeGrantInterleavingTest {
 
   /**
    * The task's stage: requests {@code lock}, then lets the grant go in a step that it records in
-   * {@code steps}. {@code inTheCompletion} runs in the request's completion before that step: it
-   * is registered after the step, and the JDK runs a future's dependents last registered first
-   * (the tests check the order they record).
+   * {@code steps}. {@code inTheCompletion} runs in the request's completion before that step: it is
+   * registered after the step, and the JDK runs a future's dependents last registered first (the
+   * tests check the order they record).
    */
   private static CompletableFuture<Void> requestThenLetGo(
       Lock lock, Queue<String> steps, Runnable inTheCompletion) {

@@ -16,13 +16,13 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * A grant racing with the cancel of the scope whose task waits for it (issue 29): the task's
- * stage queues a Jeton wait and lets its grant go in a dependent step, as in {@code
- * scope.forkAsync(() -> mutex.lockAsync().thenAccept(Guard::unlock))}, while another thread
- * unlocks (sends, arrives) and the scope is cancelled. Whatever the interleaving, the grant
- * reaches that step or is given back: nothing is left held, queued, or lost. Before the fix the
- * scope cancelled the stage before it withdrew the wait, so a grant in between completed the
- * wait while its dependent step, cancelled, never ran: the mutex stayed locked with no holder.
+ * A grant racing with the cancel of the scope whose task waits for it (issue 29): the task's stage
+ * queues a Jeton wait and lets its grant go in a dependent step, as in {@code scope.forkAsync(() ->
+ * mutex.lockAsync().thenAccept(Guard::unlock))}, while another thread unlocks (sends, arrives) and
+ * the scope is cancelled. Whatever the interleaving, the grant reaches that step or is given back:
+ * nothing is left held, queued, or lost. Before the fix the scope cancelled the stage before it
+ * withdrew the wait, so a grant in between completed the wait while its dependent step, cancelled,
+ * never ran: the mutex stayed locked with no holder.
  */
 class ScopeGrantRaceTest {
   private static final int ROUNDS = 4_000;
@@ -39,9 +39,9 @@ class ScopeGrantRaceTest {
     @Nullable String leftover();
 
     /**
-     * Null if the task's wait is no longer queued, else what is: checked as the task's fork
-     * future completes from outside, whether or not the grant came. Null also where queueing is
-     * not the task's alone to undo (a barrier, whose other party may queue meanwhile).
+     * Null if the task's wait is no longer queued, else what is: checked as the task's fork future
+     * completes from outside, whether or not the grant came. Null also where queueing is not the
+     * task's alone to undo (a barrier, whose other party may queue meanwhile).
      */
     @Nullable String queued();
   }
@@ -54,7 +54,8 @@ class ScopeGrantRaceTest {
         race("read-write lock, a read after a write", () -> GrantRaces.readWriteLock(true)),
         race("read-write lock, a write after a read", () -> GrantRaces.readWriteLock(false)),
         race("keyed semaphore, waiting for its key", () -> GrantRaces.keyedSemaphore(true)),
-        race("keyed semaphore, waiting for the global limit",
+        race(
+            "keyed semaphore, waiting for the global limit",
             () -> GrantRaces.keyedSemaphore(false)),
         race("channel receive", () -> GrantRaces.channelReceive(false)),
         race("channel receive in a select", () -> GrantRaces.channelReceive(true)),
@@ -68,8 +69,7 @@ class ScopeGrantRaceTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("races")
-  void aGrantRacingWithTheCancel_isNeverLost(String name, Supplier<Race> races)
-      throws Exception {
+  void aGrantRacingWithTheCancel_isNeverLost(String name, Supplier<Race> races) throws Exception {
     raceGrantsWithCancels(races);
   }
 
@@ -135,9 +135,9 @@ class ScopeGrantRaceTest {
 
   /**
    * {@link #ROUNDS} rounds of one race, each given up by {@code giveUp} (which cancels the scope,
-   * or completes the task's fork future from outside) after a random pause while the racer's
-   * thread grants after another, so that the grant lands anywhere in the give-up; then the scope
-   * is closed and nothing may be held, queued or lost.
+   * or completes the task's fork future from outside) after a random pause while the racer's thread
+   * grants after another, so that the grant lands anywhere in the give-up; then the scope is closed
+   * and nothing may be held, queued or lost.
    */
   private void raceGrantsWith(Supplier<Race> races, long seed, Consumer<Round> giveUp)
       throws Exception {
@@ -174,8 +174,8 @@ class ScopeGrantRaceTest {
 
   /**
    * A thread that runs each round's grant as soon as the test thread starts the round: it spins
-   * between rounds rather than parks, so that the grant and the cancel start together rather than
-   * a wake-up apart.
+   * between rounds rather than parks, so that the grant and the cancel start together rather than a
+   * wake-up apart.
    */
   private static final class Racer implements AutoCloseable {
     private final Thread thread;
@@ -245,9 +245,10 @@ class ScopeGrantRaceTest {
       return race(
           () -> semaphore.tryAcquire(2).orElseThrow()::release,
           () -> semaphore.acquireAsync(2).thenAccept(Permit::release),
-          () -> semaphore.available() != 3 || semaphore.queueLength() != 0
-              ? "stranded: " + semaphore
-              : null,
+          () ->
+              semaphore.available() != 3 || semaphore.queueLength() != 0
+                  ? "stranded: " + semaphore
+                  : null,
           () -> queued(semaphore.queueLength(), semaphore));
     }
 
@@ -269,12 +270,11 @@ class ScopeGrantRaceTest {
 
     /**
      * A key of limit 1 under a global limit of 1: the task waits for its key held by another
-     * request of the same key, or, holding its key's permit, for the global permit held by
-     * another key.
+     * request of the same key, or, holding its key's permit, for the global permit held by another
+     * key.
      */
     static Race keyedSemaphore(boolean sameKey) {
-      KeyedSemaphore<String> keyed =
-          KeyedSemaphore.builder().limitPerKey(1).globalLimit(1).build();
+      KeyedSemaphore<String> keyed = KeyedSemaphore.builder().limitPerKey(1).globalLimit(1).build();
       Semaphore mine = keyed.forKey("mine");
       return race(
           () -> keyed.forKey(sameKey ? "mine" : "other").tryAcquire(1).orElseThrow()::release,
@@ -284,33 +284,34 @@ class ScopeGrantRaceTest {
     }
 
     /**
-     * An empty rendezvous channel: the task receives (alone or in a select) and records the
-     * value; the grant sends if a receiver waits. Every value sent must be recorded.
+     * An empty rendezvous channel: the task receives (alone or in a select) and records the value;
+     * the grant sends if a receiver waits. Every value sent must be recorded.
      */
     static Race channelReceive(boolean inASelect) {
       FifoChannel<String> channel = (FifoChannel<String>) Channel.<String>rendezvous();
       Queue<String> sent = new ConcurrentLinkedQueue<>();
       Queue<String> received = new ConcurrentLinkedQueue<>();
       return race(
-          () -> () -> {
-            if (channel.trySend("v")) {
-              sent.add("v");
-            }
-          },
-          () -> (inASelect
-                  ? Select.selectAsync(channel.onReceive(v -> v))
-                  : channel.receiveAsync())
-              .thenAccept(received::add),
-          () -> List.copyOf(sent).equals(List.copyOf(received)) && channel.queueLength() == 0
-              ? null
-              : "sent " + sent + ", received " + received + ", " + channel,
+          () ->
+              () -> {
+                if (channel.trySend("v")) {
+                  sent.add("v");
+                }
+              },
+          () ->
+              (inASelect ? Select.selectAsync(channel.onReceive(v -> v)) : channel.receiveAsync())
+                  .thenAccept(received::add),
+          () ->
+              List.copyOf(sent).equals(List.copyOf(received)) && channel.queueLength() == 0
+                  ? null
+                  : "sent " + sent + ", received " + received + ", " + channel,
           () -> queued(channel.queueLength(), channel));
     }
 
     /**
-     * A rendezvous channel: the task sends and records that it did; the grant receives if a
-     * sender waits. A value received must be recorded as sent, and one not received must have
-     * gone to onUndelivered.
+     * A rendezvous channel: the task sends and records that it did; the grant receives if a sender
+     * waits. A value received must be recorded as sent, and one not received must have gone to
+     * onUndelivered.
      */
     static Race channelSend() {
       Queue<String> undelivered = new ConcurrentLinkedQueue<>();

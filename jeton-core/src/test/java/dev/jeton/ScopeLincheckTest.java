@@ -143,8 +143,7 @@ public class ScopeLincheckTest {
 
     @Operation
     public void forkPending() {
-      forks.add(
-          scope.forkAsync(() -> pendingStage(stages)));
+      forks.add(scope.forkAsync(() -> pendingStage(stages)));
     }
 
     @Operation

@@ -15,7 +15,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
-/** The README's Scope examples, as written there, so that they keep compiling and doing what it says. */
+/**
+ * The README's Scope examples, as written there, so that they keep compiling and doing what it
+ * says.
+ */
 class ScopeReadmeExamplesTest {
   record User(String name) {}
 
@@ -36,11 +39,11 @@ class ScopeReadmeExamplesTest {
 
   private Page page(int id) throws Exception {
     try (Scope scope = Scope.open()) {
-      CompletableFuture<User> user = scope.fork(() -> users.find(id));        // blocking, own thread
+      CompletableFuture<User> user = scope.fork(() -> users.find(id)); // blocking, own thread
       CompletableFuture<List<Order>> orders = scope.forkAsync(() -> shop.ordersOf(id)); // a stage
-      scope.join();                  // both done; or the first failure thrown, the other cancelled
+      scope.join(); // both done; or the first failure thrown, the other cancelled
       return new Page(user.join(), orders.join());
-    }                                // close(): cancels whatever is left and waits for it
+    } // close(): cancels whatever is left and waits for it
   }
 
   @Test
@@ -85,17 +88,18 @@ class ScopeReadmeExamplesTest {
   private void deadlineAndTeardown() throws Exception {
     try (Scope scope = Scope.builder().deadline(Duration.ofSeconds(2)).open()) {
       Connection connection = pool.open();
-      scope.teardown(connection::close);     // once, after every task has ended; hooks in reverse order
+      scope.teardown(connection::close); // once, after every task has ended; hooks in reverse order
       for (Shard shard : shards) {
         scope.forkAsync(() -> db.callAsync(1, () -> shard.query(connection)));
       }
-      scope.join();                          // late: CancellationException caused by TimeoutException
-    }                                        // the db requests still queued were withdrawn
+      scope.join(); // late: CancellationException caused by TimeoutException
+    } // the db requests still queued were withdrawn
   }
 
   @Test
   void deadlineAndTeardown_example() {
-    CancellationException late = assertThrows(CancellationException.class, this::deadlineAndTeardown);
+    CancellationException late =
+        assertThrows(CancellationException.class, this::deadlineAndTeardown);
     assertInstanceOf(TimeoutException.class, late.getCause());
     assertTrue(pool.connection.closed.get(), "the hook closed the connection");
     assertEquals(0, db.queueLength(), "the two requests that queued were withdrawn");
@@ -128,9 +132,9 @@ class ScopeReadmeExamplesTest {
   }
 
   /**
-   * Stands for {@code java.util.concurrent.Executors} in the example, which calls a JDK 21
-   * method: the tests compile for JDK 17, so this gives virtual threads on 21+ and a pool of
-   * platform threads before, and the example runs on both.
+   * Stands for {@code java.util.concurrent.Executors} in the example, which calls a JDK 21 method:
+   * the tests compile for JDK 17, so this gives virtual threads on 21+ and a pool of platform
+   * threads before, and the example runs on both.
    */
   static final class Executors {
     static ExecutorService newVirtualThreadPerTaskExecutor() {
@@ -140,14 +144,15 @@ class ScopeReadmeExamplesTest {
 
   @Test
   void supervisor() throws Exception {
-    try (Scope scope = Scope.builder()
-        .supervisor()                                        // a failure cancels nothing
-        .executor(Executors.newVirtualThreadPerTaskExecutor())
-        .open()) {
+    try (Scope scope =
+        Scope.builder()
+            .supervisor() // a failure cancels nothing
+            .executor(Executors.newVirtualThreadPerTaskExecutor())
+            .open()) {
       for (Job job : jobs) {
         scope.fork(job::run);
       }
-      scope.join();                                          // all ended, whatever they did
+      scope.join(); // all ended, whatever they did
       scope.failures().forEach(failure -> log.warn("job failed", failure));
     }
     assertEquals(1, log.warned.size());

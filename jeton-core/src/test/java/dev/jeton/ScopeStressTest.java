@@ -1,7 +1,5 @@
 package dev.jeton;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -84,8 +82,8 @@ class ScopeStressTest {
 
   /**
    * Forks racing with the cancel (the JDK's StructuredTaskScope once missed threads that were
-   * starting, JDK-8311867, and its join hung): each task either never runs or is interrupted,
-   * and join never waits for one that was missed.
+   * starting, JDK-8311867, and its join hung): each task either never runs or is interrupted, and
+   * join never waits for one that was missed.
    */
   @Test
   void forksRacingWithCancel_eitherNeverRunOrAreInterrupted() throws Exception {
@@ -131,6 +129,7 @@ class ScopeStressTest {
     final List<Node> children = new CopyOnWriteArrayList<>();
     final List<Integer> hooksRun = new CopyOnWriteArrayList<>();
     volatile int hooks;
+
     /** Names the scope in a violation: its round and its depth. */
     final String where;
 

@@ -188,8 +188,7 @@ class ScopeTest {
     assertFalse(scope.cancel(), "cancelled once");
     CancellationException thrown = assertThrows(CancellationException.class, scope::join);
     assertEquals("the scope was cancelled", thrown.getMessage());
-    assertEquals(
-        List.of("task ended", "task ended", "second registered", "first registered"), log);
+    assertEquals(List.of("task ended", "task ended", "second registered", "first registered"), log);
     scope.close();
     scope.close();
     assertEquals(4, log.size(), "the hooks ran once");
@@ -296,8 +295,7 @@ class ScopeTest {
   void builder_refusesBadInput() {
     IllegalArgumentException negative =
         assertThrows(
-            IllegalArgumentException.class,
-            () -> Scope.builder().deadline(Duration.ofSeconds(-1)));
+            IllegalArgumentException.class, () -> Scope.builder().deadline(Duration.ofSeconds(-1)));
     assertEquals("timeout must not be negative, was PT-1S", negative.getMessage());
     assertThrows(NullPointerException.class, () -> Scope.builder().executor(null));
     try (Scope scope = open()) {
@@ -460,8 +458,7 @@ class ScopeTest {
   // ---------------------------------------------------------------- nesting
 
   @Test
-  void cancellingTheParent_cancelsTheChildsTasks_andTheParentEndsAfterTheChild()
-      throws Exception {
+  void cancellingTheParent_cancelsTheChildsTasks_andTheParentEndsAfterTheChild() throws Exception {
     CountDownLatch started = new CountDownLatch(1);
     List<String> log = new CopyOnWriteArrayList<>();
     Scope parent = open();

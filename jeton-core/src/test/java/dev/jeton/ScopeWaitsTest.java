@@ -136,9 +136,9 @@ class ScopeWaitsTest {
   }
 
   /**
-   * A callback of code outside the scope, which a task's release or send runs on the task's
-   * thread (completions run on the thread that grants), is not the task's: a wait it queues is
-   * left alone when the scope is cancelled.
+   * A callback of code outside the scope, which a task's release or send runs on the task's thread
+   * (completions run on the thread that grants), is not the task's: a wait it queues is left alone
+   * when the scope is cancelled.
    */
   @Test
   void waitsQueuedByOutsideCallbacksThatATaskRuns_areLeftAlone() throws Exception {

@@ -26,9 +26,9 @@ import org.jspecify.annotations.Nullable;
  */
 public class SelectLincheckTest {
   /**
-   * Interleavings per scenario: a select's every step is traced, so 400 (the other checks')
-   * take minutes on the CI machine; 100 of each of 10 scenarios (150 took 105 s for the two
-   * checks on the idle CI machine, over CI's budget with the other model checks).
+   * Interleavings per scenario: a select's every step is traced, so 400 (the other checks') take
+   * minutes on the CI machine; 100 of each of 10 scenarios (150 took 105 s for the two checks on
+   * the idle CI machine, over CI's budget with the other model checks).
    */
   private static final int INTERLEAVINGS = 100;
 
@@ -43,11 +43,11 @@ public class SelectLincheckTest {
   }
 
   /**
-   * Both channels hold one value. Every answer is decided at the call: a request that waits
-   * answers nothing about its outcome, which another thread may bring about before the caller
-   * looks (so "served at once" would not be an answer of the call). What it changes, the other
-   * operations see: a waiting select receive takes the next value sent to either channel, a
-   * waiting select send is the value the next receive of either channel gets.
+   * Both channels hold one value. Every answer is decided at the call: a request that waits answers
+   * nothing about its outcome, which another thread may bring about before the caller looks (so
+   * "served at once" would not be an answer of the call). What it changes, the other operations
+   * see: a waiting select receive takes the next value sent to either channel, a waiting select
+   * send is the value the next receive of either channel gets.
    */
   public static class Linearizability {
     private final List<Channel<Integer>> channels =
@@ -137,7 +137,8 @@ public class SelectLincheckTest {
     }
 
     private static final int CAPACITY = 1;
-    private final List<ArrayDeque<Integer>> buffers = List.of(new ArrayDeque<>(), new ArrayDeque<>());
+    private final List<ArrayDeque<Integer>> buffers =
+        List.of(new ArrayDeque<>(), new ArrayDeque<>());
     private final List<ArrayDeque<Waiter>> queues = List.of(new ArrayDeque<>(), new ArrayDeque<>());
     private final boolean[] closed = new boolean[2];
 
@@ -258,8 +259,8 @@ public class SelectLincheckTest {
   /**
    * Plain and select sends of distinct values, plain and select receives, unbiased, each thread
    * cancelling its latest future, racing with matches and closes. Afterwards (both channels
-   * cancelled) every value sent is in exactly one of: received, undelivered; a select's send
-   * counts as sent only if its future says it won.
+   * cancelled) every value sent is in exactly one of: received, undelivered; a select's send counts
+   * as sent only if its future says it won.
    */
   public static class Cancellation {
     private final Queue<Integer> undelivered = new ConcurrentLinkedQueue<>();
@@ -272,8 +273,7 @@ public class SelectLincheckTest {
     private final Queue<Integer> received = new ConcurrentLinkedQueue<>();
     private final Queue<CompletableFuture<Optional<Integer>>> receives =
         new ConcurrentLinkedQueue<>();
-    private final Map<Integer, CompletableFuture<Integer>> selectSends =
-        new ConcurrentHashMap<>();
+    private final Map<Integer, CompletableFuture<Integer>> selectSends = new ConcurrentHashMap<>();
 
     @SuppressWarnings("unchecked")
     private final @Nullable CompletableFuture<?>[] latest =
@@ -281,7 +281,8 @@ public class SelectLincheckTest {
 
     @Operation
     public void sendAsync(
-        @Param(gen = ThreadIdGen.class) int thread, @Param(gen = IntGen.class, conf = "0:1") int ch) {
+        @Param(gen = ThreadIdGen.class) int thread,
+        @Param(gen = IntGen.class, conf = "0:1") int ch) {
       int v = nextValue.incrementAndGet();
       sent.add(v);
       latest[thread] = channels.get(ch).sendAsync(v);
@@ -291,7 +292,8 @@ public class SelectLincheckTest {
     public void selectSend(@Param(gen = ThreadIdGen.class) int thread) {
       int v = nextValue.incrementAndGet();
       CompletableFuture<Integer> f =
-          Select.selectAsync(channels.get(0).onSend(v, () -> 0), channels.get(1).onSend(v, () -> 1));
+          Select.selectAsync(
+              channels.get(0).onSend(v, () -> 0), channels.get(1).onSend(v, () -> 1));
       selectSends.put(v, f);
       latest[thread] = f;
     }

@@ -21,30 +21,31 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A select that gives up (its future cancelled, its thread interrupted, its timeout passing)
- * racing, round after round, with a send that claims it (to the channel it receives from):
- * exactly one of them wins, and both sides agree which; a win after an interrupt keeps the
- * interrupt status. The select's send clause never delivers its value, the undelivered hook sees
- * nothing, and nothing is left queued.
+ * racing, round after round, with a send that claims it (to the channel it receives from): exactly
+ * one of them wins, and both sides agree which; a win after an interrupt keeps the interrupt
+ * status. The select's send clause never delivers its value, the undelivered hook sees nothing, and
+ * nothing is left queued.
  *
- * <p>Each round starts both sides together, the one that won the last round a little later
- * (see {@link Race}; the interrupt's race keeps its own clock), so that each side wins about half
- * the rounds on any machine, and many rounds land in the few instructions where both are under
- * way.
+ * <p>Each round starts both sides together, the one that won the last round a little later (see
+ * {@link Race}; the interrupt's race keeps its own clock), so that each side wins about half the
+ * rounds on any machine, and many rounds land in the few instructions where both are under way.
  */
 class SelectRaceTest {
   private static final int ROUNDS = 400;
 
   /**
-   * The interrupt's race has the narrowest window (the select sees its interrupt while it is
-   * open, and a claim lands before its own CAS to give up): a few rounds in a thousand.
+   * The interrupt's race has the narrowest window (the select sees its interrupt while it is open,
+   * and a claim lands before its own CAS to give up): a few rounds in a thousand.
    */
   private static final int INTERRUPT_ROUNDS = 2_000;
 
   @RegisterExtension final TestThreads threads = new TestThreads();
 
   private final Queue<Object> undelivered = new ConcurrentLinkedQueue<>();
-  private final Channel<Integer> a = Channel.<Integer>builder().onUndelivered(undelivered::add).build();
-  private final Channel<Integer> b = Channel.<Integer>builder().onUndelivered(undelivered::add).build();
+  private final Channel<Integer> a =
+      Channel.<Integer>builder().onUndelivered(undelivered::add).build();
+  private final Channel<Integer> b =
+      Channel.<Integer>builder().onUndelivered(undelivered::add).build();
   private final Race race = new Race();
   private final List<String> violations = new ArrayList<>();
 
@@ -91,7 +92,8 @@ class SelectRaceTest {
                   awaitSet(interruptIssued.get(round)); // keeps the interrupt for the check
                   outcomes
                       .get(round)
-                      .complete(Thread.interrupted() ? got : "returned " + got + ", not interrupted");
+                      .complete(
+                          Thread.interrupted() ? got : "returned " + got + ", not interrupted");
                 } catch (InterruptedException e) {
                   outcomes.get(round).complete(e);
                 }
@@ -117,7 +119,9 @@ class SelectRaceTest {
         sendDelay = Math.max(0, sendDelay - Race.STEP);
       }
       Object got = done(outcomes.get(round));
-      if (delivered ? !Integer.valueOf(round).equals(got) : !(got instanceof InterruptedException)) {
+      if (delivered
+          ? !Integer.valueOf(round).equals(got)
+          : !(got instanceof InterruptedException)) {
         violations.add("round " + round + ": send " + delivered + ", the select " + got);
       }
       checkAfterEachRound(round);
@@ -195,9 +199,9 @@ class SelectRaceTest {
   }
 
   /**
-   * The sending side of each round, on its own thread. {@code lead} moves, round by round,
-   * against whichever side won the last one, by delaying it: so each side wins about half the
-   * rounds on any machine, and many rounds land where both sides are under way at once.
+   * The sending side of each round, on its own thread. {@code lead} moves, round by round, against
+   * whichever side won the last one, by delaying it: so each side wins about half the rounds on any
+   * machine, and many rounds land where both sides are under way at once.
    */
   private final class Race {
     static final int STEP = 16;

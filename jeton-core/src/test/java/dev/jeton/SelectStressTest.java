@@ -28,22 +28,22 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Selects under stress, over three channels (rendezvous, buffered(1), buffered(4) with a
- * completion executor): producer threads send with every plain form and with selects of send
- * clauses (blocking and async, biased and unbiased, with a timeout, a default or neither), and
- * with selects that send to one channel or receive from another; consumer threads receive with
- * every plain form and with selects of receive clauses; async select loops (each select made in
- * the previous one's callback) send and receive too. Threads are interrupted at random, async
- * requests cancelled now or later, loops cancelled from outside, and at the end the channels are
- * closed, or cancelled (one of them midway).
+ * Selects under stress, over three channels (rendezvous, buffered(1), buffered(4) with a completion
+ * executor): producer threads send with every plain form and with selects of send clauses (blocking
+ * and async, biased and unbiased, with a timeout, a default or neither), and with selects that send
+ * to one channel or receive from another; consumer threads receive with every plain form and with
+ * selects of receive clauses; async select loops (each select made in the previous one's callback)
+ * send and receive too. Threads are interrupted at random, async requests cancelled now or later,
+ * loops cancelled from outside, and at the end the channels are closed, or cancelled (one of them
+ * midway).
  *
- * <p>What must hold: every value given to a channel (by a plain send, or by a send clause that
- * won) ends exactly once, received or reported undelivered, on the channel it was given to; a
- * send clause that did not win (another clause won, the select gave up, or it failed on a
- * closed channel) never delivered its value and never reported it; each consumer gets each
- * producer's values on a channel in the order they were given; a blocking call that returns
- * normally after an interrupt reached it has its interrupt status set; every future completes,
- * no thread is left blocked, and nothing is left queued.
+ * <p>What must hold: every value given to a channel (by a plain send, or by a send clause that won)
+ * ends exactly once, received or reported undelivered, on the channel it was given to; a send
+ * clause that did not win (another clause won, the select gave up, or it failed on a closed
+ * channel) never delivered its value and never reported it; each consumer gets each producer's
+ * values on a channel in the order they were given; a blocking call that returns normally after an
+ * interrupt reached it has its interrupt status set; every future completes, no thread is left
+ * blocked, and nothing is left queued.
  *
  * <p>A value is a long: producer, channel and a per-producer sequence number, so that a value
  * received on the wrong channel is seen.
@@ -262,7 +262,9 @@ class SelectStressTest {
       Channel<Long> ch = channels.get(channel);
       return orClosed
           ? ch.onReceiveOrClosed(
-              v -> v.map(x -> new Won(Won.RECEIVED, channel, x)).orElse(new Won(Won.CLOSED, channel, 0)))
+              v ->
+                  v.map(x -> new Won(Won.RECEIVED, channel, x))
+                      .orElse(new Won(Won.CLOSED, channel, 0)))
           : ch.onReceive(x -> new Won(Won.RECEIVED, channel, x));
     }
 
@@ -271,8 +273,8 @@ class SelectStressTest {
     }
 
     /**
-     * Books the outcome of a select: a sent value is given, a received one goes to {@code got}.
-     * A failure is the select giving up or a closed channel; anything else is a violation.
+     * Books the outcome of a select: a sent value is given, a received one goes to {@code got}. A
+     * failure is the select giving up or a closed channel; anything else is a violation.
      */
     void book(@Nullable Won won, @Nullable Throwable failure, List<Long> got, String who) {
       if (failure != null) {
@@ -318,8 +320,14 @@ class SelectStressTest {
           Long before = last.put(stream, seqOf(v));
           if (before != null && before >= seqOf(v)) {
             violations.add(
-                "producer " + producerOf(v) + " on channel " + channelOf(v) + ": "
-                    + seqOf(v) + " received after " + before);
+                "producer "
+                    + producerOf(v)
+                    + " on channel "
+                    + channelOf(v)
+                    + ": "
+                    + seqOf(v)
+                    + " received after "
+                    + before);
           }
         }
       }
@@ -340,7 +348,10 @@ class SelectStressTest {
       System.out.printf(
           "SelectStressTest: %d values given, %d undelivered, %d interrupted out, %d returned"
               + " interrupted after a win, %d loop cancels won%n",
-          given.size(), undelivered.size(), interruptedOut.get(), interruptedAfterWin.get(),
+          given.size(),
+          undelivered.size(),
+          interruptedOut.get(),
+          interruptedAfterWin.get(),
           loopCancels.get());
     }
   }
@@ -464,20 +475,22 @@ class SelectStressTest {
           {
             long v = next(c);
             run.given.add(v);
-            blocking(() -> {
-              ch.send(v);
-              return null;
-            });
+            blocking(
+                () -> {
+                  ch.send(v);
+                  return null;
+                });
             break;
           }
         case 1:
           {
             long v = next(c);
             run.given.add(v);
-            blocking(() -> {
-              ch.send(v, Duration.ofNanos(random.nextInt(100_000)));
-              return null;
-            });
+            blocking(
+                () -> {
+                  ch.send(v, Duration.ofNanos(random.nextInt(100_000)));
+                  return null;
+                });
             break;
           }
         case 2:
@@ -526,8 +539,7 @@ class SelectStressTest {
         keepOrCancel(f);
         return;
       }
-      Won won =
-          blocking(() -> biased ? Select.selectBiased(clauses) : Select.select(clauses));
+      Won won = blocking(() -> biased ? Select.selectBiased(clauses) : Select.select(clauses));
       run.book(won, null, got, thread.getName());
     }
 
@@ -545,8 +557,7 @@ class SelectStressTest {
         clauses.add(fallback);
       }
       boolean biased = random.nextBoolean();
-      Won won =
-          blocking(() -> biased ? Select.selectBiased(clauses) : Select.select(clauses));
+      Won won = blocking(() -> biased ? Select.selectBiased(clauses) : Select.select(clauses));
       run.book(won, null, got, thread.getName());
     }
 
@@ -613,8 +624,7 @@ class SelectStressTest {
         run.book(won, null, got, thread.getName());
         return;
       }
-      Won won =
-          blocking(() -> biased ? Select.selectBiased(clauses) : Select.select(clauses));
+      Won won = blocking(() -> biased ? Select.selectBiased(clauses) : Select.select(clauses));
       run.book(won, null, got, thread.getName());
     }
 
@@ -641,9 +651,9 @@ class SelectStressTest {
   }
 
   /**
-   * An async select loop: each select is made when the previous one completed (in a loop while
-   * they complete at once, so that the stack stays flat), sending {@link #LOOP_STEPS} times or
-   * receiving until every channel has ended. The test cancels its select in flight now and then.
+   * An async select loop: each select is made when the previous one completed (in a loop while they
+   * complete at once, so that the stack stays flat), sending {@link #LOOP_STEPS} times or receiving
+   * until every channel has ended. The test cancels its select in flight now and then.
    */
   private static final class Loop {
     final Run run;

@@ -55,8 +55,7 @@ class SelectTest {
     Channel<String> full = buffered(1);
     full.send("old");
     Channel<String> room = buffered(1);
-    String got =
-        Select.select(full.onSend("x", () -> "full"), room.onSend("y", () -> "room"));
+    String got = Select.select(full.onSend("x", () -> "full"), room.onSend("y", () -> "room"));
     assertEquals("room", got);
     assertEquals(Optional.of("y"), room.tryReceive());
     assertEquals(Optional.of("old"), full.tryReceive());
@@ -91,8 +90,8 @@ class SelectTest {
   }
 
   /**
-   * Over three clauses, two ready: each wins half the time (a random first clause then going
-   * round, which serves two clauses, would give the one after the empty clause two thirds).
+   * Over three clauses, two ready: each wins half the time (a random first clause then going round,
+   * which serves two clauses, would give the one after the empty clause two thirds).
    */
   @Test
   void unbiased_overThreeClauses_choosesEachReadyOneEqually() throws Exception {
@@ -147,7 +146,8 @@ class SelectTest {
     assertEquals("x", Select.select(ch.onReceive(v -> v), Select.otherwise(() -> "none")));
     Channel<String> full = buffered(1);
     full.send("old");
-    assertEquals("none", Select.select(full.onSend("y", () -> "sent"), Select.otherwise(() -> "none")));
+    assertEquals(
+        "none", Select.select(full.onSend("y", () -> "sent"), Select.otherwise(() -> "none")));
     assertEquals(List.of(), undelivered, "a send that did not win reports nothing");
   }
 
@@ -158,7 +158,8 @@ class SelectTest {
     Channel<String> a = rendezvous();
     Channel<String> b = rendezvous();
     CompletableFuture<String> got = new CompletableFuture<>();
-    threads.start(() -> got.complete(Select.select(a.onReceive(v -> "a" + v), b.onReceive(v -> "b" + v))));
+    threads.start(
+        () -> got.complete(Select.select(a.onReceive(v -> "a" + v), b.onReceive(v -> "b" + v))));
     awaitTrue(() -> waiting(a) == 1 && waiting(b) == 1, "the select to wait on both");
     b.send("x");
     assertEquals("bx", done(got));
@@ -199,8 +200,7 @@ class SelectTest {
         Select.selectAsync(a.onReceive(v -> "a" + v), b.onReceive(v -> "b" + v));
     String sender = Select.select(a.onSend(1, () -> "sent a"), b.onSend(2, () -> "sent b"));
     String got = done(receiver);
-    assertTrue(
-        sender.equals("sent a") ? got.equals("a1") : got.equals("b2"), sender + " / " + got);
+    assertTrue(sender.equals("sent a") ? got.equals("a1") : got.equals("b2"), sender + " / " + got);
     awaitTrue(() -> waiting(a) + waiting(b) == 0, "both selects to leave the other channel");
     assertEquals(List.of(), undelivered);
   }
@@ -272,7 +272,8 @@ class SelectTest {
   void cancel_withdrawsEveryClause_andAfterAWinIsRefused() throws Exception {
     Channel<String> a = rendezvous();
     Channel<String> b = rendezvous();
-    CompletableFuture<String> cancelled = Select.selectAsync(a.onReceive(v -> v), b.onReceive(v -> v));
+    CompletableFuture<String> cancelled =
+        Select.selectAsync(a.onReceive(v -> v), b.onReceive(v -> v));
     assertTrue(cancelled.cancel(false));
     assertEquals(0, waiting(a) + waiting(b));
     assertFalse(a.trySend("x"));
@@ -326,8 +327,7 @@ class SelectTest {
         () -> Select.select(closed.onReceive(v -> v), open.onReceive(v -> v)));
     assertEquals(
         "closed",
-        Select.select(
-            closed.onReceiveOrClosed(v -> v.orElse("closed")), open.onReceive(v -> v)));
+        Select.select(closed.onReceiveOrClosed(v -> v.orElse("closed")), open.onReceive(v -> v)));
     assertThrows(
         ChannelClosedException.class, () -> Select.select(closed.onSend("x", () -> "sent")));
     assertEquals(0, waiting(open));
@@ -425,9 +425,7 @@ class SelectTest {
         assertThrows(IllegalArgumentException.class, () -> Select.<String>select()).getMessage());
     assertThrows(
         IllegalArgumentException.class,
-        () ->
-            Select.select(
-                Select.onTimeout(Duration.ZERO, () -> 1), Select.otherwise(() -> 2)));
+        () -> Select.select(Select.onTimeout(Duration.ZERO, () -> 1), Select.otherwise(() -> 2)));
     assertThrows(
         IllegalArgumentException.class,
         () -> Select.select(Select.otherwise(() -> 1), Select.otherwise(() -> 2)));
@@ -437,8 +435,7 @@ class SelectTest {
             () -> Select.select(a.onReceive(v -> v), a.onSend("x", () -> "sent")));
     assertTrue(both.getMessage().contains("both send to and receive from"), both.getMessage());
     assertThrows(
-        IllegalArgumentException.class,
-        () -> Select.onTimeout(Duration.ofMillis(-1), () -> 1));
+        IllegalArgumentException.class, () -> Select.onTimeout(Duration.ofMillis(-1), () -> 1));
     assertThrows(NullPointerException.class, () -> a.onSend(null, () -> 1));
     assertThrows(NullPointerException.class, () -> Select.select(a.onReceive(v -> v), null));
     assertEquals(0, waiting(a));

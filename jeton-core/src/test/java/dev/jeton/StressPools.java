@@ -9,8 +9,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 
 /**
- * A timer (for work that finishes later) and a thread pool (for blocking work and producers),
- * shut down after each test, which fails if their threads do not end.
+ * A timer (for work that finishes later) and a thread pool (for blocking work and producers), shut
+ * down after each test, which fails if their threads do not end.
  */
 abstract class StressPools {
   final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2);

@@ -44,8 +44,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *
  * <p>Its static part is what the mutex, read-write lock and barrier tests would otherwise each
  * write again: waiting for conditions and futures, the stress runs on platform threads (with an
- * interrupter) and on virtual threads, the race of a cancel with a grant, and the Lincheck
- * settings and per-thread guards of the lock model checks.
+ * interrupter) and on virtual threads, the race of a cancel with a grant, and the Lincheck settings
+ * and per-thread guards of the lock model checks.
  *
  * <p>Every wait here is bounded by {@link #GUARD_SECONDS}, a hang guard and never a timing
  * assertion, so that a test fails (naming what it awaited) rather than hangs.
@@ -194,8 +194,8 @@ final class TestThreads implements AfterEachCallback {
   record Blocked(Thread thread, CompletableFuture<Throwable> thrown) {}
 
   /**
-   * Starts a thread that makes {@code call}, which the test expects to throw (once interrupted,
-   * or timed out); {@code thrown} completes with the exception, or fails if the call returned.
+   * Starts a thread that makes {@code call}, which the test expects to throw (once interrupted, or
+   * timed out); {@code thrown} completes with the exception, or fails if the call returned.
    */
   Blocked startBlocked(Body call) {
     CompletableFuture<Throwable> thrown = new CompletableFuture<>();
@@ -256,8 +256,7 @@ final class TestThreads implements AfterEachCallback {
    * the request behind it must get the lock, which {@code check} then looks at. Fails unless some
    * cancels won.
    */
-  static void raceCancelsWithGrants(int rounds, RaceSetUp setUp, RaceCheck check)
-      throws Exception {
+  static void raceCancelsWithGrants(int rounds, RaceSetUp setUp, RaceCheck check) throws Exception {
     ExecutorService unlocker = Executors.newSingleThreadExecutor();
     int cancelsWon = 0;
     try {
@@ -287,8 +286,8 @@ final class TestThreads implements AfterEachCallback {
   }
 
   /**
-   * The name of the thread that completes a queued request when its holder unlocks, on a lock
-   * that {@code lock} builds with a completion executor whose one thread is named {@code name}.
+   * The name of the thread that completes a queued request when its holder unlocks, on a lock that
+   * {@code lock} builds with a completion executor whose one thread is named {@code name}.
    */
   static String completingThread(String name, QueueOnExecutor lock) throws Exception {
     ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, name));
@@ -373,8 +372,7 @@ final class TestThreads implements AfterEachCallback {
    * for them all; what a request throws is added to {@code violations}. Skips the test below JDK
    * 21.
    */
-  static void virtualTasks(int tasks, Request request, Queue<String> violations)
-      throws Exception {
+  static void virtualTasks(int tasks, Request request, Queue<String> violations) throws Exception {
     ExecutorService executor = virtualThreadPerTaskExecutor();
     try {
       for (int i = 0; i < tasks; i++) {
@@ -416,8 +414,8 @@ final class TestThreads implements AfterEachCallback {
   }
 
   /**
-   * As {@link #checkLinearizable(Class, Class)}, with {@code interleavings} per scenario: fewer
-   * for operations whose every step Lincheck traces slowly (a select over two channels).
+   * As {@link #checkLinearizable(Class, Class)}, with {@code interleavings} per scenario: fewer for
+   * operations whose every step Lincheck traces slowly (a select over two channels).
    */
   static void checkLinearizable(Class<?> test, Class<?> model, int interleavings) {
     lockModelChecking(3, interleavings).sequentialSpecification(model).check(test);

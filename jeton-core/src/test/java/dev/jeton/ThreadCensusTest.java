@@ -65,8 +65,8 @@ class ThreadCensusTest {
   }
 
   /**
-   * Many threads noting at once, over and over, within one period: each counts exactly once, so
-   * no estimate exceeds the threads, and the last one sees them all.
+   * Many threads noting at once, over and over, within one period: each counts exactly once, so no
+   * estimate exceeds the threads, and the last one sees them all.
    */
   @Test
   void stress_concurrentThreadsAreEachCountedOnce() throws Exception {
@@ -90,9 +90,9 @@ class ThreadCensusTest {
   }
 
   /**
-   * Threads noting while another moves the clock across many periods: each period is started
-   * once, so an estimate never counts more threads than there are (a thread counted in the
-   * period just ended and again in the new one is the one race allowed: at most double).
+   * Threads noting while another moves the clock across many periods: each period is started once,
+   * so an estimate never counts more threads than there are (a thread counted in the period just
+   * ended and again in the new one is the one race allowed: at most double).
    */
   @Test
   void stress_periodsTurningUnderConcurrentNotes() throws Exception {

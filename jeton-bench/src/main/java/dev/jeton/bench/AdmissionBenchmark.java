@@ -25,12 +25,12 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * What admission control adds to an admitted request, in process: admit, then close the ticket
- * when the response is done, with the limit never reached (so every request is admitted). Jeton's
- * {@code AdmissionControl} in each mode beside resilience4j's {@code Bulkhead}, Netflix
+ * What admission control adds to an admitted request, in process: admit, then close the ticket when
+ * the response is done, with the limit never reached (so every request is admitted). Jeton's {@code
+ * AdmissionControl} in each mode beside resilience4j's {@code Bulkhead}, Netflix
  * concurrency-limits' {@code SimpleLimiter} (its default limit) and a bare {@code
- * java.util.concurrent.Semaphore} (the floor: one CAS to take, one to give back). Goal: Jeton
- * under 1 µs. Run with {@code -t 1} (default) and {@code -t 2} for two threads at once.
+ * java.util.concurrent.Semaphore} (the floor: one CAS to take, one to give back). Goal: Jeton under
+ * 1 µs. Run with {@code -t 1} (default) and {@code -t 2} for two threads at once.
  *
  * <pre>
  * java -jar jeton-bench/target/benchmarks.jar AdmissionBenchmark
@@ -40,7 +40,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 3, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(
+    value = 3,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 public class AdmissionBenchmark {
   static final String JETON = "jeton-best-effort";
   static final String JETON_QUEUED = "jeton-queued";

@@ -23,8 +23,8 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Asynchronous acquisition. Implementations: jeton ({@code acquireAsync(1)}), kotlinx (its
- * suspend {@code acquire}, through {@link KotlinxLimiter}'s continuation-future) and ibm ({@code
+ * Asynchronous acquisition. Implementations: jeton ({@code acquireAsync(1)}), kotlinx (its suspend
+ * {@code acquire}, through {@link KotlinxLimiter}'s continuation-future) and ibm ({@code
  * FairAsyncSemaphore.acquire(1)}); the java.util.concurrent semaphores and cas-floor have no
  * asynchronous acquire and are left out.
  *
@@ -44,7 +44,9 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 3, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Fork(
+    value = 3,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
 @Threads(1)
 public class AsyncSaturationBenchmark {
 

@@ -21,10 +21,10 @@ import org.openjdk.jmh.infra.Control;
 /**
  * Threads meeting at a barrier over and over: Jeton's {@code Barrier} (blocking {@code await()},
  * and {@code awaitAsync().join()}) beside {@code CyclicBarrier} and {@code Phaser}'s {@code
- * arriveAndAwaitAdvance()}. The barrier has as many parties as JMH has threads ({@code -t},
- * default 4), and one operation is one arrival by each thread, so the time per operation is the
- * time per generation: the cost of the last arrival's trip and of waking every other party.
- * Goal: Jeton faster than CyclicBarrier.
+ * arriveAndAwaitAdvance()}. The barrier has as many parties as JMH has threads ({@code -t}, default
+ * 4), and one operation is one arrival by each thread, so the time per operation is the time per
+ * generation: the cost of the last arrival's trip and of waking every other party. Goal: Jeton
+ * faster than CyclicBarrier.
  *
  * <p>Run, once per number of parties:
  *
@@ -39,7 +39,9 @@ import org.openjdk.jmh.infra.Control;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 3, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Fork(
+    value = 3,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
 @Threads(4)
 public class BarrierBenchmark {
   /*

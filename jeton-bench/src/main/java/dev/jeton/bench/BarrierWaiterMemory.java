@@ -18,13 +18,13 @@ import java.util.concurrent.Phaser;
  * java -Djdk.attach.allowAttachSelf=true -cp jeton-bench/target/benchmarks.jar dev.jeton.bench.BarrierWaiterMemory
  * </pre>
  *
- * <p>In every case the barrier has one party more than the waiters, which all arrive and wait;
- * this thread then makes the last arrival, which lets them through. Asynchronous waiters ({@value
+ * <p>In every case the barrier has one party more than the waiters, which all arrive and wait; this
+ * thread then makes the last arrival, which lets them through. Asynchronous waiters ({@value
  * QueuedWaiterMemory#ASYNC_WAITERS}): Jeton's {@code awaitAsync()}, measured with JOL's {@code
  * GraphLayout} over the barrier and the returned futures. Blocking waiters ({@value
  * QueuedWaiterMemory#BLOCKED_THREADS} parked platform threads): Jeton's {@code await()}, {@code
- * CyclicBarrier.await()} and {@code Phaser.arriveAndAwaitAdvance()}, measured by the walk from
- * the barrier with {@code Thread} objects left out. See {@link QueuedWaiterMemory} for why.
+ * CyclicBarrier.await()} and {@code Phaser.arriveAndAwaitAdvance()}, measured by the walk from the
+ * barrier with {@code Thread} objects left out. See {@link QueuedWaiterMemory} for why.
  */
 public final class BarrierWaiterMemory {
   private static final int ASYNC_WAITERS = QueuedWaiterMemory.ASYNC_WAITERS;

@@ -6,8 +6,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The floor: a bare {@link AtomicLong} counter taken by CAS and given back by an atomic add. No
- * queue, no fairness, no handle object; any counting semaphore does at least this much. Its
- * {@link #acquire()} spins, so it is only meaningful uncontended; it has no asynchronous acquire.
+ * queue, no fairness, no handle object; any counting semaphore does at least this much. Its {@link
+ * #acquire()} spins, so it is only meaningful uncontended; it has no asynchronous acquire.
  */
 final class CasFloorLimiter implements Limiter {
   private final AtomicLong free;

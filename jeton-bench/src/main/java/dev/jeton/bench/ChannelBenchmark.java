@@ -32,23 +32,23 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Values handed between threads through Jeton's {@code Channel} (blocking {@code send} and
- * {@code receive}) beside {@code ArrayBlockingQueue}, {@code LinkedBlockingQueue} and {@code
+ * Values handed between threads through Jeton's {@code Channel} (blocking {@code send} and {@code
+ * receive}) beside {@code ArrayBlockingQueue}, {@code LinkedBlockingQueue} and {@code
  * SynchronousQueue} ({@code put} and {@code take}) and kotlinx.coroutines' {@code Channel}. Goal:
  * Jeton ahead of ArrayBlockingQueue and SynchronousQueue in every row. jox's channels need Java 21:
  * they are in {@code JoxChannelBenchmark} (src/main/java21), built on JDK 21 and newer, with the
  * same shapes; run both in one command to have them side by side.
  *
  * <ul>
- *   <li>{@code pingPong}: two threads, two rendezvous channels (or SynchronousQueues): one sends
- *       a value, the other receives it and sends it back; the time is per round trip.
+ *   <li>{@code pingPong}: two threads, two rendezvous channels (or SynchronousQueues): one sends a
+ *       value, the other receives it and sends it back; the time is per round trip.
  *   <li>{@code transfer}: {@code pairs} producers and as many consumers through one buffered
  *       channel (or queue) of {@code capacity}; the time is per value.
  *   <li>{@code chain}: {@value #CHAIN} channels in a row, one thread sending into the first, one
  *       thread for each next channel receiving from the one before and sending on, one thread
  *       receiving from the last ({@value #CHAIN} + 1 threads, jox's "chained" shape); the time is
- *       per hop (one send and its receive). {@code juc} is a SynchronousQueue at capacity 0 and
- *       an ArrayBlockingQueue otherwise.
+ *       per hop (one send and its receive). {@code juc} is a SynchronousQueue at capacity 0 and an
+ *       ArrayBlockingQueue otherwise.
  * </ul>
  *
  * <p>Every contender runs on platform threads, blocked in its send or receive when it must wait.
@@ -70,7 +70,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Fork(
+    value = 2,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
 @Threads(1)
 public class ChannelBenchmark {
   static final int BATCH = 20_000;
@@ -276,8 +278,8 @@ public class ChannelBenchmark {
   }
 
   /**
-   * The pipes of a trial of each shape, and its parameters but the contenders: each benchmark
-   * class names its own in a subclass ({@code impl}), which makes the pipes.
+   * The pipes of a trial of each shape, and its parameters but the contenders: each benchmark class
+   * names its own in a subclass ({@code impl}), which makes the pipes.
    */
   @State(Scope.Benchmark)
   public abstract static class PingPongTrial {

@@ -28,12 +28,12 @@ import org.openjdk.jol.info.GraphLayout;
  * java -Djdk.attach.allowAttachSelf=true -cp jeton-bench/target/benchmarks.jar dev.jeton.bench.ChannelMemory
  * </pre>
  *
- * <p><b>Buffered values</b>: {@value #VALUES} sends, without waiting, of one and the same value into
- * a channel of capacity {@value #VALUES} (or an unlimited one). Per value = (retained size of the
- * channel holding them - retained size of the same channel empty) / {@value #VALUES}: what the
- * channel adds per value, the value itself (one object) aside. A channel that allocates its
- * buffer up front ({@code ArrayBlockingQueue}) grows by nothing: its cost is in the empty size,
- * which the table shows beside.
+ * <p><b>Buffered values</b>: {@value #VALUES} sends, without waiting, of one and the same value
+ * into a channel of capacity {@value #VALUES} (or an unlimited one). Per value = (retained size of
+ * the channel holding them - retained size of the same channel empty) / {@value #VALUES}: what the
+ * channel adds per value, the value itself (one object) aside. A channel that allocates its buffer
+ * up front ({@code ArrayBlockingQueue}) grows by nothing: its cost is in the empty size, which the
+ * table shows beside.
  *
  * <p><b>Waiting senders and receivers</b>: {@link LockWaiterMemory}'s method (that is, {@link
  * QueuedWaiterMemory}'s) with the channel as the lock. Senders wait on a rendezvous channel (an
@@ -45,8 +45,8 @@ import org.openjdk.jol.info.GraphLayout;
  * {@code send}/{@code receive}, {@code SynchronousQueue} and {@code ArrayBlockingQueue}'s {@code
  * put}/{@code take}, and kotlinx's suspend {@code send}/{@code receive} in a {@code runBlocking} on
  * each thread (ChannelBenchmark's fair shape: what is counted then includes the coroutine and its
- * event loop, which exist only while the thread waits), measured by the walk from the channel
- * with {@code Thread} objects left out.
+ * event loop, which exist only while the thread waits), measured by the walk from the channel with
+ * {@code Thread} objects left out.
  */
 public final class ChannelMemory {
   static final int VALUES = 10_000;

@@ -9,7 +9,12 @@ final class Checks {
     int available = limiter.available();
     if (available != limit) {
       throw new IllegalStateException(
-          "permits leaked: " + available + " of " + limit + " free after the run, " + limiter.unwrap());
+          "permits leaked: "
+              + available
+              + " of "
+              + limit
+              + " free after the run, "
+              + limiter.unwrap());
     }
   }
 }

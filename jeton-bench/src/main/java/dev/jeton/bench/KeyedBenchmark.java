@@ -23,17 +23,17 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The cost of a per-key limit: two threads each take one permit of a key and give it back, the
- * keys going round 1,024 of them (limit 4 per key, so no one waits), in ns per acquire+release.
+ * The cost of a per-key limit: two threads each take one permit of a key and give it back, the keys
+ * going round 1,024 of them (limit 4 per key, so no one waits), in ns per acquire+release.
  *
  * <ul>
  *   <li>{@code keyed}: {@code KeyedSemaphore.forKey(k).acquire(1)} + release. Between two uses a
- *       key is usually idle, so this pays for making its entry and removing it again: the case
- *       that keeps memory at the keys in use.
- *   <li>{@code keyed-held}: the same, with every key also held once for the whole run, so its
- *       entry always exists: the steady-state cost on busy keys.
- *   <li>{@code keyed-global}: {@code keyed} with a global limit of 1,000 (never reached), so
- *       each request also takes a permit of the global semaphore.
+ *       key is usually idle, so this pays for making its entry and removing it again: the case that
+ *       keeps memory at the keys in use.
+ *   <li>{@code keyed-held}: the same, with every key also held once for the whole run, so its entry
+ *       always exists: the steady-state cost on busy keys.
+ *   <li>{@code keyed-global}: {@code keyed} with a global limit of 1,000 (never reached), so each
+ *       request also takes a permit of the global semaphore.
  *   <li>{@code map}: the hand-rolled alternative, {@code ConcurrentHashMap.computeIfAbsent(k,
  *       Semaphore.create(4))} and never removing anything: memory grows with every key ever seen.
  * </ul>
@@ -44,7 +44,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Fork(
+    value = 2,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
 @Threads(2)
 public class KeyedBenchmark {
   static final int KEYS = 1024;

@@ -33,9 +33,9 @@ final class KotlinxLimiter implements Limiter {
   }
 
   /**
-   * The suspend {@code acquire}, called as a coroutine that already exists would call it: with
-   * its own continuation, here a shared one that must never be resumed, since a free permit is
-   * taken without suspending.
+   * The suspend {@code acquire}, called as a coroutine that already exists would call it: with its
+   * own continuation, here a shared one that must never be resumed, since a free permit is taken
+   * without suspending.
    */
   @Override
   public Object acquireUncontended() {
@@ -80,8 +80,8 @@ final class KotlinxLimiter implements Limiter {
 
   /**
    * A future that is also the continuation of one suspended {@code acquire}. It adds no fields to
-   * {@link CompletableFuture}, so its size is that of a plain future. The context is empty: with
-   * no dispatcher in it, the semaphore resumes it directly on the releasing thread.
+   * {@link CompletableFuture}, so its size is that of a plain future. The context is empty: with no
+   * dispatcher in it, the semaphore resumes it directly on the releasing thread.
    */
   static final class ResumingFuture extends CompletableFuture<Object>
       implements Continuation<Unit> {

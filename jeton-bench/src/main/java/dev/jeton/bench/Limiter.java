@@ -32,13 +32,18 @@ interface Limiter {
   /** {@code com.ibm.asyncutil.locks.FairAsyncSemaphore(limit)}. */
   String IBM = "ibm";
 
-  /** An {@link java.util.concurrent.atomic.AtomicLong} counter: the least a counting semaphore costs. */
+  /**
+   * An {@link java.util.concurrent.atomic.AtomicLong} counter: the least a counting semaphore
+   * costs.
+   */
   String CAS_FLOOR = "cas-floor";
 
   /** The handle of a library whose release needs no handle. */
   Object HELD = Held.HELD;
 
-  /** Makes the limiter named {@code impl} (one of the constants above) with {@code limit} permits. */
+  /**
+   * Makes the limiter named {@code impl} (one of the constants above) with {@code limit} permits.
+   */
   static Limiter create(String impl, int limit) {
     return switch (impl) {
       case JETON -> new JetonLimiter(limit);
@@ -55,8 +60,8 @@ interface Limiter {
   Object acquire() throws InterruptedException;
 
   /**
-   * Acquires one permit that is known to be free, through the library's regular acquire entry
-   * point (not {@code tryAcquire}), and fails if it would have had to wait. The default is {@link
+   * Acquires one permit that is known to be free, through the library's regular acquire entry point
+   * (not {@code tryAcquire}), and fails if it would have had to wait. The default is {@link
    * #acquire()}; asynchronous libraries use their asynchronous acquire, which completes at once.
    */
   default Object acquireUncontended() throws InterruptedException {

@@ -26,11 +26,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Two clients: {@code raw} (the default) writes the request on a blocking socket and reads the
  * status line, the headers and the body itself ({@link RawHttp}); {@code jdk} is the JDK's {@link
- * HttpClient}. The load generator shares the server's two cores, and the JDK client's
- * asynchronous machinery costs several times the raw client's system calls per request: at
- * 10,000 rejections a second that CPU is most of a rejection's measured latency. ({@code wrk}
- * is cheaper still but reports one latency for all responses; the admitted and the rejected are
- * measured apart here.)
+ * HttpClient}. The load generator shares the server's two cores, and the JDK client's asynchronous
+ * machinery costs several times the raw client's system calls per request: at 10,000 rejections a
+ * second that CPU is most of a rejection's measured latency. ({@code wrk} is cheaper still but
+ * reports one latency for all responses; the admitted and the rejected are measured apart here.)
  *
  * <p>Requests answered during the warm-up are not recorded; the others are sorted by how they
  * ended: 200 (admitted and done), 503 or 429 (rejected), anything else or no answer (errors).

@@ -21,28 +21,28 @@ import org.openjdk.jmh.infra.Blackhole;
 import org.openjdk.jmh.infra.Control;
 
 /**
- * The floors under {@link MutexBenchmark}: what a lock with nothing but its atomic instructions,
- * or with nothing but its thread handoffs, costs on this machine. Run them beside the mutex
- * benchmark to see how far each lock is from what no lock of its shape can beat.
+ * The floors under {@link MutexBenchmark}: what a lock with nothing but its atomic instructions, or
+ * with nothing but its thread handoffs, costs on this machine. Run them beside the mutex benchmark
+ * to see how far each lock is from what no lock of its shape can beat.
  *
  * <ul>
  *   <li>{@code constantCas}: ReentrantLock's shape, a CAS from the constant 0 to lock and a
  *       volatile store to unlock, with the same interrupt check and critical section as {@code
  *       MutexBenchmark.uncontended}.
  *   <li>{@code loadThenCas}: Jeton's mutex shape (numbered grants, decision 42): the state word is
- *       read to compute the next grant, then CAS; unlock is a CAS from that grant. The read is
- *       what a lock whose unlock is idempotent from any thread cannot skip: the grant's number
- *       comes from the word it replaces.
+ *       read to compute the next grant, then CAS; unlock is a CAS from that grant. The read is what
+ *       a lock whose unlock is idempotent from any thread cannot skip: the grant's number comes
+ *       from the word it replaces.
  *   <li>{@code parkedHandoff}: {@code -t} threads pass a token round a ring, strictly in turn, as a
  *       strict-FIFO lock hands itself to its oldest waiter, with the same critical section and the
- *       same {@code outside} CPU between turns; a thread whose turn has not come parks, and the
- *       one passing the token unparks it. With more threads than cores, every strict-FIFO lock
- *       pays at least this per handoff: its next owner is, most of the time, not on a core. The
- *       throughput is in turns per microsecond, like {@code MutexBenchmark.contended}.
+ *       same {@code outside} CPU between turns; a thread whose turn has not come parks, and the one
+ *       passing the token unparks it. With more threads than cores, every strict-FIFO lock pays at
+ *       least this per handoff: its next owner is, most of the time, not on a core. The throughput
+ *       is in turns per microsecond, like {@code MutexBenchmark.contended}.
  *   <li>{@code yieldingHandoff}: the same ring, but a waiting thread never parks: it yields its
- *       core in a loop. No lock should wait this way (every waiter burns a core's time slices),
- *       but it is the cheapest way the scheduler knows to put the next owner on a core: the floor
- *       of a strict-FIFO handoff to a thread that is not running.
+ *       core in a loop. No lock should wait this way (every waiter burns a core's time slices), but
+ *       it is the cheapest way the scheduler knows to put the next owner on a core: the floor of a
+ *       strict-FIFO handoff to a thread that is not running.
  * </ul>
  *
  * <pre>
@@ -52,7 +52,9 @@ import org.openjdk.jmh.infra.Control;
  */
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 3, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Fork(
+    value = 3,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
 public class LockFloorBenchmark {
 
   private static final int INCREMENTS = 4;

@@ -28,11 +28,11 @@ import org.openjdk.jol.info.GraphLayout;
  * java -Djdk.attach.allowAttachSelf=true -cp jeton-bench/target/benchmarks.jar dev.jeton.bench.LockWaiterMemory
  * </pre>
  *
- * <p>In every case the lock is held (a read-write lock: write-locked) and then waiters queue
- * behind it: {@value QueuedWaiterMemory#ASYNC_WAITERS} asynchronous requests, measured with JOL's
- * {@code GraphLayout} over the lock and the returned futures, or {@value
- * QueuedWaiterMemory#BLOCKED_THREADS} parked platform threads, measured by {@link Footprint}'s
- * walk from the lock with {@code Thread} objects left out. See {@link QueuedWaiterMemory} for why.
+ * <p>In every case the lock is held (a read-write lock: write-locked) and then waiters queue behind
+ * it: {@value QueuedWaiterMemory#ASYNC_WAITERS} asynchronous requests, measured with JOL's {@code
+ * GraphLayout} over the lock and the returned futures, or {@value
+ * QueuedWaiterMemory#BLOCKED_THREADS} parked platform threads, measured by {@link Footprint}'s walk
+ * from the lock with {@code Thread} objects left out. See {@link QueuedWaiterMemory} for why.
  *
  * <ul>
  *   <li>Mutex, asynchronous: Jeton's {@code lockAsync()}; kotlinx's suspend {@code lock}, its
@@ -113,10 +113,10 @@ public final class LockWaiterMemory {
   }
 
   /**
-   * Blocking waiters: each thread runs {@code waiter} (acquire, then release at once; at a
-   * barrier: await) behind the held lock; {@code queueLength} is the lock's own count of queued
-   * threads, or null if it has none (then the threads' being parked is all that is checked);
-   * {@code letGo} is as in {@link AsyncCase}.
+   * Blocking waiters: each thread runs {@code waiter} (acquire, then release at once; at a barrier:
+   * await) behind the held lock; {@code queueLength} is the lock's own count of queued threads, or
+   * null if it has none (then the threads' being parked is all that is checked); {@code letGo} is
+   * as in {@link AsyncCase}.
    */
   record BlockingCase(
       String label,
@@ -301,8 +301,7 @@ public final class LockWaiterMemory {
     };
   }
 
-  static String[] blocking(BlockingCase c, List<String> breakdowns)
-      throws InterruptedException {
+  static String[] blocking(BlockingCase c, List<String> breakdowns) throws InterruptedException {
     Footprint before = new Footprint(c.lock());
     long baseline = before.total;
     Thread[] threads = new Thread[BLOCKED_THREADS];

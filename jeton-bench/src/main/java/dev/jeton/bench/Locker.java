@@ -32,7 +32,10 @@ interface Locker {
   /** A {@code synchronized} block on a private object. */
   String SYNCHRONIZED = "synchronized";
 
-  /** {@code kotlinx.coroutines.sync.Mutex(false)}, driven from a blocking thread: see {@link Kotlinx}. */
+  /**
+   * {@code kotlinx.coroutines.sync.Mutex(false)}, driven from a blocking thread: see {@link
+   * Kotlinx}.
+   */
   String KOTLINX = "kotlinx";
 
   /** Makes the mutex named {@code impl}, one of the constants above. */
@@ -51,8 +54,8 @@ interface Locker {
   void locked(Section section) throws InterruptedException;
 
   /**
-   * Runs {@code section} holding a lock known to be free, through the regular lock entry point,
-   * and fails if it would have had to wait. The default is {@link #locked}.
+   * Runs {@code section} holding a lock known to be free, through the regular lock entry point, and
+   * fails if it would have had to wait. The default is {@link #locked}.
    */
   default void lockedUncontended(Section section) throws InterruptedException {
     locked(section);
@@ -130,14 +133,14 @@ interface Locker {
   /**
    * kotlinx.coroutines' {@code Mutex}, whose {@code lock} is a suspend function with no blocking
    * form, driven as {@link KotlinxLimiter} drives its semaphore: the compiled {@code lock(owner,
-   * continuation)} is called directly. It returns at once when the lock is free (its own fast
-   * path is a {@code tryLock}); otherwise it returns {@code COROUTINE_SUSPENDED} and the unlocking
+   * continuation)} is called directly. It returns at once when the lock is free (its own fast path
+   * is a {@code tryLock}); otherwise it returns {@code COROUTINE_SUSPENDED} and the unlocking
    * thread later resumes the continuation, directly on its own thread since the continuation's
    * context has no dispatcher. To wait, the calling thread parks until its continuation is resumed:
    * one park and one unpark per handoff, as in AQS, and the continuation is the thread's own,
    * reused, so the adapter allocates nothing. kotlinx's unlock hands the lock straight to the
-   * longest-suspended waiter, so it is FIFO, like Jeton and juc-fair. No {@code runBlocking}, which would cost an event
-   * loop per operation and measure that instead.
+   * longest-suspended waiter, so it is FIFO, like Jeton and juc-fair. No {@code runBlocking}, which
+   * would cost an event loop per operation and measure that instead.
    */
   final class Kotlinx implements Locker {
     private static final Object SUSPENDED = IntrinsicsKt.getCOROUTINE_SUSPENDED();

@@ -48,8 +48,8 @@ interface Meeter {
   void await() throws InterruptedException;
 
   /**
-   * Releases every party waiting now, and makes every later {@link #await} return at once: the
-   * end of a run, when parties stop arriving. Never blocks; called once, by one thread.
+   * Releases every party waiting now, and makes every later {@link #await} return at once: the end
+   * of a run, when parties stop arriving. Never blocks; called once, by one thread.
    */
   void open() throws InterruptedException;
 

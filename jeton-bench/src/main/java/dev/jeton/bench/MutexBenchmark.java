@@ -17,20 +17,20 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * Mutual exclusion: Jeton's {@code Mutex} beside {@code ReentrantLock} fair and non-fair, a
- * {@code synchronized} block and kotlinx.coroutines' {@code Mutex}. The critical section adds one
- * to a shared counter {@code increments} times (default 4).
+ * Mutual exclusion: Jeton's {@code Mutex} beside {@code ReentrantLock} fair and non-fair, a {@code
+ * synchronized} block and kotlinx.coroutines' {@code Mutex}. The critical section adds one to a
+ * shared counter {@code increments} times (default 4).
  *
  * <ul>
  *   <li>{@code uncontended}: one thread locks the free mutex, runs the section and unlocks, in ns
  *       per operation. Goal: Jeton within 1.2x of juc-unfair. kotlinx's suspend {@code lock} is
  *       called with a continuation, as an existing coroutine would call it; it never suspends.
  *   <li>{@code contended}: every thread ({@code -t}, default 4) does the same in a loop, burning
- *       {@code outside} tokens of CPU (default 20) between operations; throughput in operations
- *       per microsecond, all threads together. Jeton, juc-fair and kotlinx are FIFO, so Jeton's
- *       fair comparison is juc-fair (goal: at least 10x); juc-unfair and {@code synchronized},
- *       which let a thread barge in ahead of the queue, are the upper reference. How a blocking
- *       thread waits for kotlinx's mutex, which has no blocking lock, is in {@link Locker.Kotlinx}.
+ *       {@code outside} tokens of CPU (default 20) between operations; throughput in operations per
+ *       microsecond, all threads together. Jeton, juc-fair and kotlinx are FIFO, so Jeton's fair
+ *       comparison is juc-fair (goal: at least 10x); juc-unfair and {@code synchronized}, which let
+ *       a thread barge in ahead of the queue, are the upper reference. How a blocking thread waits
+ *       for kotlinx's mutex, which has no blocking lock, is in {@link Locker.Kotlinx}.
  * </ul>
  *
  * <p>Run, the contended one once per thread count:
@@ -42,19 +42,15 @@ import org.openjdk.jmh.infra.Blackhole;
  */
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 3, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Fork(
+    value = 3,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
 public class MutexBenchmark {
 
   /** The mutex and the counter it guards. */
   @State(Scope.Benchmark)
   public static class Shared implements Locker.Section {
-    @Param({
-      Locker.JETON,
-      Locker.JUC_FAIR,
-      Locker.JUC_UNFAIR,
-      Locker.SYNCHRONIZED,
-      Locker.KOTLINX
-    })
+    @Param({Locker.JETON, Locker.JUC_FAIR, Locker.JUC_UNFAIR, Locker.SYNCHRONIZED, Locker.KOTLINX})
     public String impl = Locker.JETON;
 
     /** Increments of the shared counter in the critical section. */

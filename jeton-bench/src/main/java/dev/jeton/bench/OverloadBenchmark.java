@@ -1,11 +1,11 @@
 package dev.jeton.bench;
 
 import com.netflix.concurrency.limits.Limiter;
+import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import dev.jeton.AdaptiveLimit;
 import dev.jeton.Semaphore;
 import dev.jeton.http.AdmissionControl;
 import dev.jeton.http.servlet.AdmissionFilter;
-import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import jakarta.servlet.Filter;
@@ -35,16 +35,16 @@ import org.jspecify.annotations.Nullable;
  * turn: no filter; Jeton's servlet {@code AdmissionFilter} best effort, queued (at most {@code
  * capacity} waiting, 10 ms each) and adaptive (an {@code AdaptiveLimit} from {@code capacity} up to
  * 10 times it); resilience4j's {@code Bulkhead} in a filter; and Netflix concurrency-limits'
- * limiter in a filter (its own servlet filter is for {@code javax.servlet}; this one does what
- * that one does, on Jakarta), the peers answering 503 with {@code Retry-After: 1} when full,
- * Jeton with its own estimate.
+ * limiter in a filter (its own servlet filter is for {@code javax.servlet}; this one does what that
+ * one does, on Jakarta), the peers answering 503 with {@code Retry-After: 1} when full, Jeton with
+ * its own estimate.
  *
- * <p>First an unloaded run (no filter, {@code capacity} clients: the server is exactly busy)
- * gives the unloaded latency; then each contender runs with the full load. Reported per
- * contender: goodput (200s per second, and as a share of the capacity, {@code capacity / mean
- * work}), p50 and p99 of admitted requests, rejections per second and their p50 and p99, errors
- * (anything but 200, 503 or 429 with a Retry-After, or no answer), and the most requests that
- * were inside the endpoint at once.
+ * <p>First an unloaded run (no filter, {@code capacity} clients: the server is exactly busy) gives
+ * the unloaded latency; then each contender runs with the full load. Reported per contender:
+ * goodput (200s per second, and as a share of the capacity, {@code capacity / mean work}), p50 and
+ * p99 of admitted requests, rejections per second and their p50 and p99, errors (anything but 200,
+ * 503 or 429 with a Retry-After, or no answer), and the most requests that were inside the endpoint
+ * at once.
  *
  * <pre>
  * java -cp jeton-bench/target/benchmarks.jar dev.jeton.bench.OverloadBenchmark \
@@ -55,6 +55,7 @@ import org.jspecify.annotations.Nullable;
 public final class OverloadBenchmark {
   private static final int MIN_MILLIS = 20;
   private static final int MAX_MILLIS = 50;
+
   /** Jeton's queued mode waits at most this long: half the shortest work, a small price. */
   private static final int QUEUE_WAIT_MILLIS = 10;
 
@@ -155,8 +156,7 @@ public final class OverloadBenchmark {
       Duration measure,
       boolean rawClient) {}
 
-  private static void row(
-      String name, int round, int clients, @Nullable Filter filter, Setup setup)
+  private static void row(String name, int round, int clients, @Nullable Filter filter, Setup setup)
       throws Exception {
     // Every client gets a server thread: the overload reaches the filter.
     try (OverloadServer server =

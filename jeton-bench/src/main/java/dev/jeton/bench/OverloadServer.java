@@ -20,14 +20,14 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A Jetty 12 server whose one endpoint, {@code /work}, needs {@code minMillis} to {@code
- * maxMillis} of work (uniformly drawn) and can do {@code capacity} pieces of work at once: beyond
- * that, requests wait inside the server for a worker (a fair JDK semaphore standing for a
- * database pool or a CPU budget), which is how a server without admission control turns overload
- * into latency. The work is a sleep, so the load generator on the same machine keeps the cores.
+ * A Jetty 12 server whose one endpoint, {@code /work}, needs {@code minMillis} to {@code maxMillis}
+ * of work (uniformly drawn) and can do {@code capacity} pieces of work at once: beyond that,
+ * requests wait inside the server for a worker (a fair JDK semaphore standing for a database pool
+ * or a CPU budget), which is how a server without admission control turns overload into latency.
+ * The work is a sleep, so the load generator on the same machine keeps the cores.
  *
- * <p>An optional filter sits in front of the endpoint, as an application would install an
- * admission filter. The server counts how many requests are inside the endpoint at once.
+ * <p>An optional filter sits in front of the endpoint, as an application would install an admission
+ * filter. The server counts how many requests are inside the endpoint at once.
  */
 final class OverloadServer implements AutoCloseable {
   private final Server server;
@@ -86,7 +86,8 @@ final class OverloadServer implements AutoCloseable {
       try {
         workers.acquire();
         try {
-          TimeUnit.MILLISECONDS.sleep(ThreadLocalRandom.current().nextInt(minMillis, maxMillis + 1));
+          TimeUnit.MILLISECONDS.sleep(
+              ThreadLocalRandom.current().nextInt(minMillis, maxMillis + 1));
         } finally {
           workers.release();
         }

@@ -21,8 +21,8 @@ import org.openjdk.jol.vm.VM;
 import org.openjdk.jol.vm.VirtualMachine;
 
 /**
- * Bytes of heap a semaphore retains per queued waiter, measured with JOL. Not a JMH benchmark:
- * run it from the benchmarks jar,
+ * Bytes of heap a semaphore retains per queued waiter, measured with JOL. Not a JMH benchmark: run
+ * it from the benchmarks jar,
  *
  * <pre>
  * java -Djdk.attach.allowAttachSelf=true -cp jeton-bench/target/benchmarks.jar dev.jeton.bench.QueuedWaiterMemory
@@ -45,16 +45,16 @@ import org.openjdk.jol.vm.VirtualMachine;
  * {@link GraphLayout#parseInstance}.
  *
  * <p><b>Blocking waiters</b> (jeton, juc-fair, juc-unfair): {@value #BLOCKED_THREADS} platform
- * threads blocked in {@code acquire(1)}. A blocked waiter's node points to its {@link Thread},
- * and a thread reaches half the heap (its thread group, its class loader and every class...), so
- * JOL's {@code GraphLayout} cannot be used as is; and subtracting the threads' own graphs does not
- * work either, since a parked thread points back to the semaphore (its park blocker) and so the
- * threads' graph contains the whole queue. Instead the same graph walk is done here (JOL's field
- * offsets and sizes, breadth first from the semaphore) with {@code Thread}, {@code Class} and
- * {@code ClassLoader} objects treated as leaves that are not counted. That counts the queue nodes
- * and whatever else the semaphore allocates per waiter, and nothing that belongs to the thread
- * (which exists whether or not it waits; its stack is not on the heap at all). The walk is checked
- * against {@code GraphLayout} on the asynchronous cases, where both apply.
+ * threads blocked in {@code acquire(1)}. A blocked waiter's node points to its {@link Thread}, and
+ * a thread reaches half the heap (its thread group, its class loader and every class...), so JOL's
+ * {@code GraphLayout} cannot be used as is; and subtracting the threads' own graphs does not work
+ * either, since a parked thread points back to the semaphore (its park blocker) and so the threads'
+ * graph contains the whole queue. Instead the same graph walk is done here (JOL's field offsets and
+ * sizes, breadth first from the semaphore) with {@code Thread}, {@code Class} and {@code
+ * ClassLoader} objects treated as leaves that are not counted. That counts the queue nodes and
+ * whatever else the semaphore allocates per waiter, and nothing that belongs to the thread (which
+ * exists whether or not it waits; its stack is not on the heap at all). The walk is checked against
+ * {@code GraphLayout} on the asynchronous cases, where both apply.
  */
 public final class QueuedWaiterMemory {
   static final int ASYNC_WAITERS = 10_000;
@@ -134,11 +134,7 @@ public final class QueuedWaiterMemory {
     }
     double perWaiter = (double) (queued - baseline) / ASYNC_WAITERS;
     breakdowns.add(
-        breakdown(
-            impl + " async",
-            new Footprint(after),
-            new Footprint(before),
-            ASYNC_WAITERS));
+        breakdown(impl + " async", new Footprint(after), new Footprint(before), ASYNC_WAITERS));
 
     // Let every waiter through, so the run also shows they were really queued.
     limiter.release(held);
@@ -239,8 +235,8 @@ public final class QueuedWaiterMemory {
 
   /**
    * What every memory program does first: exits with the command to run if JOL cannot attach its
-   * agent (needed to size hidden classes), prints the VM's details, and returns the shallow size
-   * of a plain {@link CompletableFuture}.
+   * agent (needed to size hidden classes), prints the VM's details, and returns the shallow size of
+   * a plain {@link CompletableFuture}.
    */
   static long start(Class<?> program) {
     if (!Boolean.getBoolean("jdk.attach.allowAttachSelf")) {

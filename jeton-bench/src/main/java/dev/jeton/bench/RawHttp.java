@@ -12,10 +12,10 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A minimal HTTP/1.1 client for the load generator: one keep-alive connection, a GET written in
- * one system call, and a blocking read of the status line, the headers and the body (by {@code
- * Content-Length} or chunked). It reconnects after an error or a {@code Connection: close}. Not
- * for general use: no redirects, no TLS, ASCII headers only, no pipelining.
+ * A minimal HTTP/1.1 client for the load generator: one keep-alive connection, a GET written in one
+ * system call, and a blocking read of the status line, the headers and the body (by {@code
+ * Content-Length} or chunked). It reconnects after an error or a {@code Connection: close}. Not for
+ * general use: no redirects, no TLS, ASCII headers only, no pipelining.
  */
 final class RawHttp implements AutoCloseable {
   private final InetSocketAddress address;
@@ -31,7 +31,12 @@ final class RawHttp implements AutoCloseable {
   RawHttp(InetSocketAddress address, String path) {
     this.address = address;
     this.request =
-        ("GET " + path + " HTTP/1.1\r\nHost: " + address.getHostString() + ":" + address.getPort()
+        ("GET "
+                + path
+                + " HTTP/1.1\r\nHost: "
+                + address.getHostString()
+                + ":"
+                + address.getPort()
                 + "\r\nAccept: */*\r\n\r\n")
             .getBytes(StandardCharsets.US_ASCII);
   }
@@ -45,7 +50,9 @@ final class RawHttp implements AutoCloseable {
         s.setTcpNoDelay(true);
         s.connect(address, 10_000);
         s.setSoTimeout(30_000);
-        c = new Connection(s, new BufferedInputStream(s.getInputStream(), 8192), s.getOutputStream());
+        c =
+            new Connection(
+                s, new BufferedInputStream(s.getInputStream(), 8192), s.getOutputStream());
         connection = c;
       }
       c.out().write(request);

@@ -30,8 +30,8 @@ import org.openjdk.jmh.runner.IterationType;
  * read sums four shared counters, a write adds one to each), then burns {@code outside} tokens of
  * CPU (default 20). Throughput in operations per microsecond, all threads together.
  *
- * <p>Besides throughput, every operation times its acquire ({@link RwLocker}), and after each
- * trial the benchmark prints the longest wait of a reader and of a writer over the measurement
+ * <p>Besides throughput, every operation times its acquire ({@link RwLocker}), and after each trial
+ * the benchmark prints the longest wait of a reader and of a writer over the measurement
  * iterations, with the count of reads and writes done:
  *
  * <pre>
@@ -53,7 +53,9 @@ import org.openjdk.jmh.runner.IterationType;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 3, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Fork(
+    value = 3,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
 @Threads(4)
 public class ReadWriteLockBenchmark {
 
@@ -139,7 +141,8 @@ public class ReadWriteLockBenchmark {
     private static String millis(long nanos, long count) {
       return count == 0
           ? "-"
-          : String.format(Locale.ROOT, "%.3f ms", nanos / (double) TimeUnit.MILLISECONDS.toNanos(1));
+          : String.format(
+              Locale.ROOT, "%.3f ms", nanos / (double) TimeUnit.MILLISECONDS.toNanos(1));
     }
 
     @Override

@@ -41,13 +41,13 @@ import org.openjdk.jmh.runner.IterationType;
  * Jeton's {@link dev.jeton.redis.RedisSemaphore} side by side with Redisson's {@code RSemaphore}
  * and {@code RPermitExpirableSemaphore} (see {@link RedisFleet} for how each is set up), on one
  * real {@code redis-server}, and the floor they can get near ({@value RedisFleet#FLOOR}: two
- * Lettuce round trips of a trivial function). Each operation is {@code acquire(1)} + release of
- * one permit of a semaphore of {@code limit} (4) free permits.
+ * Lettuce round trips of a trivial function). Each operation is {@code acquire(1)} + release of one
+ * permit of a semaphore of {@code limit} (4) free permits.
  *
  * <p>The one-thread benchmarks also take {@code holders} (10 and 3,000): before warm-up a
  * background client takes that many more permits of a semaphore of {@code limit + holders} and
- * keeps them to the end of the trial ({@link RedisFleet#hold}), as the rest of a fleet would;
- * the goal is a cost per call that does not grow with them.
+ * keeps them to the end of the trial ({@link RedisFleet#hold}), as the rest of a fleet would; the
+ * goal is a cost per call that does not grow with them.
  *
  * <ul>
  *   <li>{@code latency}: one thread, nothing else using the semaphore; µs per acquire + release,
@@ -69,23 +69,23 @@ import org.openjdk.jmh.runner.IterationType;
  * <p>Each trial starts its own {@code redis-server} ({@link RedisProcess}: no persistence,
  * loopback), so every implementation meets the same, empty server; or pass {@code -p
  * redisUri=redis://host:port} to use one that runs already (its database is flushed before and
- * after each trial: never point this at data you want to keep). After each trial the Redis
- * commands run per operation during the measurement iterations are printed, from {@code INFO
- * commandstats} (commands run inside scripts and functions included), Redis's time in them
- * ({@code evalsha µs}, {@code fcall µs}), and the CPU time
- * of redis-server (when started here) and of the benchmark JVM, per operation; then per script
- * or function call: calls per operation, Redis's µs per call and the commands run inside per
- * call. That line is also appended to {@code target/redis-stats.csv} under the working
- * directory (or to {@code $JETON_REDIS_STATS}), which {@link RedisGoals} reads with JMH's JSON
- * result. The run fails if permits leaked.
+ * after each trial: never point this at data you want to keep). After each trial the Redis commands
+ * run per operation during the measurement iterations are printed, from {@code INFO commandstats}
+ * (commands run inside scripts and functions included), Redis's time in them ({@code evalsha µs},
+ * {@code fcall µs}), and the CPU time of redis-server (when started here) and of the benchmark JVM,
+ * per operation; then per script or function call: calls per operation, Redis's µs per call and the
+ * commands run inside per call. That line is also appended to {@code target/redis-stats.csv} under
+ * the working directory (or to {@code $JETON_REDIS_STATS}), which {@link RedisGoals} reads with
+ * JMH's JSON result. The run fails if permits leaked.
  *
  * <p>Run: {@code java -jar jeton-bench/target/benchmarks.jar RedisBenchmark -f 1 -wi 3 -w 5s -i 5
- * -r 5s}. {@link RedisRoundTrips} counts the round trips of one acquire and of one release
- * exactly.
+ * -r 5s}. {@link RedisRoundTrips} counts the round trips of one acquire and of one release exactly.
  */
 @Warmup(iterations = 3, time = 5)
 @Measurement(iterations = 5, time = 5)
-@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
 public class RedisBenchmark {
 
   private static final com.sun.management.OperatingSystemMXBean CLIENT_OS =
@@ -93,8 +93,8 @@ public class RedisBenchmark {
           java.lang.management.ManagementFactory.getOperatingSystemMXBean();
 
   /**
-   * Where each trial's line of Redis statistics is appended: {@code $JETON_REDIS_STATS} if set
-   * (the forked JVM inherits the environment), else {@code target/redis-stats.csv}.
+   * Where each trial's line of Redis statistics is appended: {@code $JETON_REDIS_STATS} if set (the
+   * forked JVM inherits the environment), else {@code target/redis-stats.csv}.
    */
   static final String STATS_FILE =
       Objects.requireNonNullElse(System.getenv("JETON_REDIS_STATS"), "target/redis-stats.csv");
@@ -109,22 +109,41 @@ public class RedisBenchmark {
       Set.of("fcall", "fcall_ro", "evalsha", "evalsha_ro", "eval", "eval_ro");
 
   /**
-   * Commands clients send for their connections (and ours for the statistics), never counted as
-   * run inside a script: {@code INFO commandstats} does not say which ran inside one, so every
-   * other command is counted as if it did ({@link RedisRoundTrips} tells them apart exactly).
+   * Commands clients send for their connections (and ours for the statistics), never counted as run
+   * inside a script: {@code INFO commandstats} does not say which ran inside one, so every other
+   * command is counted as if it did ({@link RedisRoundTrips} tells them apart exactly).
    */
   private static final Set<String> HOUSEKEEPING =
       Set.of(
-          "ping", "hello", "client", "select", "auth", "command", "cluster", "readonly", "echo",
-          "quit", "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe",
-          "sunsubscribe", "function", "script", "config", "info");
+          "ping",
+          "hello",
+          "client",
+          "select",
+          "auth",
+          "command",
+          "cluster",
+          "readonly",
+          "echo",
+          "quit",
+          "subscribe",
+          "unsubscribe",
+          "psubscribe",
+          "punsubscribe",
+          "ssubscribe",
+          "sunsubscribe",
+          "function",
+          "script",
+          "config",
+          "info");
 
   /** The server, the fleet's shared clients and the per-iteration statistics of one trial. */
   static final class Trial implements AutoCloseable {
     final String impl;
     final int holders;
+
     /** The permits free when nobody but the background holders holds one. */
     final int free;
+
     final RedisFleet fleet;
     private final String benchmark;
     private final String mode;
@@ -178,7 +197,8 @@ public class RedisBenchmark {
       long clientCpu = CLIENT_OS.getProcessCpuTime() - iterationClientCpu;
       RedisProcess s = server;
       long redisCpuNow = s == null ? -1 : s.cpuNanos();
-      long redisCpu = redisCpuNow < 0 || iterationRedisCpu < 0 ? 0 : redisCpuNow - iterationRedisCpu;
+      long redisCpu =
+          redisCpuNow < 0 || iterationRedisCpu < 0 ? 0 : redisCpuNow - iterationRedisCpu;
       Map<String, Long> calls = commandCalls(admin.sync());
       if (iteration.getType() == IterationType.MEASUREMENT) {
         measuredOps += done;
@@ -218,8 +238,8 @@ public class RedisBenchmark {
     }
 
     /**
-     * Per script or function call over the measurement iterations: calls per operation, Redis's
-     * µs per call, and the commands run inside per call; {@code {0, 0, 0}} without calls.
+     * Per script or function call over the measurement iterations: calls per operation, Redis's µs
+     * per call, and the commands run inside per call; {@code {0, 0, 0}} without calls.
      */
     private double[] perCall() {
       long calls = 0;
@@ -248,7 +268,10 @@ public class RedisBenchmark {
       }
       StringBuilder line =
           new StringBuilder(
-              "Redis commands per operation, measurement iterations, " + impl + " (" + measuredOps
+              "Redis commands per operation, measurement iterations, "
+                  + impl
+                  + " ("
+                  + measuredOps
                   + " ops; commands run inside scripts and functions included; 'evalsha µs',"
                   + " 'fcall µs': Redis's time in them per operation):");
       measuredCalls.forEach(
@@ -275,8 +298,18 @@ public class RedisBenchmark {
           String.format(
               Locale.ROOT,
               "%s,%s,%s,%s,%d,%d,%.3f,%.2f,%.3f,%.2f,%.2f,%.2f",
-              Instant.now(), benchmark, mode, impl, holders, measuredOps, perCall[0], perCall[1],
-              perCall[2], perCall[0] * perCall[1], redisCpu, clientCpu));
+              Instant.now(),
+              benchmark,
+              mode,
+              impl,
+              holders,
+              measuredOps,
+              perCall[0],
+              perCall[1],
+              perCall[2],
+              perCall[0] * perCall[1],
+              redisCpu,
+              clientCpu));
     }
 
     /** Appends {@code line} to {@link #STATS_FILE}, after the header if the file is new. */
@@ -289,7 +322,10 @@ public class RedisBenchmark {
         }
         String text = (Files.exists(file) ? "" : STATS_HEADER + "\n") + line + "\n";
         Files.writeString(
-            file, text, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+            file,
+            text,
+            StandardCharsets.UTF_8,
+            StandardOpenOption.CREATE,
             StandardOpenOption.APPEND);
       } catch (IOException e) {
         throw new UncheckedIOException("could not append to " + file.toAbsolutePath(), e);
@@ -470,8 +506,7 @@ public class RedisBenchmark {
   @Threads(1)
   @BenchmarkMode(Mode.AverageTime)
   @OutputTimeUnit(TimeUnit.MICROSECONDS)
-  public void latencyReleaseNoWait(Single single, SingleClient client)
-      throws InterruptedException {
+  public void latencyReleaseNoWait(Single single, SingleClient client) throws InterruptedException {
     RedisFleet.Handle handle = client.handle;
     handle.releaseNoWait(handle.acquire());
     single.trial.ops.increment();
@@ -491,8 +526,7 @@ public class RedisBenchmark {
   @Threads(16)
   @BenchmarkMode(Mode.Throughput)
   @OutputTimeUnit(TimeUnit.MILLISECONDS)
-  public void contendedReleaseNoWait(Fleet fleet, FleetClient client)
-      throws InterruptedException {
+  public void contendedReleaseNoWait(Fleet fleet, FleetClient client) throws InterruptedException {
     RedisFleet.Handle handle = client.handle;
     handle.releaseNoWait(handle.acquire());
     fleet.trial.ops.increment();

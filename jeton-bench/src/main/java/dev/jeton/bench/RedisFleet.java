@@ -23,14 +23,14 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * One of the Redis semaphores compared, as the clients of a fleet would use it: {@link
- * #handle()} gives each benchmark thread its client's handle, and what the handles share (a
- * Lettuce client, a Redisson client) is made once and closed with the fleet.
+ * One of the Redis semaphores compared, as the clients of a fleet would use it: {@link #handle()}
+ * gives each benchmark thread its client's handle, and what the handles share (a Lettuce client, a
+ * Redisson client) is made once and closed with the fleet.
  *
  * <ul>
- *   <li>{@value #JETON}: {@link RedisSemaphore}, default options (leases of 30 s, renewed every
- *       10 s) but a replay window of 5 s ({@link #REPLAY_WINDOW}), so that finished requests are
- *       swept inside a trial rather than after it. Each thread opens its own handle ({@code
+ *   <li>{@value #JETON}: {@link RedisSemaphore}, default options (leases of 30 s, renewed every 10
+ *       s) but a replay window of 5 s ({@link #REPLAY_WINDOW}), so that finished requests are swept
+ *       inside a trial rather than after it. Each thread opens its own handle ({@code
  *       RedisSemaphore.builder(name).client(c)}), as each member of a fleet has its own; the
  *       handles share one Lettuce {@link RedisClient} (so its event loops), and each has its own
  *       two connections (commands, wake-ups).
@@ -41,18 +41,18 @@ import org.redisson.config.Config;
  *       configuration (a pool of up to 64 connections, 1 to 50 for pub/sub), shared by every
  *       thread: that is how Redisson is meant to be used, one client per process.
  *   <li>{@value #REDISSON_EXPIRABLE}: Redisson's {@link RPermitExpirableSemaphore}: {@code
- *       acquire(30, SECONDS)} (a permit that expires after 30 s, like Jeton's default lease, but
- *       is never renewed) returns a permit id, {@code release(permitId)} gives it back. Same
- *       shared client.
- *   <li>{@value #FLOOR}: no semaphore: acquire and release are each one {@code FCALL} of a
- *       function that returns 1 ({@link #FLOOR_LIBRARY}), on a key in Jeton's hash tag, through
- *       the same Lettuce {@link RedisClient} setup and {@link StringCodec} as {@value #JETON},
- *       async and then {@code get()} as Jeton's blocking path. Its {@code latency} is two Lettuce
- *       round trips of a trivial function: the floor a Redis semaphore can get near.
+ *       acquire(30, SECONDS)} (a permit that expires after 30 s, like Jeton's default lease, but is
+ *       never renewed) returns a permit id, {@code release(permitId)} gives it back. Same shared
+ *       client.
+ *   <li>{@value #FLOOR}: no semaphore: acquire and release are each one {@code FCALL} of a function
+ *       that returns 1 ({@link #FLOOR_LIBRARY}), on a key in Jeton's hash tag, through the same
+ *       Lettuce {@link RedisClient} setup and {@link StringCodec} as {@value #JETON}, async and
+ *       then {@code get()} as Jeton's blocking path. Its {@code latency} is two Lettuce round trips
+ *       of a trivial function: the floor a Redis semaphore can get near.
  * </ul>
  *
- * <p>{@link #hold(int)} has a background client take permits before a trial and keep them, as
- * the other members of a fleet would; see there for how each implementation does it.
+ * <p>{@link #hold(int)} has a background client take permits before a trial and keep them, as the
+ * other members of a fleet would; see there for how each implementation does it.
  *
  * <p>Each benchmark fork loads one implementation, so calls through these interfaces are
  * monomorphic; and at the tens of microseconds a Redis round trip costs, the adapter is noise.
@@ -140,9 +140,9 @@ abstract class RedisFleet implements AutoCloseable {
   abstract int available();
 
   /**
-   * Has a client of its own (not one of the handles') take {@code permits} permits and keep
-   * them until {@link Held#release()}; returns once all are held. Jeton: a separate handle with
-   * {@link #HOLDER_OPTIONS}, {@code acquireLeaseAsync(1)} × permits, then joined; {@code
+   * Has a client of its own (not one of the handles') take {@code permits} permits and keep them
+   * until {@link Held#release()}; returns once all are held. Jeton: a separate handle with {@link
+   * #HOLDER_OPTIONS}, {@code acquireLeaseAsync(1)} × permits, then joined; {@code
    * RPermitExpirableSemaphore}: {@code acquireAsync(10, MINUTES)} × permits, then joined; {@code
    * RSemaphore}: {@code acquire(permits)}; the floor has no permits and takes nothing.
    */

@@ -23,21 +23,20 @@ import org.jspecify.annotations.Nullable;
  * </pre>
  *
  * <p>Arguments ending in {@code .csv} are statistics files, the others JMH JSON files. Where a
- * result appears twice, the later file, and the later line of a file, counts. Only the means
- * are compared: read the error bars JMH printed beside them. Exits with 1 unless every goal
- * passed.
+ * result appears twice, the later file, and the later line of a file, counts. Only the means are
+ * compared: read the error bars JMH printed beside them. Exits with 1 unless every goal passed.
  *
  * <ul>
  *   <li>{@code latency} (average time), 10 holders: Jeton within 1.6 times the floor;
- *   <li>Jeton at 3,000 holders within 1.2 times Jeton at 10, in {@code latency} and in Redis's
- *       µs per function call during {@code latency};
+ *   <li>Jeton at 3,000 holders within 1.2 times Jeton at 10, in {@code latency} and in Redis's µs
+ *       per function call during {@code latency};
  *   <li>Jeton ahead of both Redisson semaphores in {@code latency}, at each number of holders
- *       measured, and in {@code contended} (Jeton with a handle per thread; with one shared
- *       handle shown for information).
+ *       measured, and in {@code contended} (Jeton with a handle per thread; with one shared handle
+ *       shown for information).
  * </ul>
  *
- * <p>With {@code latency} run in sample mode too ({@code -bm sample}), each one's 99.9th
- * percentile is listed after the goals.
+ * <p>With {@code latency} run in sample mode too ({@code -bm sample}), each one's 99.9th percentile
+ * is listed after the goals.
  */
 public final class RedisGoals {
   private static final String JETON = RedisFleet.JETON;
@@ -200,8 +199,8 @@ public final class RedisGoals {
   }
 
   /**
-   * Judges {@code numerator / denominator}: at most {@code bound}, or below it if {@code
-   * strictly} ("ahead"); if {@code information}, the line is only shown (INFO), never a goal.
+   * Judges {@code numerator / denominator}: at most {@code bound}, or below it if {@code strictly}
+   * ("ahead"); if {@code information}, the line is only shown (INFO), never a goal.
    */
   private void ratio(
       String name,
@@ -223,8 +222,14 @@ public final class RedisGoals {
         String.format(
             Locale.ROOT,
             "%-7s  %s: %s / %s = %.3f (%s %s %.1f)",
-            verdict, name, describe(numerator), describe(denominator), ratio,
-            information ? "for information; jeton's goal:" : "goal", strictly ? "<" : "≤", bound));
+            verdict,
+            name,
+            describe(numerator),
+            describe(denominator),
+            ratio,
+            information ? "for information; jeton's goal:" : "goal",
+            strictly ? "<" : "≤",
+            bound));
   }
 
   private static String describe(Score score) {
@@ -245,8 +250,12 @@ public final class RedisGoals {
           Map<String, Double> p = sample.percentiles();
           tails.add(
               String.format(
-                  Locale.ROOT, "  %-18s %5s holders: p99 %.0f µs, p99.9 %.0f µs", impl, holders,
-                  p.getOrDefault("99.0", Double.NaN), p.getOrDefault("99.9", Double.NaN)));
+                  Locale.ROOT,
+                  "  %-18s %5s holders: p99 %.0f µs, p99.9 %.0f µs",
+                  impl,
+                  holders,
+                  p.getOrDefault("99.0", Double.NaN),
+                  p.getOrDefault("99.9", Double.NaN)));
         }
       }
     }
@@ -257,8 +266,8 @@ public final class RedisGoals {
   }
 
   /**
-   * Just enough JSON for JMH's result files: objects become {@link LinkedHashMap}s, arrays
-   * {@link ArrayList}s, numbers {@link Double}s; {@code null} becomes the string "null".
+   * Just enough JSON for JMH's result files: objects become {@link LinkedHashMap}s, arrays {@link
+   * ArrayList}s, numbers {@link Double}s; {@code null} becomes the string "null".
    */
   static final class Json {
     private final String text;

@@ -15,8 +15,8 @@ import java.util.stream.Stream;
 /**
  * A {@code redis-server} process of the benchmarks' own, on a free loopback port, persisting
  * nothing: {@code redis-server --port P --bind 127.0.0.1 --save "" --appendonly no}. {@link
- * #start()} returns once it answers {@code PING}; {@link #close()} kills it and deletes its
- * working directory, and so does a shutdown hook if the JVM exits first.
+ * #start()} returns once it answers {@code PING}; {@link #close()} kills it and deletes its working
+ * directory, and so does a shutdown hook if the JVM exits first.
  *
  * <p>The binary is {@code $JETON_REDIS_SERVER} if set, else {@code redis-server} on the {@code
  * PATH}, else {@code /usr/bin/redis-server} or {@code /usr/local/bin/redis-server}.
@@ -55,9 +55,19 @@ final class RedisProcess implements AutoCloseable {
       try {
         process =
             new ProcessBuilder(
-                    binary, "--port", Integer.toString(port), "--bind", "127.0.0.1",
-                    "--save", "", "--appendonly", "no", "--dir", directory.toString(),
-                    "--logfile", "redis.log")
+                    binary,
+                    "--port",
+                    Integer.toString(port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--dir",
+                    directory.toString(),
+                    "--logfile",
+                    "redis.log")
                 .redirectErrorStream(true)
                 .redirectOutput(directory.resolve("redis.out").toFile())
                 .start();
@@ -69,15 +79,17 @@ final class RedisProcess implements AutoCloseable {
         return new RedisProcess(process, directory, port);
       }
       process.destroyForcibly();
-      failure = new IllegalStateException("redis-server did not answer PING on port " + port + log(directory));
+      failure =
+          new IllegalStateException(
+              "redis-server did not answer PING on port " + port + log(directory));
     }
     deleteRecursively(directory);
     throw failure;
   }
 
   /**
-   * The CPU time the server has used, user and system, in ns, from {@code /proc/<pid>/stat}
-   * (Linux; clock ticks of usually 10 ms); -1 where that cannot be read.
+   * The CPU time the server has used, user and system, in ns, from {@code /proc/<pid>/stat} (Linux;
+   * clock ticks of usually 10 ms); -1 where that cannot be read.
    */
   long cpuNanos() {
     try {
@@ -157,7 +169,8 @@ final class RedisProcess implements AutoCloseable {
     for (String name : List.of("redis.out", "redis.log")) {
       try {
         List<String> lines = Files.readAllLines(directory.resolve(name));
-        lines.subList(Math.max(0, lines.size() - 20), lines.size())
+        lines
+            .subList(Math.max(0, lines.size() - 20), lines.size())
             .forEach(line -> text.append("\n  ").append(line));
       } catch (IOException | UncheckedIOException missing) {
         // nothing written

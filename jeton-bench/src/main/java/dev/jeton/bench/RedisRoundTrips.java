@@ -11,13 +11,13 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Counts the commands each implementation sends Redis for one uncontended {@code acquire(1)}
- * and for one release (awaited), exactly: a plain program, not a benchmark. It watches the
- * server with {@code MONITOR}, which shows every command a client sends and, marked {@code lua},
- * the commands scripts and functions run, and marks the start of each acquire and each release
- * with an {@code ECHO} sent, and answered, on another connection in between. Since each command
- * a client sends waits for its reply, a client command is a round trip; the {@code lua} ones
- * are counted apart, as the commands run inside per acquire and per release.
+ * Counts the commands each implementation sends Redis for one uncontended {@code acquire(1)} and
+ * for one release (awaited), exactly: a plain program, not a benchmark. It watches the server with
+ * {@code MONITOR}, which shows every command a client sends and, marked {@code lua}, the commands
+ * scripts and functions run, and marks the start of each acquire and each release with an {@code
+ * ECHO} sent, and answered, on another connection in between. Since each command a client sends
+ * waits for its reply, a client command is a round trip; the {@code lua} ones are counted apart, as
+ * the commands run inside per acquire and per release.
  *
  * <pre>
  * java -cp jeton-bench/target/benchmarks.jar dev.jeton.bench.RedisRoundTrips \
@@ -25,9 +25,9 @@ import org.jspecify.annotations.Nullable;
  * </pre>
  *
  * <p>{@code holders} (default 0): permits a background client takes first and holds while the
- * operations are counted, of a semaphore of 4 + holders ({@link RedisFleet#hold}). Without a
- * URI it starts its own {@code redis-server} ({@link RedisProcess}). With one, the database is
- * flushed before each implementation.
+ * operations are counted, of a semaphore of 4 + holders ({@link RedisFleet#hold}). Without a URI it
+ * starts its own {@code redis-server} ({@link RedisProcess}). With one, the database is flushed
+ * before each implementation.
  */
 public final class RedisRoundTrips {
   private static final String ACQUIRE = "jeton-bench:acquire";

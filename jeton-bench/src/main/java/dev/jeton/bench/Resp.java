@@ -15,9 +15,9 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A blocking RESP2 connection to Redis, for the benchmarks' housekeeping (is the server up,
- * flush, command statistics, {@code MONITOR}): not for anything measured. Replies come back as
- * String (simple and bulk strings), Long, a List of replies, or null; an error reply throws.
+ * A blocking RESP2 connection to Redis, for the benchmarks' housekeeping (is the server up, flush,
+ * command statistics, {@code MONITOR}): not for anything measured. Replies come back as String
+ * (simple and bulk strings), Long, a List of replies, or null; an error reply throws.
  */
 final class Resp implements AutoCloseable {
   private final Socket socket;
@@ -63,10 +63,12 @@ final class Resp implements AutoCloseable {
   void send(String... command) {
     try {
       ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-      buffer.write(('*' + Integer.toString(command.length) + "\r\n").getBytes(StandardCharsets.UTF_8));
+      buffer.write(
+          ('*' + Integer.toString(command.length) + "\r\n").getBytes(StandardCharsets.UTF_8));
       for (String part : command) {
         byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
-        buffer.write(('$' + Integer.toString(bytes.length) + "\r\n").getBytes(StandardCharsets.UTF_8));
+        buffer.write(
+            ('$' + Integer.toString(bytes.length) + "\r\n").getBytes(StandardCharsets.UTF_8));
         buffer.write(bytes);
         buffer.write('\r');
         buffer.write('\n');
@@ -109,7 +111,8 @@ final class Resp implements AutoCloseable {
           }
           yield items;
         }
-        default -> throw new IllegalStateException("not a RESP2 reply: '" + (char) type + line + "'");
+        default ->
+            throw new IllegalStateException("not a RESP2 reply: '" + (char) type + line + "'");
       };
     } catch (IOException e) {
       throw new UncheckedIOException(e);

@@ -6,10 +6,10 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.concurrent.locks.StampedLock;
 
 /**
- * One of the read-write locks compared, running a read or a write section under it and timing
- * how long the lock took to acquire: the adapter that lets {@link ReadWriteLockBenchmark} be
- * written once. As with {@link Limiter}, one JMH fork loads one implementation, so calls through
- * this interface are monomorphic and inlined. Never run with {@code -f 0}.
+ * One of the read-write locks compared, running a read or a write section under it and timing how
+ * long the lock took to acquire: the adapter that lets {@link ReadWriteLockBenchmark} be written
+ * once. As with {@link Limiter}, one JMH fork loads one implementation, so calls through this
+ * interface are monomorphic and inlined. Never run with {@code -f 0}.
  *
  * <p>The wait of an operation is {@code System.nanoTime()} just before the acquire to just after
  * it: for an uncontended acquire that is the cost of the acquire plus one clock read, for a
@@ -29,8 +29,8 @@ interface RwLocker {
   String STAMPED = "stamped";
 
   /**
-   * {@code StampedLock} with optimistic reads: {@code tryOptimisticRead()}, read, {@code
-   * validate}; a read that fails validation takes {@code readLock()} and reads again.
+   * {@code StampedLock} with optimistic reads: {@code tryOptimisticRead()}, read, {@code validate};
+   * a read that fails validation takes {@code readLock()} and reads again.
    */
   String STAMPED_OPTIMISTIC = "stamped-optimistic";
 
@@ -47,8 +47,8 @@ interface RwLocker {
   }
 
   /**
-   * Reads {@code data} under the read lock, recording the wait in {@code waits}; returns what
-   * was read.
+   * Reads {@code data} under the read lock, recording the wait in {@code waits}; returns what was
+   * read.
    */
   long read(Data data, Waits waits) throws InterruptedException;
 
@@ -186,8 +186,8 @@ interface RwLocker {
 
   /**
    * {@link StampedLock} with optimistic reads. A read's wait runs to the moment it has a snapshot
-   * it will keep: the optimistic stamp when the read validates, else the read lock taken after
-   * the failed attempt (which is counted in the wait).
+   * it will keep: the optimistic stamp when the read validates, else the read lock taken after the
+   * failed attempt (which is counted in the wait).
    */
   final class StampedOptimistic extends Stamped {
     @Override

@@ -16,17 +16,17 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * One thread takes one permit of a free semaphore (limit 1) and gives it back: the cost of the
- * fast paths, in ns per acquire+release.
+ * One thread takes one permit of a free semaphore (limit 1) and gives it back: the cost of the fast
+ * paths, in ns per acquire+release.
  *
  * <ul>
- *   <li>{@code acquireRelease}: each library's regular acquire entry point on a free permit.
- *       jeton: blocking {@code acquire(1)} + {@code Permit.release()} (goal: within 1.2x of
- *       juc-unfair); juc-fair, juc-unfair: {@code acquire()} + {@code release()}; ibm: {@code
- *       acquire(1)}, which returns an already completed stage, + {@code release(1)}; kotlinx: the
- *       suspend {@code acquire}, called with a continuation as an existing coroutine would call it
- *       (it returns at once, the continuation is never used), + {@code release()}; cas-floor: one
- *       CAS + one atomic add.
+ *   <li>{@code acquireRelease}: each library's regular acquire entry point on a free permit. jeton:
+ *       blocking {@code acquire(1)} + {@code Permit.release()} (goal: within 1.2x of juc-unfair);
+ *       juc-fair, juc-unfair: {@code acquire()} + {@code release()}; ibm: {@code acquire(1)}, which
+ *       returns an already completed stage, + {@code release(1)}; kotlinx: the suspend {@code
+ *       acquire}, called with a continuation as an existing coroutine would call it (it returns at
+ *       once, the continuation is never used), + {@code release()}; cas-floor: one CAS + one atomic
+ *       add.
  *   <li>{@code tryAcquireRelease}: every library's non-waiting {@code tryAcquire} + release. For
  *       jeton it is {@code tryAcquire(1)}, which returns an {@code Optional<Permit>}.
  * </ul>
@@ -37,7 +37,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 3, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Fork(
+    value = 3,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
 @Threads(1)
 public class UncontendedBenchmark {
 

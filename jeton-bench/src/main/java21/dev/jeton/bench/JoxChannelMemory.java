@@ -14,9 +14,8 @@ import dev.jeton.bench.ChannelMemory.Cases;
  * </pre>
  *
  * <p>jox has no asynchronous send or receive (it is written for virtual threads), so it has rows
- * for buffered values and blocked platform threads only. It has no non-blocking receive either:
- * the buffered values are taken back with {@code receive}, which does not wait when a value is
- * there.
+ * for buffered values and blocked platform threads only. It has no non-blocking receive either: the
+ * buffered values are taken back with {@code receive}, which does not wait when a value is there.
  */
 public final class JoxChannelMemory {
   private JoxChannelMemory() {}

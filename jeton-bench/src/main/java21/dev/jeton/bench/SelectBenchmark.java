@@ -25,29 +25,29 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Jeton's {@link Select#select} beside jox's {@code Select.select}, receiving over 1 and 2
- * channels: jox's own SelectBenchmark shapes ("single channel" and "two channels iterative"),
- * with {@link ChannelBenchmark}'s batch, threads and JMH settings. jox needs Java 21, so this
- * class is built only on JDK 21 and newer (src/main/java21).
+ * channels: jox's own SelectBenchmark shapes ("single channel" and "two channels iterative"), with
+ * {@link ChannelBenchmark}'s batch, threads and JMH settings. jox needs Java 21, so this class is
+ * built only on JDK 21 and newer (src/main/java21).
  *
  * <p>One consumer thread receives {@link ChannelBenchmark#BATCH} values, each by one select:
  *
  * <ul>
  *   <li>{@code clauses=1}: {@code select(a.onReceive(..))} (jox: {@code
  *       select(a.receiveClause())}); one producer sends the whole batch into {@code a}.
- *   <li>{@code clauses=2}: {@code select(a.onReceive(..), b.onReceive(..))}; two producers, one
- *       per channel, each send half the batch.
+ *   <li>{@code clauses=2}: {@code select(a.onReceive(..), b.onReceive(..))}; two producers, one per
+ *       channel, each send half the batch.
  *   <li>{@code clauses=0}: the baseline, no select: the consumer calls {@code a.receive()}; one
  *       producer. The difference from {@code clauses=1} is what a select costs over the plain
  *       receive.
  * </ul>
  *
- * <p>The time is per value received. As in jox's benchmark the clauses are made in each select
- * (as a caller writes them inline), so their allocation is counted for both; a Jeton clause could
- * be made once and reused. Producers send with the channel's plain blocking {@code send}.
+ * <p>The time is per value received. As in jox's benchmark the clauses are made in each select (as
+ * a caller writes them inline), so their allocation is counted for both; a Jeton clause could be
+ * made once and reused. Producers send with the channel's plain blocking {@code send}.
  *
  * <p>{@code jeton} and {@code jox} run on platform threads; {@code jeton-virtual} and {@code
- * jox-virtual} on a virtual thread per task (jox's own benchmark runs on virtual threads),
- * {@link JoxChannelBenchmark.Workers}' threads: the two kinds of rows are read apart. Run:
+ * jox-virtual} on a virtual thread per task (jox's own benchmark runs on virtual threads), {@link
+ * JoxChannelBenchmark.Workers}' threads: the two kinds of rows are read apart. Run:
  *
  * <pre>
  * java -jar jeton-bench/target/benchmarks.jar SelectBenchmark
@@ -57,7 +57,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
+@Fork(
+    value = 2,
+    jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch"})
 @Threads(1)
 public class SelectBenchmark {
   private static final int BATCH = ChannelBenchmark.BATCH;

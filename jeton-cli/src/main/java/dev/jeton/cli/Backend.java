@@ -11,14 +11,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Where the {@code jeton} commands find semaphores: machine-wide in a directory of lock files
- * ({@link HostBackend}), or fleet-wide in Redis ({@link RedisBackend}). The commands are the
- * same for both.
+ * ({@link HostBackend}), or fleet-wide in Redis ({@link RedisBackend}). The commands are the same
+ * for both.
  */
 interface Backend extends AutoCloseable {
 
   /**
-   * Opens semaphore {@code name}: checks it has {@code limit}, or creates it with {@code limit}
-   * (or with {@code limitIfNew} when {@code limit} is null, or fails if that is 0 too).
+   * Opens semaphore {@code name}: checks it has {@code limit}, or creates it with {@code limit} (or
+   * with {@code limitIfNew} when {@code limit} is null, or fails if that is 0 too).
    *
    * @param command what holders and waiters of this process say they run
    */
@@ -41,20 +41,20 @@ interface Backend extends AutoCloseable {
   void release(Permit permit);
 
   /**
-   * Makes the permit stay held while any process of the session {@code leader} leads runs, even
-   * if this process dies (on this machine; a lease cannot outlive its renewals).
+   * Makes the permit stay held while any process of the session {@code leader} leads runs, even if
+   * this process dies (on this machine; a lease cannot outlive its renewals).
    */
   void holdWhileRuns(Semaphore semaphore, Permit permit, ProcessHandle leader) throws IOException;
 
   /**
-   * How long the watchdog gives the command between SIGTERM and SIGKILL if {@code jeton} dies:
-   * with a lease, short enough that the command is gone before the lease could run out.
+   * How long the watchdog gives the command between SIGTERM and SIGKILL if {@code jeton} dies: with
+   * a lease, short enough that the command is gone before the lease could run out.
    */
   java.time.Duration stopGrace();
 
   /**
-   * Whether the permit is kept by this process's renewals (a lease), so that this process must
-   * keep running while it holds it; false if it stays held while this process is stopped.
+   * Whether the permit is kept by this process's renewals (a lease), so that this process must keep
+   * running while it holds it; false if it stays held while this process is stopped.
    */
   boolean renews();
 

@@ -20,41 +20,39 @@ import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The command {@code jeton run} runs, with everything it starts: one process session
- * (setsid(1)), so that a signal reaches all of it and {@code jeton} can tell when all of it has
- * exited.
+ * The command {@code jeton run} runs, with everything it starts: one process session (setsid(1)),
+ * so that a signal reaches all of it and {@code jeton} can tell when all of it has exited.
  *
- * <p>The command's lifetime is the permit's lifetime, even if {@code jeton} is killed with
- * SIGKILL (by the OOM killer, or systemd with {@code KillMode=process}):
+ * <p>The command's lifetime is the permit's lifetime, even if {@code jeton} is killed with SIGKILL
+ * (by the OOM killer, or systemd with {@code KillMode=process}):
  *
  * <ul>
  *   <li>A watchdog, a small shell in a session of its own, reads a pipe from {@code jeton}. When
- *       the pipe ends without a word, {@code jeton} has died (the kernel closes its end however
- *       it died), and the watchdog stops the whole session: SIGTERM, then SIGKILL after a grace
+ *       the pipe ends without a word, {@code jeton} has died (the kernel closes its end however it
+ *       died), and the watchdog stops the whole session: SIGTERM, then SIGKILL after a grace
  *       period. With Redis the grace period ends well before the lease can run out.
- *   <li>On this machine, the permits' records name the session, so that other processes count
- *       the permits as held until its last process has exited, whether or not {@code jeton}
- *       lives ({@code HostSemaphore.holdWhileSessionRuns}).
- *   <li>Both are in place before the command starts: the session is made while {@code jeton}
- *       waits for its permits, as a shell stopped (SIGSTOP) at a gate; once the permits are
- *       granted and recorded, the watchdog continues it (SIGCONT) and it runs the command. Until
- *       then it dies with {@code jeton} (a parent-death signal, cleared for the command).
+ *   <li>On this machine, the permits' records name the session, so that other processes count the
+ *       permits as held until its last process has exited, whether or not {@code jeton} lives
+ *       ({@code HostSemaphore.holdWhileSessionRuns}).
+ *   <li>Both are in place before the command starts: the session is made while {@code jeton} waits
+ *       for its permits, as a shell stopped (SIGSTOP) at a gate; once the permits are granted and
+ *       recorded, the watchdog continues it (SIGCONT) and it runs the command. Until then it dies
+ *       with {@code jeton} (a parent-death signal, cleared for the command).
  * </ul>
  *
  * <p>So the grant costs no process start: the command starts within a few milliseconds.
  *
- * <p>The price of a session of its own: the command has no controlling terminal. It still reads
- * and writes the terminal through stdin, stdout and stderr, and {@code jeton} forwards the
- * terminal's signals to it, but a program that opens {@code /dev/tty} itself (a password prompt)
- * cannot. Where {@code setsid} or {@code setpriv} (util-linux) is missing, the command is started
- * plainly, as a child of {@code jeton}, when the permits are granted.
+ * <p>The price of a session of its own: the command has no controlling terminal. It still reads and
+ * writes the terminal through stdin, stdout and stderr, and {@code jeton} forwards the terminal's
+ * signals to it, but a program that opens {@code /dev/tty} itself (a password prompt) cannot. Where
+ * {@code setsid} or {@code setpriv} (util-linux) is missing, the command is started plainly, as a
+ * child of {@code jeton}, when the permits are granted.
  */
 final class CommandSession implements AutoCloseable {
   /**
-   * Stops itself until the permits are granted, then reads the command's environment (JETON_*)
-   * from the file {@code jeton} wrote (and removes it), and runs the command without the
-   * parent-death signal.
-   * Arguments: the environment file, the command.
+   * Stops itself until the permits are granted, then reads the command's environment (JETON_*) from
+   * the file {@code jeton} wrote (and removes it), and runs the command without the parent-death
+   * signal. Arguments: the environment file, the command.
    */
   private static final String GATE =
       "kill -STOP $$\n"
@@ -64,14 +62,14 @@ final class CommandSession implements AutoCloseable {
           + "exec setpriv --pdeathsig clear -- \"$@\"\n";
 
   /**
-   * The watchdog reads lines from jeton: "go" continues the gate; "check" asks whether any
-   * process of the command's group still runs (answered "alive" or "gone": the shell's kill asks
-   * the kernel at once, where a look through /proc reads a file per process); "done" means the
-   * session is over. The end of the pipe without "done" means jeton died, and the session is
-   * stopped: SIGTERM (and SIGCONT, so that a gate still stopped sees it), then SIGKILL if anything
-   * runs after the grace period. Immune to the signals a terminal or a group kill sends.
-   * Arguments: the session, the grace period in tenths of a second, and the directory of the
-   * environment file, which it removes when it exits: jeton may have died without doing so.
+   * The watchdog reads lines from jeton: "go" continues the gate; "check" asks whether any process
+   * of the command's group still runs (answered "alive" or "gone": the shell's kill asks the kernel
+   * at once, where a look through /proc reads a file per process); "done" means the session is
+   * over. The end of the pipe without "done" means jeton died, and the session is stopped: SIGTERM
+   * (and SIGCONT, so that a gate still stopped sees it), then SIGKILL if anything runs after the
+   * grace period. Immune to the signals a terminal or a group kill sends. Arguments: the session,
+   * the grace period in tenths of a second, and the directory of the environment file, which it
+   * removes when it exits: jeton may have died without doing so.
    */
   private static final String WATCHDOG =
       "trap '' INT TERM HUP QUIT\n"
@@ -107,7 +105,10 @@ final class CommandSession implements AutoCloseable {
   private final Object pauseLock = new Object();
   private boolean paused; // guarded by pauseLock
 
-  private CommandSession(List<String> command, @Nullable Path scratch, @Nullable Process leader,
+  private CommandSession(
+      List<String> command,
+      @Nullable Path scratch,
+      @Nullable Process leader,
       @Nullable Process watchdog) {
     this.command = command;
     this.scratch = scratch;
@@ -119,7 +120,8 @@ final class CommandSession implements AutoCloseable {
         watchdog == null
             ? null
             : new java.io.BufferedReader(
-                new java.io.InputStreamReader(watchdog.getInputStream(), StandardCharsets.US_ASCII));
+                new java.io.InputStreamReader(
+                    watchdog.getInputStream(), StandardCharsets.US_ASCII));
   }
 
   /**
@@ -134,13 +136,30 @@ final class CommandSession implements AutoCloseable {
     Path scratch = privateTemporaryDirectory("jeton-run-");
     Process gate = null;
     try {
-      List<String> gated = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--",
-          "setsid", "sh", "-c", GATE, "jeton-run", scratch.resolve("env").toString()));
+      List<String> gated =
+          new ArrayList<>(
+              List.of(
+                  "setpriv",
+                  "--pdeathsig",
+                  "KILL",
+                  "--",
+                  "setsid",
+                  "sh",
+                  "-c",
+                  GATE,
+                  "jeton-run",
+                  scratch.resolve("env").toString()));
       gated.addAll(command);
       gate = new ProcessBuilder(gated).inheritIO().start();
       Process watchdog =
-          new ProcessBuilder("setsid", "sh", "-c", WATCHDOG, "jeton-watchdog",
-                  Long.toString(gate.pid()), Long.toString(grace.toMillis() / 100),
+          new ProcessBuilder(
+                  "setsid",
+                  "sh",
+                  "-c",
+                  WATCHDOG,
+                  "jeton-watchdog",
+                  Long.toString(gate.pid()),
+                  Long.toString(grace.toMillis() / 100),
                   scratch.toString())
               .redirectError(ProcessBuilder.Redirect.DISCARD)
               .start();
@@ -157,17 +176,22 @@ final class CommandSession implements AutoCloseable {
   /**
    * A new directory in java.io.tmpdir, mode 700, with a random name, as {@link
    * Files#createTempDirectory} makes, but without its SecureRandom (15 ms of {@code jeton run}'s
-   * start, decision 59): the name need only be one no one else has taken, and the
-   * directory is made, private, by one atomic mkdir that fails if the name exists.
+   * start, decision 59): the name need only be one no one else has taken, and the directory is
+   * made, private, by one atomic mkdir that fails if the name exists.
    */
   static Path privateTemporaryDirectory(String prefix) throws IOException {
     Path parent = Path.of(System.getProperty("java.io.tmpdir"));
     for (int attempt = 0; ; attempt++) {
-      Path dir = parent.resolve(prefix + Long.toUnsignedString(
-          java.util.concurrent.ThreadLocalRandom.current().nextLong(), 36));
+      Path dir =
+          parent.resolve(
+              prefix
+                  + Long.toUnsignedString(
+                      java.util.concurrent.ThreadLocalRandom.current().nextLong(), 36));
       try {
-        return Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions
-            .asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        return Files.createDirectory(
+            dir,
+            java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
       } catch (java.nio.file.FileAlreadyExistsException taken) {
         if (attempt == 100) {
           throw failure("create the directory", dir, taken);
@@ -180,8 +204,8 @@ final class CommandSession implements AutoCloseable {
 
   /**
    * {@code e} as a failure to {@code doing} {@code file}, so that the one line jeton prints says
-   * which file and what it was doing ({@code cannot write ...: No space left on device}): a
-   * failed write names no file, and a {@link java.nio.file.FileSystemException} no action.
+   * which file and what it was doing ({@code cannot write ...: No space left on device}): a failed
+   * write names no file, and a {@link java.nio.file.FileSystemException} no action.
    */
   private static IOException failure(String doing, Path file, IOException e) {
     String reason =
@@ -189,7 +213,12 @@ final class CommandSession implements AutoCloseable {
             ? ((java.nio.file.FileSystemException) e).getReason()
             : e.getMessage();
     return new IOException(
-        "cannot " + doing + " " + file + ": " + (reason != null ? reason : e.getClass().getSimpleName()),
+        "cannot "
+            + doing
+            + " "
+            + file
+            + ": "
+            + (reason != null ? reason : e.getClass().getSimpleName()),
         e);
   }
 
@@ -238,8 +267,8 @@ final class CommandSession implements AutoCloseable {
   }
 
   /**
-   * Starts the command with {@code environment} added to this process's. The session exists
-   * already (see {@link #prepare}); where sessions are not supported, the command starts now.
+   * Starts the command with {@code environment} added to this process's. The session exists already
+   * (see {@link #prepare}); where sessions are not supported, the command starts now.
    */
   void start(Map<String, String> environment) throws IOException {
     started = true;
@@ -255,8 +284,12 @@ final class CommandSession implements AutoCloseable {
     }
     StringBuilder exports = new StringBuilder();
     for (Map.Entry<String, String> e : environment.entrySet()) {
-      exports.append("export ").append(e.getKey()).append("='")
-          .append(e.getValue().replace("'", "'\\''")).append("'\n");
+      exports
+          .append("export ")
+          .append(e.getKey())
+          .append("='")
+          .append(e.getValue().replace("'", "'\\''"))
+          .append("'\n");
     }
     Path file = dir.resolve("env");
     Path temporary = dir.resolve("env.new");
@@ -299,8 +332,8 @@ final class CommandSession implements AutoCloseable {
   }
 
   /**
-   * Sends {@code signal} (INT, TERM, HUP, KILL) to every process of the session; continues it if
-   * it was paused, so that it acts on the signal (as a shell's kill does to a stopped job).
+   * Sends {@code signal} (INT, TERM, HUP, KILL) to every process of the session; continues it if it
+   * was paused, so that it acts on the signal (as a shell's kill does to a stopped job).
    */
   void signal(String signal) {
     send(signal);
@@ -437,8 +470,8 @@ final class CommandSession implements AutoCloseable {
   }
 
   /**
-   * Tells the watchdog the session is over, and removes the environment file. A session that
-   * never started (no permit) is killed at its gate.
+   * Tells the watchdog the session is over, and removes the environment file. A session that never
+   * started (no permit) is killed at its gate.
    */
   @Override
   public void close() {

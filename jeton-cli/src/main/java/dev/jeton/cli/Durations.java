@@ -7,7 +7,10 @@ import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** Parses durations written as a whole number and a unit: {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}. */
+/**
+ * Parses durations written as a whole number and a unit: {@code 500ms}, {@code 30s}, {@code 5m},
+ * {@code 1h}.
+ */
 final class Durations {
   private static final Pattern FORM = Pattern.compile("(\\d{1,12})(ms|s|m|h)");
 
@@ -53,7 +56,10 @@ final class Durations {
     }
     if (duration.compareTo(MAX) > 0) {
       throw new IllegalArgumentException(
-          "'" + text + "' is too long: a duration may be at most " + Arguments.format(MAX)
+          "'"
+              + text
+              + "' is too long: a duration may be at most "
+              + Arguments.format(MAX)
               + " (about 290 years)");
     }
     return duration;

@@ -6,20 +6,20 @@ import org.jspecify.annotations.Nullable;
  * Text that someone else wrote, made safe to print on a terminal: a holder's command, owner, user
  * or host (a record another user of a shared directory, or another host of a Redis, may have
  * written), and error messages that quote such text. Printed raw, an escape sequence in it could
- * clear, retitle or reprogram the reader's terminal, a line break could forge lines of output,
- * and a bidirectional override could make what follows it read backwards.
+ * clear, retitle or reprogram the reader's terminal, a line break could forge lines of output, and
+ * a bidirectional override could make what follows it read backwards.
  *
- * <p>So every control character is shown as a visible escape, and a backslash as two, so that
- * what is shown reads back one way only:
+ * <p>So every control character is shown as a visible escape, and a backslash as two, so that what
+ * is shown reads back one way only:
  *
  * <ul>
  *   <li>{@code \\} for a backslash; {@code \e} for ESC; {@code \n}, {@code \r}, {@code \t};
- *   <li>{@code \xHH} for the other C0 and C1 controls and DEL ({@code \x07}, {@code \x7f},
- *       {@code \x9b});
+ *   <li>{@code \xHH} for the other C0 and C1 controls and DEL ({@code \x07}, {@code \x7f}, {@code
+ *       \x9b});
  *   <li><code>&#92;uHHHH</code> for the other Unicode format characters and separators:
- *       bidirectional controls (<code>&#92;u202e</code>), zero-width characters, line and
- *       paragraph separators, and for a lone surrogate; {@code \UHHHHHHHH} for one beyond the
- *       first 65,536 (tags).
+ *       bidirectional controls (<code>&#92;u202e</code>), zero-width characters, line and paragraph
+ *       separators, and for a lone surrogate; {@code \UHHHHHHHH} for one beyond the first 65,536
+ *       (tags).
  * </ul>
  *
  * <p>Everything else, accented letters and other scripts included, is printed as it is.

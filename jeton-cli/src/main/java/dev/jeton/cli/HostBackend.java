@@ -54,8 +54,18 @@ final class HostBackend implements Backend {
 
   private static List<Entry> entries(List<Holder> holders) {
     return holders.stream()
-        .map(h -> new Entry(h.pid(), h.permits(), h.user(), h.host(), h.since(), h.command(),
-            null, null, null))
+        .map(
+            h ->
+                new Entry(
+                    h.pid(),
+                    h.permits(),
+                    h.user(),
+                    h.host(),
+                    h.since(),
+                    h.command(),
+                    null,
+                    null,
+                    null))
         .toList();
   }
 

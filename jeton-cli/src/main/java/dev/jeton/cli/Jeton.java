@@ -60,9 +60,10 @@ public final class Jeton {
       names = "--dir",
       scope = ScopeType.INHERIT,
       paramLabel = "DIR",
-      description = "Directory holding the semaphores (default: /tmp/jeton-UID, made private if"
-          + " missing). It must be yours and private (mode 700), or shared with a group of yours"
-          + " (mode 2770); it is made, private, if missing.")
+      description =
+          "Directory holding the semaphores (default: /tmp/jeton-UID, made private if"
+              + " missing). It must be yours and private (mode 700), or shared with a group of yours"
+              + " (mode 2770); it is made, private, if missing.")
   @Nullable Path directory;
 
   @Option(
@@ -70,9 +71,10 @@ public final class Jeton {
       scope = ScopeType.INHERIT,
       paramLabel = "URI",
       defaultValue = "${env:JETON_REDIS_URL}",
-      description = "Use the fleet-wide semaphores in this Redis instead of this machine's:"
-          + " redis://[user:password@]host:port[/db], rediss://..., redis-sentinel://host:port"
-          + "/db#primary, or redis-cluster://host:port[,host:port...] (default: $JETON_REDIS_URL).")
+      description =
+          "Use the fleet-wide semaphores in this Redis instead of this machine's:"
+              + " redis://[user:password@]host:port[/db], rediss://..., redis-sentinel://host:port"
+              + "/db#primary, or redis-cluster://host:port[,host:port...] (default: $JETON_REDIS_URL).")
   @Nullable String redis;
 
   @Option(
@@ -116,8 +118,8 @@ public final class Jeton {
   }
 
   /**
-   * Starts keeping a bound on waiting for Redis ({@link RedisBound}): {@code timeout}, or
-   * {@code --no-wait}'s when null.
+   * Starts keeping a bound on waiting for Redis ({@link RedisBound}): {@code timeout}, or {@code
+   * --no-wait}'s when null.
    */
   RedisBound redisBound(java.time.@Nullable Duration timeout) {
     return RedisBound.start(
@@ -130,9 +132,9 @@ public final class Jeton {
   }
 
   /**
-   * Runs the command line and returns the exit code (what {@code main} exits with). A command
-   * line {@link QuickParser} understands runs without picocli, which would take most of the
-   * start-up time (decision 59); anything else (help, completion, bad usage) goes to picocli.
+   * Runs the command line and returns the exit code (what {@code main} exits with). A command line
+   * {@link QuickParser} understands runs without picocli, which would take most of the start-up
+   * time (decision 59); anything else (help, completion, bad usage) goes to picocli.
    */
   static int run(String... args) {
     Jeton jeton = new Jeton();
@@ -161,12 +163,12 @@ public final class Jeton {
     CommandLine commandLine = new CommandLine(jeton);
     jeton.out = commandLine.getOut();
     jeton.err = commandLine.getErr();
-    commandLine.setExecutionExceptionHandler(
-        (e, bad, parsed) -> handle(e, bad.getErr()));
+    commandLine.setExecutionExceptionHandler((e, bad, parsed) -> handle(e, bad.getErr()));
     commandLine.setParameterExceptionHandler(Jeton::badUsage);
     // Everything after the command's name is the command's: `jeton run make --jobs 4` runs
     // `make --jobs 4`, as sudo, timeout and flock do. Options of jeton come before it.
-    java.util.Objects.requireNonNull(commandLine.getSubcommands().get("run")).setStopAtPositional(true);
+    java.util.Objects.requireNonNull(commandLine.getSubcommands().get("run"))
+        .setStopAtPositional(true);
     return commandLine;
   }
 
@@ -183,8 +185,8 @@ public final class Jeton {
 
   /**
    * Bad input and I/O failures get one line on stderr, anything else a stack trace (as picocli
-   * prints one). Messages may quote what another process wrote (a record, a reply from Redis):
-   * they are printed through {@link Escapes}.
+   * prints one). Messages may quote what another process wrote (a record, a reply from Redis): they
+   * are printed through {@link Escapes}.
    */
   private static int handle(Exception e, PrintWriter err) {
     if (e instanceof IllegalArgumentException) {

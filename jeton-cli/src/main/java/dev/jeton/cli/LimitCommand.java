@@ -15,8 +15,12 @@ import picocli.CommandLine.ParentCommand;
       "Changes the stored limit of semaphore NAME, creating it if needed. Raising it lets"
           + " waiters in at once; lowering it takes effect as holders release."
     },
-    footer = {"", "Examples:", "  jeton limit --name deploy 4",
-        "  jeton limit --redis redis://redis:6379 --name migrate 2"})
+    footer = {
+      "",
+      "Examples:",
+      "  jeton limit --name deploy 4",
+      "  jeton limit --redis redis://redis:6379 --name migrate 2"
+    })
 final class LimitCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
 

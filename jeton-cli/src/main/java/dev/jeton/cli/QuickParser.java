@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
  * limit} without picocli, whose start-up (its classes, annotations read by reflection, proxies)
  * took most of {@code jeton run}'s (decision 59). It fills the same command objects as picocli
  * would, and gives up (returns null) on anything it is not sure of: help, version, completion,
- * unknown or repeated options, values that do not parse, {@code @files}. picocli then parses
- * the command line as before, with its messages. A test checks both parse alike.
+ * unknown or repeated options, values that do not parse, {@code @files}. picocli then parses the
+ * command line as before, with its messages. A test checks both parse alike.
  */
 final class QuickParser {
   private final Jeton jeton;
@@ -132,8 +132,17 @@ final class QuickParser {
     RunCommand run = new RunCommand();
     run.jeton = jeton;
     boolean[] seen = new boolean[9];
-    List<String> names = List.of("--name", "--permits", "--weight", "--timeout", "--no-wait",
-        "--conflict-exit-code", "--quiet", "--lease", "--on-lost");
+    List<String> names =
+        List.of(
+            "--name",
+            "--permits",
+            "--weight",
+            "--timeout",
+            "--no-wait",
+            "--conflict-exit-code",
+            "--quiet",
+            "--lease",
+            "--on-lost");
     while (next < args.length) {
       String arg = args[next++];
       if (arg.equals("--")) {
@@ -147,8 +156,11 @@ final class QuickParser {
         continue;
       }
       String option = optionName(arg);
-      int which = names.indexOf(
-          option.equals("-E") ? "--conflict-exit-code" : option.equals("-q") ? "--quiet" : option);
+      int which =
+          names.indexOf(
+              option.equals("-E")
+                  ? "--conflict-exit-code"
+                  : option.equals("-q") ? "--quiet" : option);
       if (which < 0) {
         throw new GiveUp();
       }
@@ -220,18 +232,19 @@ final class QuickParser {
     StatusCommand status = new StatusCommand();
     status.jeton = jeton;
     boolean[] seen = new boolean[2];
-    rest(arg -> {
-      if (arg.equals("--json")) {
-        once(seen, 1);
-        status.json = true;
-      } else if (optionName(arg).equals("--name")) {
-        once(seen, 0);
-        status.name = value(arg);
-      } else {
-        return false;
-      }
-      return true;
-    });
+    rest(
+        arg -> {
+          if (arg.equals("--json")) {
+            once(seen, 1);
+            status.json = true;
+          } else if (optionName(arg).equals("--name")) {
+            once(seen, 0);
+            status.name = value(arg);
+          } else {
+            return false;
+          }
+          return true;
+        });
     return status;
   }
 
@@ -239,19 +252,20 @@ final class QuickParser {
     WaitCommand wait = new WaitCommand();
     wait.jeton = jeton;
     boolean[] seen = new boolean[2];
-    rest(arg -> {
-      String option = optionName(arg);
-      if (option.equals("--name")) {
-        once(seen, 0);
-        wait.name = value(arg);
-      } else if (option.equals("--timeout")) {
-        once(seen, 1);
-        wait.timeout = Durations.parse(value(arg));
-      } else {
-        return false;
-      }
-      return true;
-    });
+    rest(
+        arg -> {
+          String option = optionName(arg);
+          if (option.equals("--name")) {
+            once(seen, 0);
+            wait.name = value(arg);
+          } else if (option.equals("--timeout")) {
+            once(seen, 1);
+            wait.timeout = Durations.parse(value(arg));
+          } else {
+            return false;
+          }
+          return true;
+        });
     return wait;
   }
 
@@ -259,18 +273,19 @@ final class QuickParser {
     LimitCommand limit = new LimitCommand();
     limit.jeton = jeton;
     boolean[] seen = new boolean[2];
-    rest(arg -> {
-      if (optionName(arg).equals("--name")) {
-        once(seen, 0);
-        limit.name = value(arg);
-      } else if (!arg.startsWith("-")) {
-        once(seen, 1);
-        limit.limit = integer(arg);
-      } else {
-        return false;
-      }
-      return true;
-    });
+    rest(
+        arg -> {
+          if (optionName(arg).equals("--name")) {
+            once(seen, 0);
+            limit.name = value(arg);
+          } else if (!arg.startsWith("-")) {
+            once(seen, 1);
+            limit.limit = integer(arg);
+          } else {
+            return false;
+          }
+          return true;
+        });
     if (!seen[0] || !seen[1]) {
       throw new GiveUp(); // picocli says what is missing
     }

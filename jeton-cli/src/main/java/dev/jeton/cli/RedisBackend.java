@@ -46,8 +46,8 @@ final class RedisBackend implements Backend {
   }
 
   /**
-   * Whether {@code uri} names one server plainly (no TLS, Sentinel, Cluster, socket or options),
-   * as Jedis takes it; a malformed one is refused by Jedis with its reason.
+   * Whether {@code uri} names one server plainly (no TLS, Sentinel, Cluster, socket or options), as
+   * Jedis takes it; a malformed one is refused by Jedis with its reason.
    */
   static boolean plainServer(String uri) {
     return uri.startsWith("redis://") && uri.indexOf('?') < 0 && uri.indexOf('#') < 0;
@@ -70,7 +70,14 @@ final class RedisBackend implements Backend {
     List<Entry> entries = new ArrayList<>();
     for (LeaseInfo l : leases) {
       entries.add(
-          new Entry(l.pid(), l.permits(), l.user(), l.host(), l.since(), l.owner(), l.id(),
+          new Entry(
+              l.pid(),
+              l.permits(),
+              l.user(),
+              l.host(),
+              l.since(),
+              l.owner(),
+              l.id(),
               l.expiresAt(),
               l.expiresAt() == null ? null : FencingToken.format(l.fencingTokens())));
     }
@@ -123,7 +130,10 @@ final class RedisBackend implements Backend {
     java.time.Duration left = options.leaseTime().minus(options.renewInterval());
     // not dividedBy: it initializes BigDecimal, 9 ms of the command's start
     java.time.Duration half = java.time.Duration.ofMillis(left.toMillis() / 2);
-    java.time.Duration grace = half.compareTo(java.time.Duration.ofSeconds(10)) < 0 ? half : java.time.Duration.ofSeconds(10);
+    java.time.Duration grace =
+        half.compareTo(java.time.Duration.ofSeconds(10)) < 0
+            ? half
+            : java.time.Duration.ofSeconds(10);
     return grace.isNegative() ? java.time.Duration.ZERO : grace;
   }
 

@@ -7,28 +7,28 @@ import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The user's bound on waiting ({@code --timeout}, or {@code --no-wait}'s) kept against a Redis
- * that does not answer: stopped, on a hung host, behind a network that drops packets. Such a
- * Redis still accepts connections (the kernel does that), and then answers nothing, so every
- * call would wait for the client's own timeout, 10 s a call, whatever the bound.
+ * The user's bound on waiting ({@code --timeout}, or {@code --no-wait}'s) kept against a Redis that
+ * does not answer: stopped, on a hung host, behind a network that drops packets. Such a Redis still
+ * accepts connections (the kernel does that), and then answers nothing, so every call would wait
+ * for the client's own timeout, 10 s a call, whatever the bound.
  *
- * <p>An alarm runs from the command's start. If the bound passes before the permits are granted
- * (or the semaphore found idle), it ends the process, with exit 1 and a line that says Redis did
- * not answer: not 75, which says the semaphore was busy, and which {@code -E 0} would turn into
- * a silent success while Redis is down. If the outcome was known in time (busy, or a signal) and
- * only closing the connections overruns, it ends the process with that outcome.
+ * <p>An alarm runs from the command's start. If the bound passes before the permits are granted (or
+ * the semaphore found idle), it ends the process, with exit 1 and a line that says Redis did not
+ * answer: not 75, which says the semaphore was busy, and which {@code -E 0} would turn into a
+ * silent success while Redis is down. If the outcome was known in time (busy, or a signal) and only
+ * closing the connections overruns, it ends the process with that outcome.
  *
  * <p>Ending the process is safe at that point: the threads that wait for Redis cannot be
- * interrupted (a socket read, the client's futures), no permit is held, the command's session
- * dies with this process (see {@link CommandSession}), and what Redis may still do with a request
- * it reads after it wakes up ends on its own (a queued request after the waiter expiry, a lease
- * after its lease time).
+ * interrupted (a socket read, the client's futures), no permit is held, the command's session dies
+ * with this process (see {@link CommandSession}), and what Redis may still do with a request it
+ * reads after it wakes up ends on its own (a queued request after the waiter expiry, a lease after
+ * its lease time).
  *
  * <p>When the bound passes, the alarm first asks Redis on a connection of its own whether it is
  * there at all ({@link RedisPing}, within {@link #LEAST}): on a machine so busy that this process
  * has not yet heard Redis (a loaded machine can take seconds to start the client), Redis answers
- * that, and the command goes on, asked again each {@link #LEAST}, for {@link #MOST_WAITED} at
- * most. A silent Redis is so told after the bound and one {@link #LEAST} more.
+ * that, and the command goes on, asked again each {@link #LEAST}, for {@link #MOST_WAITED} at most.
+ * A silent Redis is so told after the bound and one {@link #LEAST} more.
  *
  * <p>Bounds: {@code --no-wait} gives Redis {@link #LEAST} to answer, connecting included; {@code
  * --timeout D} gives it {@code D}, or {@link #LEAST} if that is longer, and the semaphore's own
@@ -67,8 +67,10 @@ final class RedisBound implements AutoCloseable {
     this.err = err;
     this.where = where;
     long ringAt =
-        startNanos + (timeout != null ? Math.max(timeout.plus(GRACE).toNanos(), LEAST.toNanos())
-            : LEAST.toNanos());
+        startNanos
+            + (timeout != null
+                ? Math.max(timeout.plus(GRACE).toNanos(), LEAST.toNanos())
+                : LEAST.toNanos());
     this.alarm = new Thread(() -> ringAt(ringAt), "jeton-redis-bound");
     alarm.setDaemon(true);
   }
@@ -138,8 +140,8 @@ final class RedisBound implements AutoCloseable {
       int code = decided;
       if (code < 0) {
         code = Jeton.EXIT_ERROR;
-        err.println("jeton: Redis: no answer from " + where + " within "
-            + Arguments.format(answerWithin));
+        err.println(
+            "jeton: Redis: no answer from " + where + " within " + Arguments.format(answerWithin));
       }
       err.flush();
       Runtime.getRuntime().halt(code); // see the class comment: nothing is left to clean up

@@ -12,9 +12,9 @@ final class RedisDefaults {
   static final String KEY_PREFIX = RedisSemaphoreOptions.DEFAULT_KEY_PREFIX;
 
   /**
-   * Lettuce and Netty log through java.util.logging here (Netty ignores slf4j's no-op binding).
-   * The command reports Redis failures itself, so their reconnection chatter is silenced; the
-   * loggers are kept here because java.util.logging holds them only weakly.
+   * Lettuce and Netty log through java.util.logging here (Netty ignores slf4j's no-op binding). The
+   * command reports Redis failures itself, so their reconnection chatter is silenced; the loggers
+   * are kept here because java.util.logging holds them only weakly.
    */
   private static java.util.logging.Logger @Nullable [] quiet; // set once, on the main thread
 

@@ -16,17 +16,17 @@ import java.util.List;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
- * Whether a Redis answers at all, asked on a connection of its own: {@link RedisBound} asks
- * before it says that Redis did not answer, so that a process too slow to hear Redis (a machine
- * so busy that the client has not even started) is not taken for a Redis that is silent.
+ * Whether a Redis answers at all, asked on a connection of its own: {@link RedisBound} asks before
+ * it says that Redis did not answer, so that a process too slow to hear Redis (a machine so busy
+ * that the client has not even started) is not taken for a Redis that is silent.
  *
- * <p>It sends an inline {@code PING} and waits for the first byte of any reply: {@code +PONG},
- * or an error such as {@code -NOAUTH} (no password is sent: any reply shows the server is
- * there). A stopped Redis, a hung host or a network that drops packets still let the kernel
- * accept the connection, and then send nothing. Each host the URI names is asked in turn (a
- * Sentinel's, a Cluster's seeds) until one answers, within one bound in all; TLS for the {@code
- * rediss} schemes (with the JVM's default trust: a URI that turns verification off is not
- * followed here, and such a Redis is then taken as silent, as it was before this probe).
+ * <p>It sends an inline {@code PING} and waits for the first byte of any reply: {@code +PONG}, or
+ * an error such as {@code -NOAUTH} (no password is sent: any reply shows the server is there). A
+ * stopped Redis, a hung host or a network that drops packets still let the kernel accept the
+ * connection, and then send nothing. Each host the URI names is asked in turn (a Sentinel's, a
+ * Cluster's seeds) until one answers, within one bound in all; TLS for the {@code rediss} schemes
+ * (with the JVM's default trust: a URI that turns verification off is not followed here, and such a
+ * Redis is then taken as silent, as it was before this probe).
  */
 final class RedisPing {
   private static final byte[] PING = "PING\r\n".getBytes(StandardCharsets.US_ASCII);
@@ -46,8 +46,8 @@ final class RedisPing {
       if (scheme.contains("socket")) {
         return answersOnSocket(rest.split("[?#]", 2)[0], deadline);
       }
-      boolean tls = scheme.startsWith("rediss") || scheme.contains("+ssl")
-          || scheme.contains("+tls");
+      boolean tls =
+          scheme.startsWith("rediss") || scheme.contains("+ssl") || scheme.contains("+tls");
       int defaultPort = scheme.contains("sentinel") ? 26379 : 6379;
       for (InetSocketAddress address : addresses(rest, defaultPort)) {
         if (answersAt(address, tls, deadline)) {
@@ -92,8 +92,9 @@ final class RedisPing {
       plain.connect(address, millis);
       Socket socket = plain;
       if (tls) {
-        socket = ((SSLSocketFactory) SSLSocketFactory.getDefault())
-            .createSocket(plain, unresolved.getHostString(), unresolved.getPort(), true);
+        socket =
+            ((SSLSocketFactory) SSLSocketFactory.getDefault())
+                .createSocket(plain, unresolved.getHostString(), unresolved.getPort(), true);
       }
       try (Socket s = socket) {
         int left = millisLeft(deadline);

@@ -52,16 +52,25 @@ import picocli.CommandLine.ParentCommand;
 final class RunCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
 
-  @Option(names = "--name", defaultValue = "default", paramLabel = "NAME",
+  @Option(
+      names = "--name",
+      defaultValue = "default",
+      paramLabel = "NAME",
       description = "The semaphore (default: ${DEFAULT-VALUE}).")
   String name = "default";
 
-  @Option(names = "--permits", paramLabel = "LIMIT",
-      description = "The semaphore's limit: creates it with this limit, or checks that it has it."
-          + " Default: the stored limit, or 1 for a new semaphore.")
+  @Option(
+      names = "--permits",
+      paramLabel = "LIMIT",
+      description =
+          "The semaphore's limit: creates it with this limit, or checks that it has it."
+              + " Default: the stored limit, or 1 for a new semaphore.")
   @Nullable Integer limit;
 
-  @Option(names = "--weight", defaultValue = "1", paramLabel = "WEIGHT",
+  @Option(
+      names = "--weight",
+      defaultValue = "1",
+      paramLabel = "WEIGHT",
       description = "How many permits CMD holds (default: ${DEFAULT-VALUE}).")
   int weight = 1;
 
@@ -69,27 +78,44 @@ final class RunCommand implements Callable<Integer> {
   @Nullable Waiting waiting;
 
   static final class Waiting {
-    @Option(names = "--timeout", converter = Durations.Converter.class, paramLabel = "DURATION",
-        description = "Give up after waiting this long: 500ms, 30s, 5m, 1h. With --redis,"
-            + " connecting counts, and a Redis that has not answered by then (2s at least) is"
-            + " an error (exit 1).")
+    @Option(
+        names = "--timeout",
+        converter = Durations.Converter.class,
+        paramLabel = "DURATION",
+        description =
+            "Give up after waiting this long: 500ms, 30s, 5m, 1h. With --redis,"
+                + " connecting counts, and a Redis that has not answered by then (2s at least) is"
+                + " an error (exit 1).")
     @Nullable Duration timeout;
 
-    @Option(names = "--no-wait", description = "Give up at once if the permits are not free."
-        + " With --redis, a Redis that does not answer within 2s is an error (exit 1).")
+    @Option(
+        names = "--no-wait",
+        description =
+            "Give up at once if the permits are not free."
+                + " With --redis, a Redis that does not answer within 2s is an error (exit 1).")
     boolean noWait;
   }
 
-  @Option(names = {"-E", "--conflict-exit-code"}, defaultValue = "75", paramLabel = "CODE",
-      description = "Exit code when --timeout or --no-wait finds no permit (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = {"-E", "--conflict-exit-code"},
+      defaultValue = "75",
+      paramLabel = "CODE",
+      description =
+          "Exit code when --timeout or --no-wait finds no permit (default: ${DEFAULT-VALUE}).")
   int busyExitCode = Jeton.EXIT_BUSY;
 
-  @Option(names = {"-q", "--quiet"}, description = "Say nothing while waiting or on giving up.")
+  @Option(
+      names = {"-q", "--quiet"},
+      description = "Say nothing while waiting or on giving up.")
   boolean quiet;
 
-  @Option(names = "--lease", converter = Durations.Converter.class, paramLabel = "DURATION",
-      description = "With --redis: how long the lease lasts without a renewal; it is renewed"
-          + " every third of it while CMD runs (default: 30s).")
+  @Option(
+      names = "--lease",
+      converter = Durations.Converter.class,
+      paramLabel = "DURATION",
+      description =
+          "With --redis: how long the lease lasts without a renewal; it is renewed"
+              + " every third of it while CMD runs (default: 30s).")
   @Nullable Duration lease;
 
   /** What to do when the lease is lost while CMD runs. */
@@ -98,18 +124,25 @@ final class RunCommand implements Callable<Integer> {
     kill
   }
 
-  @Option(names = "--on-lost", paramLabel = "ACTION",
-      description = "With --redis, when the lease is lost while CMD runs: warn (say so on"
-          + " stderr; the default) or kill (also send CMD SIGTERM, then SIGKILL after 10s).")
+  @Option(
+      names = "--on-lost",
+      paramLabel = "ACTION",
+      description =
+          "With --redis, when the lease is lost while CMD runs: warn (say so on"
+              + " stderr; the default) or kill (also send CMD SIGTERM, then SIGKILL after 10s).")
   @Nullable OnLost onLost;
 
-  @Parameters(arity = "1..*", paramLabel = "CMD",
-      description = "The command and its arguments. Everything from CMD on is the command's:"
-          + " jeton's options come before it (a -- before CMD is allowed, not needed).")
+  @Parameters(
+      arity = "1..*",
+      paramLabel = "CMD",
+      description =
+          "The command and its arguments. Everything from CMD on is the command's:"
+              + " jeton's options come before it (a -- before CMD is allowed, not needed).")
   List<String> command = List.of();
 
   /** Guards the hand-over from waiting to running, against signals arriving meanwhile. */
   private final Object lock = new Object();
+
   private @Nullable CommandSession child; // guarded by lock
   private @Nullable String signalled; // guarded by lock: a signal that came before CMD started
   private @Nullable CompletableFuture<Permit> acquiring; // guarded by lock
@@ -161,8 +194,8 @@ final class RunCommand implements Callable<Integer> {
   }
 
   /**
-   * Opens the semaphore, creating it only if the request fits the limit it would get, so that a
-   * bad --weight changes nothing.
+   * Opens the semaphore, creating it only if the request fits the limit it would get, so that a bad
+   * --weight changes nothing.
    */
   private Semaphore open(Backend backend) throws java.io.IOException {
     String what = String.join(" ", command);
@@ -174,8 +207,12 @@ final class RunCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       if (String.valueOf(e.getMessage()).startsWith("there is no semaphore")) {
         throw new IllegalArgumentException(
-            e.getMessage() + "; to create it for --weight " + weight + ", give --permits "
-                + weight + " or more");
+            e.getMessage()
+                + "; to create it for --weight "
+                + weight
+                + ", give --permits "
+                + weight
+                + " or more");
       }
       throw e;
     }
@@ -185,7 +222,12 @@ final class RunCommand implements Callable<Integer> {
     int stored = semaphore.limit();
     if (weight > stored) {
       throw new IllegalArgumentException(
-          "--weight " + weight + " is more than the limit " + stored + " of semaphore '" + name
+          "--weight "
+              + weight
+              + " is more than the limit "
+              + stored
+              + " of semaphore '"
+              + name
               + "'");
     }
     return semaphore;
@@ -231,8 +273,8 @@ final class RunCommand implements Callable<Integer> {
   }
 
   /**
-   * Waits for the permits as asked; empty if they could not be had. With Redis, {@code bound}
-   * keeps the --timeout from the command's start, connecting included.
+   * Waits for the permits as asked; empty if they could not be had. With Redis, {@code bound} keeps
+   * the --timeout from the command's start, connecting included.
    */
   private Optional<Permit> acquire(
       Backend backend, Semaphore semaphore, PrintWriter err, @Nullable RedisBound bound)
@@ -277,8 +319,12 @@ final class RunCommand implements Callable<Integer> {
       if (e.getCause() instanceof TimeoutException) {
         progress.clear();
         if (!quiet) {
-          err.println("jeton: timed out after " + Arguments.format(java.util.Objects.requireNonNull(timeout))
-              + " waiting for semaphore '" + name + "'");
+          err.println(
+              "jeton: timed out after "
+                  + Arguments.format(java.util.Objects.requireNonNull(timeout))
+                  + " waiting for semaphore '"
+                  + name
+                  + "'");
         }
         return Optional.empty();
       }
@@ -314,14 +360,14 @@ final class RunCommand implements Callable<Integer> {
   }
 
   /**
-   * Ctrl-Z (TSTP), TTIN or TTOU stops the command, all of it, as a shell's job; CONT continues
-   * it. The command runs in a session of its own, so the terminal's signals reach only this
-   * process, which stopped alone before: the command ran on. Where the permits stay held without
-   * this process (this machine), it then stops itself too, and the shell sees the job stopped;
-   * fg or bg continue both. A lease lasts only while this process renews it, and a stopped
-   * process renews nothing (the lease ran out, and another holder came in beside the command,
-   * which still lived): so with Redis this process keeps running, in the foreground, and says
-   * so; Ctrl-Z again or SIGCONT continues the command, Ctrl-C ends it.
+   * Ctrl-Z (TSTP), TTIN or TTOU stops the command, all of it, as a shell's job; CONT continues it.
+   * The command runs in a session of its own, so the terminal's signals reach only this process,
+   * which stopped alone before: the command ran on. Where the permits stay held without this
+   * process (this machine), it then stops itself too, and the shell sees the job stopped; fg or bg
+   * continue both. A lease lasts only while this process renews it, and a stopped process renews
+   * nothing (the lease ran out, and another holder came in beside the command, which still lived):
+   * so with Redis this process keeps running, in the foreground, and says so; Ctrl-Z again or
+   * SIGCONT continues the command, Ctrl-C ends it.
    */
   private void onJobControl(String signal, boolean renews, PrintWriter err) {
     CommandSession running;
@@ -337,9 +383,13 @@ final class RunCommand implements Callable<Integer> {
       }
     } else if (running.pause()) {
       if (renews) {
-        say(err, "stopped the command; it keeps its permits on '" + name + "', since jeton"
-            + " stays here to renew its lease: Ctrl-Z again (or SIGCONT) continues it, Ctrl-C"
-            + " ends it");
+        say(
+            err,
+            "stopped the command; it keeps its permits on '"
+                + name
+                + "', since jeton"
+                + " stays here to renew its lease: Ctrl-Z again (or SIGCONT) continues it, Ctrl-C"
+                + " ends it");
       } else {
         Signals.stopThisProcess(); // returns once continued
         running.resume();
@@ -359,8 +409,12 @@ final class RunCommand implements Callable<Integer> {
     if (!session.running()) {
       return;
     }
-    err.println("jeton: lost the lease on semaphore '" + name + "': " + Escapes.visible(reason)
-        + (onLost == OnLost.kill ? "; terminating the command" : ""));
+    err.println(
+        "jeton: lost the lease on semaphore '"
+            + name
+            + "': "
+            + Escapes.visible(reason)
+            + (onLost == OnLost.kill ? "; terminating the command" : ""));
     err.flush();
     if (onLost == OnLost.kill) {
       session.stop(Duration.ofSeconds(10)); // SIGTERM to all of it, SIGKILL 10 s later
@@ -406,8 +460,16 @@ final class RunCommand implements Callable<Integer> {
       } catch (IOException | RuntimeException e) {
         return; // the display is best effort
       }
-      err.print("\rjeton: waiting for " + weight + " of '" + semaphoreName + "': "
-          + ahead + " ahead, " + TimeUnit.NANOSECONDS.toSeconds(waitedNanos) + "s   ");
+      err.print(
+          "\rjeton: waiting for "
+              + weight
+              + " of '"
+              + semaphoreName
+              + "': "
+              + ahead
+              + " ahead, "
+              + TimeUnit.NANOSECONDS.toSeconds(waitedNanos)
+              + "s   ");
       err.flush();
       shown = true;
     }

@@ -2,7 +2,6 @@ package dev.jeton.cli;
 
 import dev.jeton.internal.Sessions;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -22,9 +21,9 @@ final class Signals {
   private Signals() {}
 
   /**
-   * The job-control signals: a terminal's Ctrl-Z (TSTP), a background job's read from or write
-   * to the terminal (TTIN, TTOU), and what continues a stopped job (CONT). Java 17 and 25 both let
-   * a handler take them, so that {@code jeton} itself does not stop (see RunCommand).
+   * The job-control signals: a terminal's Ctrl-Z (TSTP), a background job's read from or write to
+   * the terminal (TTIN, TTOU), and what continues a stopped job (CONT). Java 17 and 25 both let a
+   * handler take them, so that {@code jeton} itself does not stop (see RunCommand).
    */
   static final List<String> JOB_CONTROL = List.of("TSTP", "TTIN", "TTOU", "CONT");
 
@@ -72,8 +71,8 @@ final class Signals {
   }
 
   /**
-   * Stops this process (SIGSTOP: a TSTP would come back to its own handler), as a shell job
-   * stops, and returns once it is continued (SIGCONT: the shell's fg or bg).
+   * Stops this process (SIGSTOP: a TSTP would come back to its own handler), as a shell job stops,
+   * and returns once it is continued (SIGCONT: the shell's fg or bg).
    */
   static void stopThisProcess() {
     try {

@@ -16,8 +16,13 @@ import picocli.CommandLine.ParentCommand;
     name = "status",
     mixinStandardHelpOptions = true,
     description = "Shows the limit, who holds permits and who waits, for one semaphore or all.",
-    footer = {"", "Examples:", "  jeton status", "  jeton status --name deploy --json",
-        "  jeton status --redis redis://redis:6379"})
+    footer = {
+      "",
+      "Examples:",
+      "  jeton status",
+      "  jeton status --name deploy --json",
+      "  jeton status --redis redis://redis:6379"
+    })
 final class StatusCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
 
@@ -53,8 +58,14 @@ final class StatusCommand implements Callable<Integer> {
     }
     StringBuilder text = new StringBuilder();
     for (Backend.View s : all) {
-      text.append(Escapes.visible(s.name())).append(": limit ").append(s.limit()).append(", held ")
-          .append(s.held()).append(", waiting ").append(s.waiters().size()).append('\n');
+      text.append(Escapes.visible(s.name()))
+          .append(": limit ")
+          .append(s.limit())
+          .append(", held ")
+          .append(s.held())
+          .append(", waiting ")
+          .append(s.waiters().size())
+          .append('\n');
       for (Backend.Entry h : s.holders()) {
         text.append("  holds ").append(describe(h)).append('\n');
       }
@@ -68,11 +79,20 @@ final class StatusCommand implements Callable<Integer> {
   private static String describe(Backend.Entry h) {
     Instant expiry = h.expiresAt();
     String tokens = h.fencingTokens();
-    return h.permits() + " pid " + h.pid() + " " + Escapes.visible(h.user()) + "@"
-        + Escapes.visible(h.host()) + " since " + h.since()
-        + (expiry == null ? "" : " until " + expiry + " tokens " + Escapes.visible(
-            String.valueOf(tokens)))
-        + ": " + Escapes.visible(h.command());
+    return h.permits()
+        + " pid "
+        + h.pid()
+        + " "
+        + Escapes.visible(h.user())
+        + "@"
+        + Escapes.visible(h.host())
+        + " since "
+        + h.since()
+        + (expiry == null
+            ? ""
+            : " until " + expiry + " tokens " + Escapes.visible(String.valueOf(tokens)))
+        + ": "
+        + Escapes.visible(h.command());
   }
 
   static String toJson(List<Backend.View> all) {
@@ -80,11 +100,16 @@ final class StatusCommand implements Callable<Integer> {
     for (int i = 0; i < all.size(); i++) {
       Backend.View s = all.get(i);
       json.append(i == 0 ? "\n  " : ",\n  ")
-          .append("{\"name\": ").append(quote(s.name()))
-          .append(", \"limit\": ").append(s.limit())
-          .append(", \"held\": ").append(s.held())
-          .append(", \"holders\": ").append(holders(s.holders()))
-          .append(", \"waiters\": ").append(holders(s.waiters()))
+          .append("{\"name\": ")
+          .append(quote(s.name()))
+          .append(", \"limit\": ")
+          .append(s.limit())
+          .append(", \"held\": ")
+          .append(s.held())
+          .append(", \"holders\": ")
+          .append(holders(s.holders()))
+          .append(", \"waiters\": ")
+          .append(holders(s.waiters()))
           .append('}');
     }
     return json.append(all.isEmpty() ? "]\n" : "\n]\n").toString();
@@ -95,12 +120,18 @@ final class StatusCommand implements Callable<Integer> {
     for (int i = 0; i < holders.size(); i++) {
       Backend.Entry h = holders.get(i);
       json.append(i == 0 ? "" : ", ")
-          .append("{\"pid\": ").append(h.pid())
-          .append(", \"permits\": ").append(h.permits())
-          .append(", \"user\": ").append(quote(h.user()))
-          .append(", \"host\": ").append(quote(h.host()))
-          .append(", \"since\": ").append(quote(h.since().toString()))
-          .append(", \"command\": ").append(quote(h.command()));
+          .append("{\"pid\": ")
+          .append(h.pid())
+          .append(", \"permits\": ")
+          .append(h.permits())
+          .append(", \"user\": ")
+          .append(quote(h.user()))
+          .append(", \"host\": ")
+          .append(quote(h.host()))
+          .append(", \"since\": ")
+          .append(quote(h.since().toString()))
+          .append(", \"command\": ")
+          .append(quote(h.command()));
       String lease = h.lease();
       Instant expiry = h.expiresAt();
       String tokens = h.fencingTokens();

@@ -8,11 +8,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The training run from which the {@code jeton} launcher makes its start-up archive (a JDK 25
- * AOT cache, or a class-data-sharing archive on older JDKs; decision 59): the commands' usual
- * paths, so that the classes they load, and the lambdas they link, are in the archive. It runs in
- * the background, in a private temporary directory, and prints nothing. With {@code --check}
- * it does nothing: the launcher starts it so to see that a new archive maps.
+ * The training run from which the {@code jeton} launcher makes its start-up archive (a JDK 25 AOT
+ * cache, or a class-data-sharing archive on older JDKs; decision 59): the commands' usual paths, so
+ * that the classes they load, and the lambdas they link, are in the archive. It runs in the
+ * background, in a private temporary directory, and prints nothing. With {@code --check} it does
+ * nothing: the launcher starts it so to see that a new archive maps.
  */
 final class Training {
   private Training() {}

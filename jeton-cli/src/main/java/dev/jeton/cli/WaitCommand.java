@@ -15,16 +15,27 @@ import picocli.CommandLine.ParentCommand;
     name = "wait",
     mixinStandardHelpOptions = true,
     description = "Waits until no one holds semaphore NAME, without queueing or taking permits.",
-    footer = {"", "Examples:", "  jeton wait --name deploy", "  jeton wait --name deploy --timeout 10m",
-        "  jeton wait --redis redis://redis:6379 --name migrate"})
+    footer = {
+      "",
+      "Examples:",
+      "  jeton wait --name deploy",
+      "  jeton wait --name deploy --timeout 10m",
+      "  jeton wait --redis redis://redis:6379 --name migrate"
+    })
 final class WaitCommand implements Callable<Integer> {
   @ParentCommand Jeton jeton;
 
-  @Option(names = "--name", defaultValue = "default", paramLabel = "NAME",
+  @Option(
+      names = "--name",
+      defaultValue = "default",
+      paramLabel = "NAME",
       description = "The semaphore (default: ${DEFAULT-VALUE}).")
   String name = "default";
 
-  @Option(names = "--timeout", converter = Durations.Converter.class, paramLabel = "DURATION",
+  @Option(
+      names = "--timeout",
+      converter = Durations.Converter.class,
+      paramLabel = "DURATION",
       description = "Give up after this long (exit 75): 500ms, 30s, 5m, 1h.")
   @Nullable Duration timeout;
 
@@ -38,8 +49,10 @@ final class WaitCommand implements Callable<Integer> {
       int code = 0;
       while (backend.status(semaphore).held() > 0) {
         if (limit != null && System.nanoTime() - start >= limit.toNanos()) {
-          jeton.err().println(
-              "jeton: semaphore '" + name + "' still held after " + Arguments.format(limit));
+          jeton
+              .err()
+              .println(
+                  "jeton: semaphore '" + name + "' still held after " + Arguments.format(limit));
           code = Jeton.EXIT_BUSY;
           break;
         }

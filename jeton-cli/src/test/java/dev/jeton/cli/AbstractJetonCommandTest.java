@@ -21,8 +21,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * End to end: real {@code jeton} processes, real commands, real signals. Run once per backend:
- * this machine's semaphores ({@link JetonCommandTest}) and Redis's ({@link
+ * End to end: real {@code jeton} processes, real commands, real signals. Run once per backend: this
+ * machine's semaphores ({@link JetonCommandTest}) and Redis's ({@link
  * JetonRedisCommandIntegrationTest}).
  */
 abstract class AbstractJetonCommandTest {
@@ -119,8 +119,14 @@ abstract class AbstractJetonCommandTest {
   /** A shell command that logs "start <ns> <weight>" and "end <ns> <weight>" around a sleep. */
   private String recording(int weight) {
     String log = recorder().toString();
-    return "echo start $(date +%s%N) " + weight + " >> " + log + "; sleep 0.3; echo end $(date +%s%N) "
-        + weight + " >> " + log;
+    return "echo start $(date +%s%N) "
+        + weight
+        + " >> "
+        + log
+        + "; sleep 0.3; echo end $(date +%s%N) "
+        + weight
+        + " >> "
+        + log;
   }
 
   private int peakWeight() throws IOException {
@@ -145,8 +151,19 @@ abstract class AbstractJetonCommandTest {
   void run_weightedHoldersUnderLimitThree_neverExceedThree() throws Exception {
     List<Process> runs = new ArrayList<>();
     for (int weight : new int[] {2, 1, 2, 1, 2, 1}) {
-      runs.add(jeton("run", "--name", "w", "--permits", "3", "--weight", Integer.toString(weight),
-          "--", "sh", "-c", recording(weight)));
+      runs.add(
+          jeton(
+              "run",
+              "--name",
+              "w",
+              "--permits",
+              "3",
+              "--weight",
+              Integer.toString(weight),
+              "--",
+              "sh",
+              "-c",
+              recording(weight)));
     }
     for (Process p : runs) {
       assertEquals(0, exitOf(p), outputOf(p));
@@ -172,8 +189,19 @@ abstract class AbstractJetonCommandTest {
 
   @Test
   void run_passesNameAndWeightInTheEnvironment() throws Exception {
-    Process p = jeton("run", "--name", "envy", "--permits", "3", "--weight", "2", "--",
-        "sh", "-c", "echo $JETON_NAME $JETON_WEIGHT");
+    Process p =
+        jeton(
+            "run",
+            "--name",
+            "envy",
+            "--permits",
+            "3",
+            "--weight",
+            "2",
+            "--",
+            "sh",
+            "-c",
+            "echo $JETON_NAME $JETON_WEIGHT");
     assertEquals("envy 2", outputOf(p).trim());
     assertEquals(0, p.exitValue());
   }
@@ -188,8 +216,10 @@ abstract class AbstractJetonCommandTest {
     Process timed = jeton("run", "--name", "busy", "--timeout", "200ms", "--", "true");
     assertEquals(75, exitOf(timed));
     String said = outputOf(timed);
-    assertTrue(said.contains("timed out after 200ms"), "the duration as the user wrote it: " + said);
-    assertEquals(0, exitOf(jeton("run", "--name", "busy", "--no-wait", "-E", "0", "-q", "--", "true")));
+    assertTrue(
+        said.contains("timed out after 200ms"), "the duration as the user wrote it: " + said);
+    assertEquals(
+        0, exitOf(jeton("run", "--name", "busy", "--no-wait", "-E", "0", "-q", "--", "true")));
     assertEquals(9, exitOf(jeton("run", "--name", "busy", "--no-wait", "-E", "9", "--", "true")));
     holder.descendants().forEach(ProcessHandle::destroy);
     exitOf(holder);
@@ -208,17 +238,29 @@ abstract class AbstractJetonCommandTest {
     args.addAll(quickRecoveryArgs());
     // Each beat is written whole, then renamed into place: a SIGKILL between the shell's
     // truncation of the file and date's write left it empty once (CI, a loaded machine).
-    args.addAll(List.of("--", "sh", "-c", "trap '' TERM; i=0; while [ $i -lt 30 ]; do"
-        + " date +%s%N > " + beat + ".new; mv " + beat + ".new " + beat + "; sleep 0.05;"
-        + " i=$((i + 1)); done"));
+    args.addAll(
+        List.of(
+            "--",
+            "sh",
+            "-c",
+            "trap '' TERM; i=0; while [ $i -lt 30 ]; do"
+                + " date +%s%N > "
+                + beat
+                + ".new; mv "
+                + beat
+                + ".new "
+                + beat
+                + "; sleep 0.05;"
+                + " i=$((i + 1)); done"));
     Process holder = jeton(args.toArray(new String[0]));
     awaitFile(beat);
     List<ProcessHandle> helpers = holder.descendants().toList(); // the command, its watchdog
     holder.destroyForcibly(); // SIGKILL to jeton itself
     exitOf(holder);
     Path started = directory.resolve("next-started");
-    Process next = jeton("run", "--name", "k", "--timeout", "30s", "--",
-        "sh", "-c", "date +%s%N > " + started);
+    Process next =
+        jeton(
+            "run", "--name", "k", "--timeout", "30s", "--", "sh", "-c", "date +%s%N > " + started);
     assertEquals(0, exitOf(next), outputOf(next));
     long lastBeat = Long.parseLong(Files.readString(beat).trim());
     long nextStart = Long.parseLong(Files.readString(started).trim());
@@ -228,9 +270,11 @@ abstract class AbstractJetonCommandTest {
   }
 
   @Test
-  void run_killedWithSigkillWhileWaiting_leavesNothingBehindAndNeverRunsItsCommand() throws Exception {
+  void run_killedWithSigkillWhileWaiting_leavesNothingBehindAndNeverRunsItsCommand()
+      throws Exception {
     Path ready = directory.resolve("holding");
-    Process holder = jeton("run", "--name", "kw", "--", "sh", "-c", "touch " + ready + "; sleep 30");
+    Process holder =
+        jeton("run", "--name", "kw", "--", "sh", "-c", "touch " + ready + "; sleep 30");
     awaitFile(ready);
     Path ran = directory.resolve("ran");
     // With Redis, the killed waiter stays queued until its waiter expiry (10 s); if the holder
@@ -254,8 +298,15 @@ abstract class AbstractJetonCommandTest {
   @Test
   void run_signalled_stopsEverythingTheCommandStartedAndReleasesOnlyThen() throws Exception {
     Path child = directory.resolve("child-pid");
-    Process run = jeton("run", "--name", "tree", "--", "sh", "-c",
-        "sleep 60 & echo $! > " + child + ".new; mv " + child + ".new " + child + "; wait");
+    Process run =
+        jeton(
+            "run",
+            "--name",
+            "tree",
+            "--",
+            "sh",
+            "-c",
+            "sleep 60 & echo $! > " + child + ".new; mv " + child + ".new " + child + "; wait");
     awaitFile(child);
     long sleeper = Long.parseLong(Files.readString(child).trim());
     assertEquals(0, exitOf(new ProcessBuilder("kill", "-TERM", Long.toString(run.pid())).start()));
@@ -267,8 +318,15 @@ abstract class AbstractJetonCommandTest {
   @Test
   void run_commandThatLeavesAChildBehind_holdsThePermitUntilTheChildExits() throws Exception {
     Path late = directory.resolve("late");
-    Process run = jeton("run", "--name", "straggler", "--", "sh", "-c",
-        "(sleep 1; touch " + late + ") & exit 0");
+    Process run =
+        jeton(
+            "run",
+            "--name",
+            "straggler",
+            "--",
+            "sh",
+            "-c",
+            "(sleep 1; touch " + late + ") & exit 0");
     assertEquals(0, exitOf(run), outputOf(run));
     assertTrue(Files.exists(late), "jeton returned, and released, before the child was done");
   }
@@ -283,9 +341,21 @@ abstract class AbstractJetonCommandTest {
   void run_forwardsTheSignalToTheCommandAndReleasesAfterItExits(String signal) throws Exception {
     Path marker = directory.resolve("got-" + signal);
     Path ready = directory.resolve("ready-" + signal);
-    Process run = jeton("run", "--name", "sig", "--", "sh", "-c",
-        "trap 'echo yes > " + marker + "; exit 7' " + signal + "; touch " + ready
-            + "; while true; do sleep 0.05; done");
+    Process run =
+        jeton(
+            "run",
+            "--name",
+            "sig",
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo yes > "
+                + marker
+                + "; exit 7' "
+                + signal
+                + "; touch "
+                + ready
+                + "; while true; do sleep 0.05; done");
     awaitFile(ready);
     Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(run.pid())).start();
     assertEquals(0, exitOf(kill));
@@ -297,12 +367,14 @@ abstract class AbstractJetonCommandTest {
   @Test
   void run_signalledWhileWaiting_givesUpItsRequestAndExits128PlusTheSignal() throws Exception {
     Path ready = directory.resolve("holding");
-    Process holder = jeton("run", "--name", "wq", "--", "sh", "-c", "touch " + ready + "; sleep 30");
+    Process holder =
+        jeton("run", "--name", "wq", "--", "sh", "-c", "touch " + ready + "; sleep 30");
     awaitFile(ready);
     Path ran = directory.resolve("ran");
     Process waiter = jeton("run", "--name", "wq", "--", "touch", ran.toString());
     awaitStatus("wq", "\"waiters\": [{");
-    assertEquals(0, exitOf(new ProcessBuilder("kill", "-INT", Long.toString(waiter.pid())).start()));
+    assertEquals(
+        0, exitOf(new ProcessBuilder("kill", "-INT", Long.toString(waiter.pid())).start()));
     assertEquals(128 + 2, exitOf(waiter));
     assertFalse(Files.exists(ran), "the command never ran");
     String json = StatusCommand.toJson(List.of(probeStatus("wq")));
@@ -329,9 +401,9 @@ abstract class AbstractJetonCommandTest {
   }
 
   /**
-   * A holder's record is text its writer chose (its command line, its user name): status shows
-   * the control characters in it as escapes, so that a record can neither forge lines of the
-   * output nor drive the reader's terminal (clear it, retitle it, recolour what follows).
+   * A holder's record is text its writer chose (its command line, its user name): status shows the
+   * control characters in it as escapes, so that a record can neither forge lines of the output nor
+   * drive the reader's terminal (clear it, retitle it, recolour what follows).
    */
   @Test
   void status_showsControlCharactersOfRecordsAsEscapes() throws Exception {
@@ -347,7 +419,8 @@ abstract class AbstractJetonCommandTest {
     String text = outputOf(status);
     assertEquals(0, status.exitValue(), text);
     assertEquals(2, text.lines().count(), "the semaphore's line and its holder's: " + text);
-    assertTrue(text.chars().allMatch(c -> c == '\n' || (c >= 0x20 && c < 0x7f)),
+    assertTrue(
+        text.chars().allMatch(c -> c == '\n' || (c >= 0x20 && c < 0x7f)),
         "nothing but printable characters and line ends: " + text);
     assertTrue(text.contains("\\e]0;owned\\x07\\e[2J"), text);
     assertTrue(text.contains("forged: limit 99, held 0, waiting 0\\x7f"), text);
@@ -401,11 +474,14 @@ abstract class AbstractJetonCommandTest {
     assertFalse(json.contains("fresh"), "a request that could never fit created nothing: " + json);
     Process missing = jeton("wait", "--name", "fresh");
     String said = outputOf(missing);
-    assertTrue(said.contains("there is no semaphore 'fresh'") && !said.contains("give a limit"), said);
+    assertTrue(
+        said.contains("there is no semaphore 'fresh'") && !said.contains("give a limit"), said);
     Process heavy = jeton("run", "--name", "fresh", "--weight", "4", "--", "true");
     said = outputOf(heavy);
     assertTrue(said.contains("give --permits 4 or more"), said);
-    assertEquals(0, exitOf(jeton("run", "--name", "fresh", "--permits", "4", "--weight", "4", "--", "true")));
+    assertEquals(
+        0,
+        exitOf(jeton("run", "--name", "fresh", "--permits", "4", "--weight", "4", "--", "true")));
   }
 
   /** Makes what looks like a semaphore named {@code name}, whatever the name, by hand. */
@@ -429,8 +505,8 @@ abstract class AbstractJetonCommandTest {
   abstract void damageTheStoredLimit(String name) throws Exception;
 
   /**
-   * A damaged stored limit (nothing else records it): every command says so and how to set it,
-   * in one line with one prefix, and {@code jeton limit} repairs it.
+   * A damaged stored limit (nothing else records it): every command says so and how to set it, in
+   * one line with one prefix, and {@code jeton limit} repairs it.
    */
   @Test
   void damagedLimit_isReportedAndJetonLimitRepairsIt() throws Exception {
@@ -460,10 +536,19 @@ abstract class AbstractJetonCommandTest {
     for (String arg : backendArgs()) {
       backend.append(" '").append(arg).append("'");
     }
-    String line = "'" + java + "' -cp '" + System.getProperty("java.class.path") + "' "
-        + Jeton.class.getName() + backend + " run --name p --timeout 2s -- true";
-    Process inTerminal = new ProcessBuilder("script", "-q", "-e", "-c", line, "/dev/null")
-        .redirectErrorStream(true).start();
+    String line =
+        "'"
+            + java
+            + "' -cp '"
+            + System.getProperty("java.class.path")
+            + "' "
+            + Jeton.class.getName()
+            + backend
+            + " run --name p --timeout 2s -- true";
+    Process inTerminal =
+        new ProcessBuilder("script", "-q", "-e", "-c", line, "/dev/null")
+            .redirectErrorStream(true)
+            .start();
     started.add(inTerminal);
     String shown = outputOf(inTerminal);
     assertTrue(shown.contains("waiting for 1 of 'p': 0 ahead"), shown);
@@ -474,9 +559,9 @@ abstract class AbstractJetonCommandTest {
   }
 
   /**
-   * Waits until the semaphore's status, as {@code jeton status --json} prints it, contains
-   * {@code expected}. Reads it in this JVM, through the backend the command uses: starting a
-   * {@code jeton status} process per look would cost a JVM start each time.
+   * Waits until the semaphore's status, as {@code jeton status --json} prints it, contains {@code
+   * expected}. Reads it in this JVM, through the backend the command uses: starting a {@code jeton
+   * status} process per look would cost a JVM start each time.
    */
   void awaitStatus(String name, String expected) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -537,5 +622,4 @@ abstract class AbstractJetonCommandTest {
     probe = null;
     probed.clear();
   }
-
 }

@@ -41,8 +41,11 @@ class EscapesTest {
     String text = StatusCommand.toText(List.of(view), "in " + evil);
     assertEquals(3, text.lines().count(), text);
     assertTrue(
-        text.codePoints().allMatch(c -> c == '\n' || !Character.isISOControl(c)
-            && Character.getType(c) != Character.FORMAT),
+        text.codePoints()
+            .allMatch(
+                c ->
+                    c == '\n'
+                        || !Character.isISOControl(c) && Character.getType(c) != Character.FORMAT),
         text);
     assertTrue(text.contains("\\e[2J\\nforged: limit 9, held 0, waiting 0\\u202e\\x85"), text);
     String empty = StatusCommand.toText(List.of(), "in /tmp/\033[2J");
@@ -51,7 +54,8 @@ class EscapesTest {
 
   @Test
   void json_escapesWhatATerminalWouldActOnAndStaysJson() {
-    assertEquals("\"\\u001b[2J\\n\\u007f\\u0085\\u202e\\udb40\\udc41 é\\\\\"",
+    assertEquals(
+        "\"\\u001b[2J\\n\\u007f\\u0085\\u202e\\udb40\\udc41 é\\\\\"",
         StatusCommand.quote("\033[2J\n\u007f\u0085\u202e\udb40\udc41 é\\"));
   }
 }

@@ -24,15 +24,18 @@ import java.util.stream.Stream;
 
 /**
  * The {@code jeton} launcher as install.sh installs it (PREFIX/bin/jeton and
- * PREFIX/share/jeton/jeton.jar, a jar of the command's classes from this test's class path), run
- * in homes of the tests' choosing, with its start-up archive (decisions 59 and 63).
+ * PREFIX/share/jeton/jeton.jar, a jar of the command's classes from this test's class path), run in
+ * homes of the tests' choosing, with its start-up archive (decisions 59 and 63).
  */
 final class InstalledLauncher {
   static final String VERSION = "jeton 0.1.0-SNAPSHOT\n";
+
   /** A run's hang guard: a launcher that blocks (on a FIFO, say) fails the test. */
   private static final long RUN_SECONDS = 60;
+
   /** The umask of the launcher's runs unless a test chooses another. */
   private static final String UMASK = "022";
+
   /** A training's hang guard: trainings take a while on a busy machine. */
   private static final long TRAINING_SECONDS = 300;
 
@@ -41,14 +44,16 @@ final class InstalledLauncher {
   final Path launcher;
   final Path jar;
   private final List<Process> started = Collections.synchronizedList(new ArrayList<>());
+
   /** The home whose first run trained this install's archive, for {@link #copyArchive}. */
   private Path trained;
+
   /** What that first run printed. */
   private String firstRun;
 
   /**
-   * One install for the test classes of this JVM, and its archive, trained once (a training
-   * takes a minute of CPU): the tests copy it into homes of their own.
+   * One install for the test classes of this JVM, and its archive, trained once (a training takes a
+   * minute of CPU): the tests copy it into homes of their own.
    */
   static synchronized InstalledLauncher shared() throws Exception {
     if (shared == null) {
@@ -81,9 +86,8 @@ final class InstalledLauncher {
   }
 
   /**
-   * (Re)writes the jar: the main classes on this test's class path (the command's, the
-   * machine-wide semaphore's, the core's and picocli's). The class-data archives need classes
-   * from a jar.
+   * (Re)writes the jar: the main classes on this test's class path (the command's, the machine-wide
+   * semaphore's, the core's and picocli's). The class-data archives need classes from a jar.
    */
   void writeJar() throws IOException {
     Manifest manifest = new Manifest(); // as the real jar's, for a java -jar
@@ -109,7 +113,8 @@ final class InstalledLauncher {
         } else {
           try (JarFile in = new JarFile(path.toFile())) {
             for (JarEntry e : Collections.list(in.entries())) {
-              if (!e.isDirectory() && !e.getName().startsWith("META-INF/")
+              if (!e.isDirectory()
+                  && !e.getName().startsWith("META-INF/")
                   && written.add(e.getName())) {
                 out.putNextEntry(new JarEntry(e.getName()));
                 in.getInputStream(e).transferTo(out);
@@ -185,10 +190,11 @@ final class InstalledLauncher {
   }
 
   /** As {@link #start}, in the working directory {@code directory}, with {@code umask}. */
-  Process startIn(Path directory, String umask, Path home, Map<String, String> env,
-      String... args) throws IOException {
-    List<String> command = new ArrayList<>(List.of("sh", "-c", "umask \"$0\" && exec sh \"$@\"",
-        umask, launcher.toString()));
+  Process startIn(Path directory, String umask, Path home, Map<String, String> env, String... args)
+      throws IOException {
+    List<String> command =
+        new ArrayList<>(
+            List.of("sh", "-c", "umask \"$0\" && exec sh \"$@\"", umask, launcher.toString()));
     command.addAll(List.of(args));
     ProcessBuilder builder =
         new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true);
@@ -224,14 +230,24 @@ final class InstalledLauncher {
   }
 
   /**
-   * Starts {@code jeton run} of a command that holds its permit (in the semaphore directory
-   * {@code semaphores}), in the working directory {@code work}; returns once the command runs.
+   * Starts {@code jeton run} of a command that holds its permit (in the semaphore directory {@code
+   * semaphores}), in the working directory {@code work}; returns once the command runs.
    */
   Process startHolding(Path home, Path work, Path semaphores, Map<String, String> env)
       throws Exception {
     Path started = work.resolve("started");
-    Process run = startIn(work, home, env, "--dir", semaphores.toString(), "run", "--", "sh",
-        "-c", "touch '" + started + "'; exec sleep 60");
+    Process run =
+        startIn(
+            work,
+            home,
+            env,
+            "--dir",
+            semaphores.toString(),
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "touch '" + started + "'; exec sleep 60");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(RUN_SECONDS);
     while (!Files.exists(started) && run.isAlive() && System.nanoTime() < deadline) {
       Thread.sleep(20);
@@ -241,8 +257,8 @@ final class InstalledLauncher {
   }
 
   /**
-   * Whether the command's own main class came from a start-up archive in a run of {@code
-   * --version} with {@code env} (any training it starts is awaited).
+   * Whether the command's own main class came from a start-up archive in a run of {@code --version}
+   * with {@code env} (any training it starts is awaited).
    */
   boolean startsFromTheArchive(Path home, Path cache, Map<String, String> env) throws Exception {
     // One log per process: a run that finds no archive starts a training, whose JVMs log too.

@@ -42,8 +42,8 @@ class JetonCommandTest extends AbstractJetonCommandTest {
   }
 
   /**
-   * Runs {@code jeton args...} with no --dir, in exactly the environment given; it must exit
-   * with {@code exitCode}.
+   * Runs {@code jeton args...} with no --dir, in exactly the environment given; it must exit with
+   * {@code exitCode}.
    */
   private String withEnvironment(Map<String, String> env, int exitCode, String... args)
       throws Exception {
@@ -65,8 +65,8 @@ class JetonCommandTest extends AbstractJetonCommandTest {
 
   /**
    * Asks for a semaphore no one has, whose error names the directory whatever else is in it
-   * (regression: a `status` listing names it only when it is empty, so the test failed on a
-   * machine where jeton had been used).
+   * (regression: a `status` listing names it only when it is empty, so the test failed on a machine
+   * where jeton had been used).
    */
   @Test
   void defaultDirectory_isTheSameForALoginShellCronAndSudo() throws Exception {
@@ -74,8 +74,17 @@ class JetonCommandTest extends AbstractJetonCommandTest {
     String nobodys = "nobodys-" + ProcessHandle.current().pid();
     String login =
         withEnvironment(
-            Map.of("XDG_RUNTIME_DIR", runtime.toString(), "USER", "someone", "TMPDIR", runtime.toString()),
-            2, "status", "--name", nobodys);
+            Map.of(
+                "XDG_RUNTIME_DIR",
+                runtime.toString(),
+                "USER",
+                "someone",
+                "TMPDIR",
+                runtime.toString()),
+            2,
+            "status",
+            "--name",
+            nobodys);
     String cron = withEnvironment(Map.of(), 2, "status", "--name", nobodys);
     assertEquals(cron, login);
     String uid = String.valueOf(new com.sun.security.auth.module.UnixSystem().getUid());
@@ -95,7 +104,8 @@ class JetonCommandTest extends AbstractJetonCommandTest {
   @Test
   void directoryOthersMayEnter_isRefusedWithTheFix() throws Exception {
     Path open = Files.createDirectory(directory.resolve("open"));
-    Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+    Files.setPosixFilePermissions(
+        open, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
     Process p = jetonAlone("--dir", open.toString(), "run", "--", "true");
     String out = outputOf(p);
     assertEquals(2, p.exitValue(), out);
@@ -109,9 +119,13 @@ class JetonCommandTest extends AbstractJetonCommandTest {
         dev.jeton.contract.Processes.java(
             dev.jeton.contract.HoldLock.class, directory.resolve("frozen/meta.lock").toString());
     started.add(stopped);
-    assertEquals("locked", new java.io.BufferedReader(new java.io.InputStreamReader(
-        stopped.getInputStream(), StandardCharsets.UTF_8)).readLine());
-    assertEquals(0, exitOf(new ProcessBuilder("kill", "-STOP", Long.toString(stopped.pid())).start()));
+    assertEquals(
+        "locked",
+        new java.io.BufferedReader(
+                new java.io.InputStreamReader(stopped.getInputStream(), StandardCharsets.UTF_8))
+            .readLine());
+    assertEquals(
+        0, exitOf(new ProcessBuilder("kill", "-STOP", Long.toString(stopped.pid())).start()));
 
     assertEquals(75, exitOf(jeton("run", "--name", "frozen", "--no-wait", "--", "true")));
     assertEquals(75, exitOf(jeton("run", "--name", "frozen", "--timeout", "1s", "--", "true")));
@@ -119,7 +133,8 @@ class JetonCommandTest extends AbstractJetonCommandTest {
     assertEquals(0, exitOf(status), outputOf(status));
     Process waiting = jeton("run", "--name", "frozen", "--", "true");
     awaitLine(waiting); // started: its JVM is up (see below)
-    assertEquals(0, exitOf(new ProcessBuilder("kill", "-TERM", Long.toString(waiting.pid())).start()));
+    assertEquals(
+        0, exitOf(new ProcessBuilder("kill", "-TERM", Long.toString(waiting.pid())).start()));
     assertEquals(128 + 15, exitOf(waiting), "SIGTERM ends a request waiting for the stopped one");
 
     new ProcessBuilder("kill", "-CONT", Long.toString(stopped.pid())).start().waitFor();
@@ -148,8 +163,8 @@ class JetonCommandTest extends AbstractJetonCommandTest {
     Path small = Files.createDirectory(directory.resolve("small"));
     mount(small);
     try {
-      assertEquals(0, exitOf(jetonAlone("--dir", small.toString(), "run", "--name", "old", "--",
-          "true")));
+      assertEquals(
+          0, exitOf(jetonAlone("--dir", small.toString(), "run", "--name", "old", "--", "true")));
       try (var out = Files.newOutputStream(small.resolve("filler"))) {
         byte[] block = new byte[4096];
         for (; ; ) {
@@ -158,32 +173,43 @@ class JetonCommandTest extends AbstractJetonCommandTest {
       } catch (java.io.IOException full) {
         // the disk is full
       }
-      List<List<String>> commands = List.of(
-          List.of("--dir", small.toString(), "run", "--name", "new", "--", "true"),
-          List.of("--dir", small.toString(), "run", "--name", "old", "--", "true"),
-          List.of("--dir", small.toString(), "limit", "--name", "old", "3"));
+      List<List<String>> commands =
+          List.of(
+              List.of("--dir", small.toString(), "run", "--name", "new", "--", "true"),
+              List.of("--dir", small.toString(), "run", "--name", "old", "--", "true"),
+              List.of("--dir", small.toString(), "limit", "--name", "old", "3"));
       for (List<String> command : commands) {
         Process p = jetonAlone(command.toArray(new String[0]));
         String said = outputOf(p);
         assertEquals(1, p.exitValue(), command + ": " + said);
         assertEquals(1, said.lines().count(), command + ": " + said);
-        assertTrue(said.matches("jeton: cannot .*" + small + "/\\S+: No space left on device\n"),
+        assertTrue(
+            said.matches("jeton: cannot .*" + small + "/\\S+: No space left on device\n"),
             command + ": " + said);
       }
-      Process run = jetonWithJvmOptions(List.of("-Djava.io.tmpdir=" + small), "--dir",
-          directory.resolve("roomy").toString(), "run", "--", "true");
+      Process run =
+          jetonWithJvmOptions(
+              List.of("-Djava.io.tmpdir=" + small),
+              "--dir",
+              directory.resolve("roomy").toString(),
+              "run",
+              "--",
+              "true");
       String said = outputOf(run);
       assertEquals(1, run.exitValue(), said);
-      assertTrue(said.matches("jeton: cannot .*" + small + "/\\S+: No space left on device\n"),
-          said);
+      assertTrue(
+          said.matches("jeton: cannot .*" + small + "/\\S+: No space left on device\n"), said);
     } finally {
       umount(small);
     }
   }
 
   private static void mount(Path dir) throws Exception {
-    Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=64k,mode=700", "tmpfs",
-        dir.toString()).redirectErrorStream(true).start();
+    Process p =
+        new ProcessBuilder(
+                "mount", "-t", "tmpfs", "-o", "size=64k,mode=700", "tmpfs", dir.toString())
+            .redirectErrorStream(true)
+            .start();
     assertEquals(0, exitOf(p), outputOf(p));
   }
 
@@ -196,7 +222,9 @@ class JetonCommandTest extends AbstractJetonCommandTest {
   void sharedDirectory_worksForEveryMemberOfItsGroupAndNoOneElse() throws Exception {
     OtherUsers.ensure();
     Path shared = OtherUsers.sharedDirectory();
-    String[] run = {"--dir", shared.toString(), "run", "--name", "deploy", "--permits", "2", "--", "true"};
+    String[] run = {
+      "--dir", shared.toString(), "run", "--name", "deploy", "--permits", "2", "--", "true"
+    };
     for (String user : List.of(OtherUsers.ALICE, OtherUsers.BOB)) {
       Process p = OtherUsers.java(user, Jeton.class.getName(), run);
       started.add(p);
@@ -212,8 +240,8 @@ class JetonCommandTest extends AbstractJetonCommandTest {
 
   /**
    * Ctrl-Z (SIGTSTP, as the terminal sends it to jeton) stops the job as a shell's: the command,
-   * all of it, and jeton itself (its permits stay held); SIGCONT (fg) continues both. Before,
-   * jeton stopped alone and the command, in a session of its own, ran on.
+   * all of it, and jeton itself (its permits stay held); SIGCONT (fg) continues both. Before, jeton
+   * stopped alone and the command, in a session of its own, ran on.
    */
   @Test
   void run_stoppedWithCtrlZ_stopsTheCommandAndItselfAndContinuesBoth() throws Exception {
@@ -226,7 +254,9 @@ class JetonCommandTest extends AbstractJetonCommandTest {
     StoppableCommand.send("TSTP", run.pid());
     StoppableCommand.awaitStopped(commandPid, true, "the command");
     StoppableCommand.awaitStopped(run.pid(), true, "jeton");
-    assertEquals(75, exitOf(jeton("run", "--name", "ctrlz", "--no-wait", "--", "true")),
+    assertEquals(
+        75,
+        exitOf(jeton("run", "--name", "ctrlz", "--no-wait", "--", "true")),
         "the permit stays held");
 
     StoppableCommand.send("CONT", run.pid());

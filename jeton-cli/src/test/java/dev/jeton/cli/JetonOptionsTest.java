@@ -39,7 +39,8 @@ class JetonOptionsTest {
 
   @Test
   void badUsage_printsTheErrorAndWhereHelpIs_notTheWholeUsage() {
-    String err = captureErr(() -> assertEquals(2, Jeton.run("run", "--permits", "x", "--", "true")));
+    String err =
+        captureErr(() -> assertEquals(2, Jeton.run("run", "--permits", "x", "--", "true")));
     assertTrue(err.contains("'x' is not an int"), err);
     assertTrue(err.contains("Try 'jeton run --help'"), err);
     assertTrue(err.lines().count() <= 3, err);
@@ -51,7 +52,16 @@ class JetonOptionsTest {
     String[][] cases = {
       {"--weight must be 1 or more", "run", "--weight", "0", "--", "true"},
       {"--permits must be 1 or more", "run", "--permits", "0", "--", "true"},
-      {"--weight 3 is more than --permits 2", "run", "--permits", "2", "--weight", "3", "--", "true"},
+      {
+        "--weight 3 is more than --permits 2",
+        "run",
+        "--permits",
+        "2",
+        "--weight",
+        "3",
+        "--",
+        "true"
+      },
       {"-E must be an exit code from 0 to 255", "run", "-E", "300", "--", "true"},
       {"-E must be an exit code from 0 to 255", "run", "-E", "-1", "--", "true"},
       {"--lease needs --redis", "run", "--lease", "5s", "--", "true"},
@@ -74,7 +84,8 @@ class JetonOptionsTest {
   @Test
   void everythingAfterTheCommandsName_isTheCommands() {
     CommandLine jeton = Jeton.commandLine();
-    CommandLine.ParseResult parsed = jeton.parseArgs("run", "--name", "a", "make", "--name", "x", "-E", "3");
+    CommandLine.ParseResult parsed =
+        jeton.parseArgs("run", "--name", "a", "make", "--name", "x", "-E", "3");
     RunCommand run = parsed.subcommand().commandSpec().commandLine().getCommand();
     assertEquals("a", run.name);
     assertEquals(java.util.List.of("make", "--name", "x", "-E", "3"), run.command);

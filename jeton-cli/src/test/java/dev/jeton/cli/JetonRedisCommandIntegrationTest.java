@@ -85,9 +85,20 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
 
   @Test
   void run_givesTheCommandItsLeaseAndFencingTokens() throws Exception {
-    Process p = jeton("run", "--name", "env", "--permits", "3", "--weight", "2", "--",
-        "sh", "-c", "echo $JETON_NAME $JETON_WEIGHT $JETON_KEY_PREFIX $JETON_FENCING_TOKENS"
-            + " $JETON_LEASE_ID");
+    Process p =
+        jeton(
+            "run",
+            "--name",
+            "env",
+            "--permits",
+            "3",
+            "--weight",
+            "2",
+            "--",
+            "sh",
+            "-c",
+            "echo $JETON_NAME $JETON_WEIGHT $JETON_KEY_PREFIX $JETON_FENCING_TOKENS"
+                + " $JETON_LEASE_ID");
     String out = outputOf(p);
     assertEquals(0, p.exitValue(), out);
     // Only the command's line: nothing from jeton's libraries (SLF4J's warnings, Lettuce's logs).
@@ -99,8 +110,8 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
   }
 
   /**
-   * A Redis out of memory under the default policy (noeviction) refuses every call of the
-   * function, status's too: jeton fails, and says why in one line, once.
+   * A Redis out of memory under the default policy (noeviction) refuses every call of the function,
+   * status's too: jeton fails, and says why in one line, once.
    */
   @Test
   void run_whenRedisIsOutOfMemory_saysSoInOneLineAndFails() throws Exception {
@@ -123,17 +134,18 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
 
   /**
    * A Redis that stops answering (SIGSTOP: the kernel still accepts connections) fails a command
-   * with --timeout or --no-wait when that bound passes, connecting included, with exit 1 and a
-   * line that says so; a request Redis had queued before it stopped times out as busy (75). It
-   * took the clients' own timeout (10 s for each call) before, whatever the bound.
+   * with --timeout or --no-wait when that bound passes, connecting included, with exit 1 and a line
+   * that says so; a request Redis had queued before it stopped times out as busy (75). It took the
+   * clients' own timeout (10 s for each call) before, whatever the bound.
    */
   @Test
   void frozenRedis_timeoutAndNoWaitKeepTheirBound() throws Exception {
     try (RedisServer frozen = RedisServer.start()) {
       List<String> at = List.of("--redis", uriOf(frozen), "--key-prefix", prefix);
       java.nio.file.Path holding = directory.resolve("holding");
-      Process holder = jetonAlone(with(at, "run", "--name", "f", "--", "sh", "-c",
-          "touch " + holding + "; sleep 60"));
+      Process holder =
+          jetonAlone(
+              with(at, "run", "--name", "f", "--", "sh", "-c", "touch " + holding + "; sleep 60"));
       awaitFile(holding);
       Process queued = jetonAlone(with(at, "run", "--name", "f", "--timeout", "6s", "--", "true"));
       awaitQueued(frozen, "f");
@@ -152,8 +164,13 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
           String what = String.join(" ", args) + " -> " + said;
           assertEquals(1, p.exitValue(), what);
           assertEquals(1, said.lines().count(), what);
-          assertTrue(said.startsWith("jeton: Redis: no answer from " + at.get(1) + " within "
-              + (args[3].equals("--no-wait") ? "2s" : "3s")), what);
+          assertTrue(
+              said.startsWith(
+                  "jeton: Redis: no answer from "
+                      + at.get(1)
+                      + " within "
+                      + (args[3].equals("--no-wait") ? "2s" : "3s")),
+              what);
           // What distinguishes the bound from the clients' own timeout, with room for a slow start.
           assertTrue(tookMillis < 10_000, what + " after " + tookMillis + " ms");
         }
@@ -170,16 +187,16 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
 
   /**
    * A machine too busy to let the command reach Redis within --no-wait's bound (here the command
-   * stopped for longer than the bound once its alarm runs, as a loaded machine can hold it) is
-   * not a Redis that does not answer: the command asks Redis whether it is there before it says
-   * so, and goes on when it is. Before, it said "Redis: no answer" and exited 1 (it did so in the
-   * suite on a machine at load 9, with Lettuce's start).
+   * stopped for longer than the bound once its alarm runs, as a loaded machine can hold it) is not
+   * a Redis that does not answer: the command asks Redis whether it is there before it says so, and
+   * goes on when it is. Before, it said "Redis: no answer" and exited 1 (it did so in the suite on
+   * a machine at load 9, with Lettuce's start).
    */
   @Test
   void noWait_onAMachineTooBusyToHearRedisInTime_isNotToldRedisIsSilent() throws Exception {
     java.nio.file.Path holding = directory.resolve("holding");
-    Process holder = jeton("run", "--name", "slow", "--", "sh", "-c",
-        "touch " + holding + "; sleep 60");
+    Process holder =
+        jeton("run", "--name", "slow", "--", "sh", "-c", "touch " + holding + "; sleep 60");
     awaitFile(holding);
     Process noWait = jeton("run", "--name", "slow", "--no-wait", "--", "true");
     try {
@@ -218,22 +235,23 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
   }
 
   private static void signal(String name, Process p) throws Exception {
-    assertEquals(0, new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).start()
-        .waitFor());
+    assertEquals(
+        0, new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).start().waitFor());
   }
 
   /**
    * Ctrl-Z (SIGTSTP to jeton, as the terminal sends it) stops the command, all of it, and jeton
    * goes on renewing its lease: no second holder enters while the stopped command lives, however
    * long past the lease time; SIGCONT continues it, and the next holder enters once it is done.
-   * Before, jeton stopped alone: the command ran on, the lease ran out, and a second holder came
-   * in under limit 1 beside it.
+   * Before, jeton stopped alone: the command ran on, the lease ran out, and a second holder came in
+   * under limit 1 beside it.
    */
   @Test
   void run_stoppedWithCtrlZ_keepsItsLeaseUntilContinuedAndDone() throws Exception {
     StoppableCommand command = new StoppableCommand(directory);
-    List<String> args = new java.util.ArrayList<>(
-        List.of("run", "--name", "ctrlz", "--permits", "1", "--lease", "2s", "--"));
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of("run", "--name", "ctrlz", "--permits", "1", "--lease", "2s", "--"));
     args.addAll(command.line());
     Process first = jeton(args.toArray(new String[0]));
     long commandPid = command.awaitRunning();
@@ -244,13 +262,22 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
     Thread.sleep(4_000);
     Process second = jeton("run", "--name", "ctrlz", "--no-wait", "--", "true");
     String said = outputOf(second);
-    assertEquals(75, second.exitValue(), "a second holder entered beside the stopped command: "
-        + said);
+    assertEquals(
+        75, second.exitValue(), "a second holder entered beside the stopped command: " + said);
     assertTrue(StoppableCommand.isStopped(commandPid), "the command is still stopped");
 
     java.nio.file.Path entered = directory.resolve("entered");
-    Process next = jeton("run", "--name", "ctrlz", "--timeout", "60s", "--",
-        "sh", "-c", "date +%s%N > " + entered);
+    Process next =
+        jeton(
+            "run",
+            "--name",
+            "ctrlz",
+            "--timeout",
+            "60s",
+            "--",
+            "sh",
+            "-c",
+            "date +%s%N > " + entered);
     awaitStatus("ctrlz", "\"waiters\": [{");
     StoppableCommand.send("CONT", first.pid());
     StoppableCommand.awaitStopped(commandPid, false, "the command");
@@ -268,20 +295,25 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
    * What no client writes, planted in Redis, and {@code jeton status} in a JVM with the launcher's
    * 64 MB heap: a holder's record grown to 15 MB is damage, repaired without ever being sent (it
    * ran status out of memory, a stack trace); a key name of 40 MB, which the listing of every
-   * semaphore reads whole (SCAN), fails it in one line, exit 1 (the thread that reads Redis died
-   * of it, and status hung for ever).
+   * semaphore reads whole (SCAN), fails it in one line, exit 1 (the thread that reads Redis died of
+   * it, and status hung for ever).
    */
   @Test
   void status_withHugeRecordsPlanted_neitherRunsOutOfMemoryNorHangs() throws Exception {
     Process holder = jeton("run", "--name", "big", "--", "sleep", "60");
     awaitStatus("big", "\"held\": 1");
     String state = "{" + prefix + ":big}:state";
-    String field = server.command("HKEYS", state).lines()
-        .filter(f -> f.startsWith("r:")).findFirst().orElseThrow();
-    server.command("HSET", state, field,
-        server.command("HGET", state, field) + "x".repeat(15 << 20));
-    Process status = jetonWithJvmOptions(List.of("-Xmx64m"), with(backendArgs(), "status",
-        "--name", "big"));
+    String field =
+        server
+            .command("HKEYS", state)
+            .lines()
+            .filter(f -> f.startsWith("r:"))
+            .findFirst()
+            .orElseThrow();
+    server.command(
+        "HSET", state, field, server.command("HGET", state, field) + "x".repeat(15 << 20));
+    Process status =
+        jetonWithJvmOptions(List.of("-Xmx64m"), with(backendArgs(), "status", "--name", "big"));
     assertTrue(status.waitFor(60, TimeUnit.SECONDS), "status hung");
     String said = outputOf(status);
     assertEquals(0, status.exitValue(), said);
@@ -352,12 +384,39 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
   void run_whenTheLeaseIsLost_saysSoAndWithOnLostKillTerminatesTheCommand() throws Exception {
     java.nio.file.Path warnedRuns = directory.resolve("warned-runs");
     java.nio.file.Path killedRuns = directory.resolve("killed-runs");
-    Process warned = jeton("run", "--name", "warn", "--lease", "1s", "--",
-        "sh", "-c", "touch " + warnedRuns + "; sleep 60");
+    Process warned =
+        jeton(
+            "run",
+            "--name",
+            "warn",
+            "--lease",
+            "1s",
+            "--",
+            "sh",
+            "-c",
+            "touch " + warnedRuns + "; sleep 60");
     java.nio.file.Path killedChild = directory.resolve("killed-child");
-    Process killed = jeton("run", "--name", "kill", "--lease", "1s", "--on-lost", "kill", "--",
-        "sh", "-c", "touch " + killedRuns + "; sleep 60 & echo $! > " + killedChild + ".new; mv " + killedChild + ".new "
-            + killedChild + "; wait");
+    Process killed =
+        jeton(
+            "run",
+            "--name",
+            "kill",
+            "--lease",
+            "1s",
+            "--on-lost",
+            "kill",
+            "--",
+            "sh",
+            "-c",
+            "touch "
+                + killedRuns
+                + "; sleep 60 & echo $! > "
+                + killedChild
+                + ".new; mv "
+                + killedChild
+                + ".new "
+                + killedChild
+                + "; wait");
     awaitFile(warnedRuns);
     awaitFile(killedRuns);
     awaitFile(killedChild);
@@ -405,7 +464,7 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
       switch (sub) {
         case "run" -> args.addAll(List.of("--", "true"));
         case "limit" -> args.addAll(List.of("--name", "x", "2"));
-        default -> { }
+        default -> {}
       }
       Process p = new ProcessBuilder(launcher(args)).redirectErrorStream(true).start();
       started.add(p);
@@ -439,10 +498,11 @@ class JetonRedisCommandIntegrationTest extends AbstractJetonCommandTest {
 
     assertEquals(0, p.exitValue(), out);
     assertEquals("", out, "the training prints nothing");
-    assertTrue(infoField("commandstats", "cmdstat_fcall:calls") > callsBefore,
+    assertTrue(
+        infoField("commandstats", "cmdstat_fcall:calls") > callsBefore,
         "it called the function in Redis");
-    assertEquals(writesBefore, infoField("persistence", "rdb_changes_since_last_save"),
-        "it wrote nothing");
+    assertEquals(
+        writesBefore, infoField("persistence", "rdb_changes_since_last_save"), "it wrote nothing");
     assertEquals(keysBefore, sortedKeys());
   }
 

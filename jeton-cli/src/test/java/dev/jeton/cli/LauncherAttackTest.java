@@ -19,7 +19,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.jeton.contract.OtherUsers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -28,7 +27,6 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -42,15 +40,16 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Attacks on the launcher's start-up archive (issue 29), each as it was first made by hand: no
- * archive can be a vector, and no state of the cache can stop the command. The attacks by a
- * second user need root, to make real users (as CI runs); run as anyone else, they are reported
- * skipped, with the reason.
+ * archive can be a vector, and no state of the cache can stop the command. The attacks by a second
+ * user need root, to make real users (as CI runs); run as anyone else, they are reported skipped,
+ * with the reason.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES) // trainings take a while on a busy machine
 class LauncherAttackTest {
   /** What a run without a usable archive needs of a JDK: jlink's modules for the test jar. */
   private static final String MODULES =
       "java.base,java.logging,java.management,jdk.security.auth,jdk.unsupported";
+
   /** The training's JVMs for tests that must not train: none, so it fails at once. */
   private static final Map<String, String> NO_TRAINING = Map.of("JETON_JVMS", "/nonexistent");
 
@@ -76,11 +75,11 @@ class LauncherAttackTest {
   }
 
   /**
-   * The {@code sudo -E} case: root runs {@code jeton} with the HOME of a user who owns a
-   * directory on the way to the archive (as every user owns their home and ~/.cache, mode 755),
-   * while that user swaps the archive's directory with one of theirs holding an archive under
-   * the same name. Before, root loaded their archive in 8 runs of 30. Now no run uses an archive
-   * there at all, and root writes nothing there.
+   * The {@code sudo -E} case: root runs {@code jeton} with the HOME of a user who owns a directory
+   * on the way to the archive (as every user owns their home and ~/.cache, mode 755), while that
+   * user swaps the archive's directory with one of theirs holding an archive under the same name.
+   * Before, root loaded their archive in 8 runs of 30. Now no run uses an archive there at all, and
+   * root writes nothing there.
    */
   @Test
   void anotherUsersDirectoryOnThePath_whileTheySwapIt_isNeitherUsedNorWritten() throws Exception {
@@ -97,8 +96,12 @@ class LauncherAttackTest {
     }
     List<String> before = tree(dotCache);
     // Each round of the loop puts the names back; it ends after the round that sees `stop`.
-    Process swapper = OtherUsers.shell(MALLORY, dotCache, "while [ ! -e stop ]; do"
-        + " mv jeton swap; mv theirs jeton; mv jeton theirs; mv swap jeton; done");
+    Process swapper =
+        OtherUsers.shell(
+            MALLORY,
+            dotCache,
+            "while [ ! -e stop ]; do"
+                + " mv jeton swap; mv theirs jeton; mv jeton theirs; mv swap jeton; done");
     Path stop = dotCache.resolve("stop");
     try {
       for (int run = 0; run < 30; run++) {
@@ -114,10 +117,10 @@ class LauncherAttackTest {
   }
 
   /**
-   * The same {@code sudo -E} case, without a swap: root's description in a directory of
-   * Mallory's. It was opened and read before the directories were checked, so Mallory, who can
-   * rename anything there, could make root open a FIFO (and hang) or any file of the machine.
-   * Now nothing in it is opened: its access time, which a read moves, stays.
+   * The same {@code sudo -E} case, without a swap: root's description in a directory of Mallory's.
+   * It was opened and read before the directories were checked, so Mallory, who can rename anything
+   * there, could make root open a FIFO (and hang) or any file of the machine. Now nothing in it is
+   * opened: its access time, which a read moves, stays.
    */
   @Test
   void aDescriptionInAnotherUsersDirectory_isNotEvenOpened() throws Exception {
@@ -132,8 +135,10 @@ class LauncherAttackTest {
     Files.getFileAttributeView(meta, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
         .setTimes(null, longAgo, null); // older than its modification: a read moves it
     assertFalse(jeton.startsFromTheArchive(home, cache, NO_TRAINING));
-    assertEquals(longAgo, Files.readAttributes(meta, BasicFileAttributes.class,
-        LinkOption.NOFOLLOW_LINKS).lastAccessTime());
+    assertEquals(
+        longAgo,
+        Files.readAttributes(meta, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
+            .lastAccessTime());
   }
 
   /** The files under {@code directory}: their depth, kind, owner and size, sorted. */
@@ -142,9 +147,12 @@ class LauncherAttackTest {
       List<String> files = new ArrayList<>();
       for (Path p : walked.skip(1).toList()) {
         boolean isDirectory = Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS);
-        files.add(directory.relativize(p).getNameCount() + (isDirectory ? " directory " : " file ")
-            + Files.getOwner(p, LinkOption.NOFOLLOW_LINKS).getName() + " "
-            + (isDirectory ? 0 : Files.size(p)));
+        files.add(
+            directory.relativize(p).getNameCount()
+                + (isDirectory ? " directory " : " file ")
+                + Files.getOwner(p, LinkOption.NOFOLLOW_LINKS).getName()
+                + " "
+                + (isDirectory ? 0 : Files.size(p)));
       }
       return files.stream().sorted().toList();
     }
@@ -185,8 +193,9 @@ class LauncherAttackTest {
     jeton.copyArchive(real.resolve("jeton"));
     Map<String, String> throughLink = Map.of("XDG_CACHE_HOME", linked.toString());
     assertFalse(jeton.startsFromTheArchive(home, real.resolve("jeton"), throughLink));
-    assertTrue(jeton.startsFromTheArchive(home, real.resolve("jeton"),
-        Map.of("XDG_CACHE_HOME", real.toString())));
+    assertTrue(
+        jeton.startsFromTheArchive(
+            home, real.resolve("jeton"), Map.of("XDG_CACHE_HOME", real.toString())));
   }
 
   /**
@@ -198,11 +207,17 @@ class LauncherAttackTest {
     OtherUsers.ensure();
     Path cache = cache(home);
     Path dotCache = home.resolve(".cache");
-    List<String> changes = List.of("root's directory two levels up open to all, not sticky",
-        "~/.cache sticky and open to all, but not root's", "~/.cache Mallory's",
-        "the cache directory Mallory's", "the description Mallory's", "the archive Mallory's",
-        "the description writable by all", "the archive writable by all",
-        "a .. in XDG_CACHE_HOME");
+    List<String> changes =
+        List.of(
+            "root's directory two levels up open to all, not sticky",
+            "~/.cache sticky and open to all, but not root's",
+            "~/.cache Mallory's",
+            "the cache directory Mallory's",
+            "the description Mallory's",
+            "the archive Mallory's",
+            "the description writable by all",
+            "the archive writable by all",
+            "a .. in XDG_CACHE_HOME");
     for (String change : changes) {
       deleteTree(dotCache);
       jeton.copyArchive(cache);
@@ -223,8 +238,12 @@ class LauncherAttackTest {
         case "the archive writable by all" -> setMode(jeton.archive(cache), "rw-rw-rw-");
         case "a .. in XDG_CACHE_HOME" -> {
           Files.createDirectory(dotCache.resolve("x"));
-          env = Map.of("JETON_JVMS", "/nonexistent",
-              "XDG_CACHE_HOME", dotCache.resolve("x/..").toString());
+          env =
+              Map.of(
+                  "JETON_JVMS",
+                  "/nonexistent",
+                  "XDG_CACHE_HOME",
+                  dotCache.resolve("x/..").toString());
         }
         default -> throw new AssertionError(change);
       }
@@ -234,14 +253,15 @@ class LauncherAttackTest {
     // A trailing / is no change.
     deleteTree(dotCache);
     jeton.copyArchive(cache);
-    assertTrue(jeton.startsFromTheArchive(home, cache,
-        Map.of("JETON_JVMS", "/nonexistent", "XDG_CACHE_HOME", dotCache + "/")));
+    assertTrue(
+        jeton.startsFromTheArchive(
+            home, cache, Map.of("JETON_JVMS", "/nonexistent", "XDG_CACHE_HOME", dotCache + "/")));
   }
 
   /**
    * The JDK at the path the archive was made for, replaced by an older JDK whose files are older
-   * than the archive (as image layers can leave them): before, every run failed with
-   * "Unrecognized VM option 'AOTCache=...'". Now the release file tells, and the command runs.
+   * than the archive (as image layers can leave them): before, every run failed with "Unrecognized
+   * VM option 'AOTCache=...'". Now the release file tells, and the command runs.
    */
   @Test
   void aJdkReplacedInPlace_byAnOlderDatedOne_isNotUsed_andTheCommandRuns() throws Exception {
@@ -250,8 +270,11 @@ class LauncherAttackTest {
     Path oldest = jdks.get(0);
     Path jdk = jlink(newest, temporary.resolve("jdk"), MODULES);
     // Made before the archive, so its files are older; another release, whatever is installed.
-    Path replacement = jlink(oldest, temporary.resolve("replacement"),
-        oldest.equals(newest) ? MODULES + ",jdk.zipfs" : MODULES);
+    Path replacement =
+        jlink(
+            oldest,
+            temporary.resolve("replacement"),
+            oldest.equals(newest) ? MODULES + ",jdk.zipfs" : MODULES);
     Path cache = cache(home);
     jeton.run(home, Map.of("JETON_JVMS", jdk.resolve("bin/java").toString()), "--version");
     jeton.awaitArchive(cache);
@@ -261,8 +284,8 @@ class LauncherAttackTest {
     Files.move(jdk, temporary.resolve("jdk.before"));
     Files.move(replacement, jdk); // a rename: the files inside keep their times
     Path dir = temporary.resolve("semaphores");
-    assertEquals("ok\n", jeton.run(home, NO_TRAINING, "--dir", dir.toString(), "run", "--",
-        "echo", "ok"));
+    assertEquals(
+        "ok\n", jeton.run(home, NO_TRAINING, "--dir", dir.toString(), "run", "--", "echo", "ok"));
     assertFalse(jeton.startsFromTheArchive(home, cache, NO_TRAINING));
   }
 
@@ -304,8 +327,10 @@ class LauncherAttackTest {
     try {
       Path proc = Path.of("/proc", Long.toString(run.pid()));
       String line = Files.readString(proc.resolve("cmdline")).replace('\0', ' ');
-      assertTrue(line.contains("-XX:AOTCache=/proc/self/fd/9 ")
-          || line.contains("-XX:SharedArchiveFile=/proc/self/fd/9 "), line);
+      assertTrue(
+          line.contains("-XX:AOTCache=/proc/self/fd/9 ")
+              || line.contains("-XX:SharedArchiveFile=/proc/self/fd/9 "),
+          line);
       assertEquals(jeton.archive(cache), Files.readSymbolicLink(proc.resolve("fd/9")));
     } finally {
       run.destroy();
@@ -317,10 +342,19 @@ class LauncherAttackTest {
   @Test
   void noStateOfTheCache_stopsTheCommand() throws Exception {
     Path cache = cache(home);
-    List<String> cases = List.of("meta is a FIFO", "archive is a FIFO", "crash is a directory",
-        "lock is a file", "meta is 100 KB of garbage", "meta names / as the JDK",
-        "meta names a libjvm outside the JDK", "meta names another kind", "cache is a file",
-        "meta is empty", "archive is empty");
+    List<String> cases =
+        List.of(
+            "meta is a FIFO",
+            "archive is a FIFO",
+            "crash is a directory",
+            "lock is a file",
+            "meta is 100 KB of garbage",
+            "meta names / as the JDK",
+            "meta names a libjvm outside the JDK",
+            "meta names another kind",
+            "cache is a file",
+            "meta is empty",
+            "archive is empty");
     for (String state : cases) {
       deleteTree(cache);
       jeton.copyArchive(cache);
@@ -337,7 +371,8 @@ class LauncherAttackTest {
         }
         case "meta is 100 KB of garbage" -> Files.write(meta, new byte[100_000]);
         case "meta names / as the JDK" -> rewrite(meta, lines, 0, "/");
-        case "meta names a libjvm outside the JDK" -> rewrite(meta, lines, 3, "/tmp/lib/x/libjvm.so");
+        case "meta names a libjvm outside the JDK" ->
+            rewrite(meta, lines, 3, "/tmp/lib/x/libjvm.so");
         case "meta names another kind" -> rewrite(meta, lines, 1, "../../x");
         case "cache is a file" -> {
           deleteTree(cache);
@@ -358,8 +393,8 @@ class LauncherAttackTest {
   }
 
   private static void assertUntouched(Path directory, String owner) throws IOException {
-    assertEquals("rwxr-xr-x",
-        PosixFilePermissions.toString(Files.getPosixFilePermissions(directory)));
+    assertEquals(
+        "rwxr-xr-x", PosixFilePermissions.toString(Files.getPosixFilePermissions(directory)));
     assertEquals(owner, Files.getOwner(directory).getName());
     assertEquals(List.of(), listing(directory));
   }

@@ -31,7 +31,8 @@ final class LauncherFiles {
     List<Path> jdks = new ArrayList<>();
     for (Path h : homes) {
       Path real = h.toRealPath();
-      if (feature(real) >= 17 && Files.isExecutable(real.resolve("bin/jlink"))
+      if (feature(real) >= 17
+          && Files.isExecutable(real.resolve("bin/jlink"))
           && !jdks.contains(real)) {
         jdks.add(real);
       }
@@ -56,15 +57,21 @@ final class LauncherFiles {
 
   /** A runtime image of {@code jdk}'s, made by its jlink, of {@code modules}. */
   static Path jlink(Path jdk, Path output, String modules) throws Exception {
-    Process p = new ProcessBuilder(jdk.resolve("bin/jlink").toString(), "--add-modules", modules,
-        "--output", output.toString()).redirectErrorStream(true).start();
+    Process p =
+        new ProcessBuilder(
+                jdk.resolve("bin/jlink").toString(),
+                "--add-modules",
+                modules,
+                "--output",
+                output.toString())
+            .redirectErrorStream(true)
+            .start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertEquals(0, p.waitFor(), out);
     return output;
   }
 
-  static void rewrite(Path meta, List<String> lines, int index, String value)
-      throws IOException {
+  static void rewrite(Path meta, List<String> lines, int index, String value) throws IOException {
     List<String> changed = new ArrayList<>(lines);
     changed.set(index, value);
     Files.write(meta, changed);
@@ -86,8 +93,8 @@ final class LauncherFiles {
   }
 
   static void chown(Path path, String user) throws IOException {
-    Files.setOwner(path,
-        FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(user));
+    Files.setOwner(
+        path, FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(user));
   }
 
   static void deleteTree(Path root) throws IOException {

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The launcher in the installs and environments users have, as issue 29's attacks found them: a
  * umask that lets the group write, a jar reached through a link, a ':' or a '%' in the install's
  * path, a cache the user cannot write, a description the user cannot read, a JDK swapped for
- * another build. The command always runs, nothing is printed but its own, and an archive that
- * can be used is made once and used, not made again at every run.
+ * another build. The command always runs, nothing is printed but its own, and an archive that can
+ * be used is made once and used, not made again at every run.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES) // trainings take a while on a busy machine
 class LauncherInstallsTest {
@@ -65,11 +65,11 @@ class LauncherInstallsTest {
   }
 
   /**
-   * Two installs whose archive was made at every run and never used (one training here serves
-   * both, a training being a minute of CPU): a umask that lets the group write (002, many
-   * distributions' default for users with a group of their own), with which the training wrote
-   * a description its own check refused; and a jar installed as a link to the real one (as stow
-   * or alternatives do), whose link, not the jar, was checked.
+   * Two installs whose archive was made at every run and never used (one training here serves both,
+   * a training being a minute of CPU): a umask that lets the group write (002, many distributions'
+   * default for users with a group of their own), with which the training wrote a description its
+   * own check refused; and a jar installed as a link to the real one (as stow or alternatives do),
+   * whose link, not the jar, was checked.
    */
   @Test
   void aLinkedJar_underAUmaskThatLetsTheGroupWrite_getsAnArchiveThatIsUsed() throws Exception {
@@ -79,8 +79,11 @@ class LauncherInstallsTest {
     Files.createSymbolicLink(own.jar, real);
     assertEquals(VERSION, own.runWithUmask("002", home, "--version"));
     own.awaitArchive(cache(home));
-    assertEquals(0, (Integer) Files.getAttribute(own.meta(cache(home)), "unix:mode",
-        LinkOption.NOFOLLOW_LINKS) & 077, "the description is the user's alone");
+    assertEquals(
+        0,
+        (Integer) Files.getAttribute(own.meta(cache(home)), "unix:mode", LinkOption.NOFOLLOW_LINKS)
+            & 077,
+        "the description is the user's alone");
     assertTrue(own.startsFromTheArchive(home));
   }
 
@@ -95,8 +98,8 @@ class LauncherInstallsTest {
   }
 
   /**
-   * A '%' in the install's path: the JVM expands %p in the crash report's name, so the report
-   * went elsewhere and the next runs went on starting from the archive the crash came from.
+   * A '%' in the install's path: the JVM expands %p in the crash report's name, so the report went
+   * elsewhere and the next runs went on starting from the archive the crash came from.
    */
   @Test
   void aPercentInTheInstallPath_keepsTheCrashReportWhereTheNextRunLooks() throws Exception {
@@ -127,8 +130,13 @@ class LauncherInstallsTest {
     Files.writeString(own.lock(cache).resolve("started"), "");
     FileTime dead = FileTime.fromMillis(System.currentTimeMillis() - TimeUnit.HOURS.toMillis(1));
     Files.setLastModifiedTime(own.lock(cache), dead);
-    for (Path p : List.of(home, home.resolve(".cache"), cache, own.lock(cache),
-        own.lock(cache).resolve("started"))) {
+    for (Path p :
+        List.of(
+            home,
+            home.resolve(".cache"),
+            cache,
+            own.lock(cache),
+            own.lock(cache).resolve("started"))) {
       chown(p, BOB);
     }
     setMode(cache, "r-x------");
@@ -156,10 +164,10 @@ class LauncherInstallsTest {
 
   /**
    * The JDK the archive was made on, swapped by a rename for another build of the same release
-   * whose libjvm and modules have the same sizes, its files older than the archive (a rename
-   * keeps their times): the JVM refused the archive, silently, at every run (it records the
-   * build), and it was never made again. Now the files' identities are described too: the swap is seen, and the archive
-   * is made again for the JDK that is there.
+   * whose libjvm and modules have the same sizes, its files older than the archive (a rename keeps
+   * their times): the JVM refused the archive, silently, at every run (it records the build), and
+   * it was never made again. Now the files' identities are described too: the swap is seen, and the
+   * archive is made again for the JDK that is there.
    */
   @Test
   void aJdkSwappedForAnotherBuild_byARename_getsAnArchiveOfItsOwn() throws Exception {

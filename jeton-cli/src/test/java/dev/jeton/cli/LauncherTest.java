@@ -23,11 +23,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The {@code jeton} launcher as install.sh installs it, with its start-up archive (decisions 59
- * and 63): made in the background, used once made, and ignored, without a word, when it is
- * missing, stale, damaged, or in a directory others could change. The archive is trained once
- * ({@link InstalledLauncher#shared}); most tests start from a copy of it in a home of their own.
- * The attacks on it are in {@link LauncherAttackTest}.
+ * The {@code jeton} launcher as install.sh installs it, with its start-up archive (decisions 59 and
+ * 63): made in the background, used once made, and ignored, without a word, when it is missing,
+ * stale, damaged, or in a directory others could change. The archive is trained once ({@link
+ * InstalledLauncher#shared}); most tests start from a copy of it in a home of their own. The
+ * attacks on it are in {@link LauncherAttackTest}.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES) // trainings take a while on a busy machine
 class LauncherTest {
@@ -56,23 +56,34 @@ class LauncherTest {
     assertEquals(VERSION, jeton.firstRun());
     Path trained = jeton.trained();
     Path cache = cache(trained);
-    assertEquals("rwx------",
-        PosixFilePermissions.toString(Files.getPosixFilePermissions(cache)));
+    assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(cache)));
     List<String> meta = Files.readAllLines(jeton.meta(cache));
     assertEquals(Files.size(jeton.archive(cache)), Long.parseLong(meta.get(2)), meta.toString());
     assertEquals(VERSION, jeton.run(trained, "--version"));
     assertTrue(jeton.startsFromTheArchive(trained));
     Path dir = temporary.resolve("semaphores");
-    assertEquals("ran x\n",
-        jeton.run(trained, "--dir", dir.toString(), "run", "--name", "x", "--", "sh", "-c",
+    assertEquals(
+        "ran x\n",
+        jeton.run(
+            trained,
+            "--dir",
+            dir.toString(),
+            "run",
+            "--name",
+            "x",
+            "--",
+            "sh",
+            "-c",
             "echo ran $JETON_NAME"));
   }
 
   @Test
   void onJdk17_theArchiveIsAClassDataSharingArchive() throws Exception {
     Path java17 = Path.of("/usr/lib/jvm/java-17-openjdk-amd64/bin/java");
-    Path java = Files.isExecutable(java17) ? java17
-        : Path.of(System.getProperty("java.home"), "bin", "java");
+    Path java =
+        Files.isExecutable(java17)
+            ? java17
+            : Path.of(System.getProperty("java.home"), "bin", "java");
     assertEquals(VERSION, jeton.run(home, Map.of("JETON_JVMS", java.toString()), "--version"));
     jeton.awaitArchive(cache(home));
     assertTrue(jeton.startsFromTheArchive(home));
@@ -116,8 +127,8 @@ class LauncherTest {
     Files.setLastModifiedTime(archive, modified);
     assertEquals(VERSION, jeton.run(home, "--version"));
     Path dir = Files.createDirectory(temporary.resolve("work"));
-    assertEquals("ok\n", jeton.run(home, "--dir", dir.resolve("s").toString(), "run", "--", "echo",
-        "ok"));
+    assertEquals(
+        "ok\n", jeton.run(home, "--dir", dir.resolve("s").toString(), "run", "--", "echo", "ok"));
     try (var inWork = Files.list(dir)) {
       assertEquals(List.of(dir.resolve("s")), inWork.toList(), "no crash report anywhere");
     }
@@ -156,7 +167,8 @@ class LauncherTest {
     Files.setPosixFilePermissions(cache, PosixFilePermissions.fromString("rwxrwxrwx"));
     FileTime described = Files.getLastModifiedTime(jeton.meta(cache));
     assertFalse(jeton.startsFromTheArchive(home));
-    assertEquals("rwxrwxrwx", // left as it is: nothing is changed, or trained, where others write
+    assertEquals(
+        "rwxrwxrwx", // left as it is: nothing is changed, or trained, where others write
         PosixFilePermissions.toString(Files.getPosixFilePermissions(cache)));
     assertEquals(described, Files.getLastModifiedTime(jeton.meta(cache)));
     assertFalse(Files.exists(jeton.lock(cache)));
@@ -169,11 +181,11 @@ class LauncherTest {
 
     Files.delete(cache);
     Files.move(elsewhere, cache);
-    Files.setPosixFilePermissions(home.resolve(".cache"),
-        PosixFilePermissions.fromString("rwxrwxrwx"));
+    Files.setPosixFilePermissions(
+        home.resolve(".cache"), PosixFilePermissions.fromString("rwxrwxrwx"));
     assertFalse(jeton.startsFromTheArchive(home));
-    Files.setPosixFilePermissions(home.resolve(".cache"),
-        PosixFilePermissions.fromString("rwxr-xr-x"));
+    Files.setPosixFilePermissions(
+        home.resolve(".cache"), PosixFilePermissions.fromString("rwxr-xr-x"));
     assertTrue(jeton.startsFromTheArchive(home));
     // Two levels up: the home itself open to others.
     Files.setPosixFilePermissions(home, PosixFilePermissions.fromString("rwxrwxr-x"));

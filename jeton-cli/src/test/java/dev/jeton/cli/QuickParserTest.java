@@ -19,12 +19,35 @@ class QuickParserTest {
       {"run", "true"},
       {"run", "--", "true"},
       {"run", "--name", "a", "make", "--name", "x", "-E", "3"},
-      {"--dir", "/tmp/d", "run", "--name=deploy", "--permits", "2", "--weight", "2", "--",
-          "./deploy.sh", "--", "-x"},
+      {
+        "--dir",
+        "/tmp/d",
+        "run",
+        "--name=deploy",
+        "--permits",
+        "2",
+        "--weight",
+        "2",
+        "--",
+        "./deploy.sh",
+        "--",
+        "-x"
+      },
       {"run", "--dir=/tmp/d", "--no-wait", "-E", "0", "-q", "sh", "-c", "exit 3"},
       {"run", "--timeout", "5m", "--quiet", "--conflict-exit-code=9", "--", "sleep", "1"},
-      {"--redis", "redis://h:6379", "--key-prefix", "p", "run", "--lease", "10s", "--on-lost",
-          "kill", "--", "true"},
+      {
+        "--redis",
+        "redis://h:6379",
+        "--key-prefix",
+        "p",
+        "run",
+        "--lease",
+        "10s",
+        "--on-lost",
+        "kill",
+        "--",
+        "true"
+      },
       {"run", "--redis=redis://h:6379", "--on-lost=warn", "--", "true"},
       {"run", "--weight", "0", "--permits", "0", "--", "true"}, // refused later, by call()
       {"run", "--permits", "012", "true"}, // picocli takes 12 too
@@ -44,7 +67,9 @@ class QuickParserTest {
       CommandLine.ParseResult result = Jeton.commandLine().parseArgs(line);
       Jeton picocli = result.commandSpec().commandLine().getCommand();
       Object command = result.subcommand().commandSpec().commandLine().getCommand();
-      assertEquals(describe(picocli) + describe(command), describe(quick) + describe(parsed),
+      assertEquals(
+          describe(picocli) + describe(command),
+          describe(quick) + describe(parsed),
           String.join(" ", line));
     }
   }
@@ -52,18 +77,40 @@ class QuickParserTest {
   @Test
   void everythingElse_isLeftToPicocli() {
     String[][] lines = {
-      {}, {"--help"}, {"-h"}, {"--version"}, {"-V"}, {"generate-completion"}, {"run", "--help"},
-      {"status", "-h"}, {"frobnicate"}, {"run"}, {"run", "--"}, {"run", "--name"},
-      {"run", "--name", "--permits", "2", "true"}, {"run", "--bogus", "true"},
-      {"run", "--name", "a", "--name", "b", "true"}, {"run", "--permits", "x", "true"},
+      {},
+      {"--help"},
+      {"-h"},
+      {"--version"},
+      {"-V"},
+      {"generate-completion"},
+      {"run", "--help"},
+      {"status", "-h"},
+      {"frobnicate"},
+      {"run"},
+      {"run", "--"},
+      {"run", "--name"},
+      {"run", "--name", "--permits", "2", "true"},
+      {"run", "--bogus", "true"},
+      {"run", "--name", "a", "--name", "b", "true"},
+      {"run", "--permits", "x", "true"},
       {"run", "--permits", "99999999999", "true"},
-      {"run", "--timeout", "5", "true"}, {"run", "--timeout", "1s", "--no-wait", "true"},
-      {"run", "--no-wait=true", "true"}, {"run", "-qE", "3", "true"},
-      {"run", "--on-lost", "KILL", "true"}, {"run", "@args"}, {"run", "--", "echo", "@x"},
-      {"--dir", "a", "--dir", "b", "status"}, {"--dir", "a\0b", "status"},
-      {"status", "extra"}, {"status", "--json", "--json"}, {"wait", "--timeout", "2562048h"},
-      {"limit", "--name", "x"}, {"limit", "4"}, {"limit", "--name", "x", "4", "5"},
-      {"limit", "--name", "x", "--", "4"}, {"limit", "--name", "x", "-1"},
+      {"run", "--timeout", "5", "true"},
+      {"run", "--timeout", "1s", "--no-wait", "true"},
+      {"run", "--no-wait=true", "true"},
+      {"run", "-qE", "3", "true"},
+      {"run", "--on-lost", "KILL", "true"},
+      {"run", "@args"},
+      {"run", "--", "echo", "@x"},
+      {"--dir", "a", "--dir", "b", "status"},
+      {"--dir", "a\0b", "status"},
+      {"status", "extra"},
+      {"status", "--json", "--json"},
+      {"wait", "--timeout", "2562048h"},
+      {"limit", "--name", "x"},
+      {"limit", "4"},
+      {"limit", "--name", "x", "4", "5"},
+      {"limit", "--name", "x", "--", "4"},
+      {"limit", "--name", "x", "-1"},
       {"run", "--weight", "-3", "true"},
     };
     for (String[] line : lines) {
@@ -76,7 +123,9 @@ class QuickParserTest {
     StringBuilder text = new StringBuilder(command.getClass().getSimpleName()).append('{');
     for (Field field : command.getClass().getDeclaredFields()) {
       int modifiers = field.getModifiers();
-      if (Modifier.isStatic(modifiers) || Modifier.isPrivate(modifiers) || field.isSynthetic()
+      if (Modifier.isStatic(modifiers)
+          || Modifier.isPrivate(modifiers)
+          || field.isSynthetic()
           || field.getType() == Jeton.class) {
         continue;
       }

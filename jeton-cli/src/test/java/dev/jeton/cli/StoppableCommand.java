@@ -26,9 +26,25 @@ final class StoppableCommand {
 
   /** The command line: {@code sh -c ...}. Each file is written whole, then renamed into place. */
   List<String> line() {
-    return List.of("sh", "-c", "echo $$ > " + pid + ".new; mv " + pid + ".new " + pid + ";"
-        + " until [ -e " + finish + " ]; do date +%s%N > " + beat + ".new; mv " + beat + ".new "
-        + beat + "; sleep 0.05; done");
+    return List.of(
+        "sh",
+        "-c",
+        "echo $$ > "
+            + pid
+            + ".new; mv "
+            + pid
+            + ".new "
+            + pid
+            + ";"
+            + " until [ -e "
+            + finish
+            + " ]; do date +%s%N > "
+            + beat
+            + ".new; mv "
+            + beat
+            + ".new "
+            + beat
+            + "; sleep 0.05; done");
   }
 
   /** Waits until the command beats, and returns its pid. */
@@ -57,8 +73,8 @@ final class StoppableCommand {
   static void awaitStopped(long pid, boolean stopped, String what) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (isStopped(pid) != stopped) {
-      assertTrue(System.nanoTime() < deadline,
-          what + (stopped ? " never stopped" : " stays stopped"));
+      assertTrue(
+          System.nanoTime() < deadline, what + (stopped ? " never stopped" : " stays stopped"));
       Thread.sleep(20);
     }
   }

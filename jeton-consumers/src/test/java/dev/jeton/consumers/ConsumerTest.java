@@ -14,8 +14,8 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.spi.ToolProvider;
 import java.util.concurrent.TimeUnit;
+import java.util.spi.ToolProvider;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,15 +23,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Compiles and runs a user's program against the published modules, with what a user's build
- * gets from their POMs (written by the dependency plugin: {@code jeton.consumerPath}), on the
- * module path (a module of the user's that requires {@code dev.jeton.core}, {@code
- * dev.jeton.host} or {@code dev.jeton.redis}) and on the class path. The programs are in {@code
- * src/test/consumers}; each prints a line starting with {@code ok}.
+ * Compiles and runs a user's program against the published modules, with what a user's build gets
+ * from their POMs (written by the dependency plugin: {@code jeton.consumerPath}), on the module
+ * path (a module of the user's that requires {@code dev.jeton.core}, {@code dev.jeton.host} or
+ * {@code dev.jeton.redis}) and on the class path. The programs are in {@code src/test/consumers};
+ * each prints a line starting with {@code ok}.
  *
- * <p>javac runs in this JVM (its {@link ToolProvider}), strict ({@code -Xlint:all -Werror}): a
- * user must be able to compile with no warning. Each program then runs in a JVM of its own, as a
- * user's would: a module can compile and still fail to run (Netty's modules, decision 36).
+ * <p>javac runs in this JVM (its {@link ToolProvider}), strict ({@code -Xlint:all -Werror}): a user
+ * must be able to compile with no warning. Each program then runs in a JVM of its own, as a user's
+ * would: a module can compile and still fail to run (Netty's modules, decision 36).
  */
 class ConsumerTest {
   private static final Path SOURCES = Path.of(System.getProperty("jeton.consumerSources"));

@@ -51,8 +51,7 @@ class PublicApiDocumentedTest {
     JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
     try (StandardJavaFileManager files = javac.getStandardFileManager(null, null, null)) {
       JavacTask task =
-          (JavacTask)
-              javac.getTask(null, files, null, List.of("-proc:none"), null, sources(files));
+          (JavacTask) javac.getTask(null, files, null, List.of("-proc:none"), null, sources(files));
       DocTrees docs = DocTrees.instance(task);
       for (CompilationUnitTree unit : task.parse()) {
         for (Tree type : unit.getTypeDecls()) {

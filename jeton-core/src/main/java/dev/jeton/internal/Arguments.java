@@ -3,8 +3,8 @@ package dev.jeton.internal;
 import java.time.Duration;
 
 /**
- * Argument checks shared by every {@code Semaphore} implementation, so that bad input gets the
- * same message from each. Not API: exported only to Jeton's own modules.
+ * Argument checks shared by every {@code Semaphore} implementation, so that bad input gets the same
+ * message from each. Not API: exported only to Jeton's own modules.
  */
 public final class Arguments {
   private Arguments() {}
@@ -13,9 +13,9 @@ public final class Arguments {
       java.util.regex.Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}");
 
   /**
-   * Checks the name of a shared semaphore (or a key prefix): 1 to 200 letters, digits, '.', '_'
-   * and '-', not starting with '.' and without '..'. One rule for every backend, so that a name
-   * that works on one machine works in Redis too: it is a file name there and part of a key here.
+   * Checks the name of a shared semaphore (or a key prefix): 1 to 200 letters, digits, '.', '_' and
+   * '-', not starting with '.' and without '..'. One rule for every backend, so that a name that
+   * works on one machine works in Redis too: it is a file name there and part of a key here.
    *
    * @param what what the value is, for the message ("the name", "the key prefix")
    */

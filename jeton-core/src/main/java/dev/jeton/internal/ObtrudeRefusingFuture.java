@@ -11,10 +11,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Obtruding sets the result without any of the hooks that a request's future runs when it is
  * completed (withdrawing the request, giving back a grant that reached no one), and overwrites a
  * result already set: a waiting request obtruded stayed queued, and its grant, when it came,
- * reached no one (a semaphore's permit was lost for good); a granted one obtruded lost its
- * permit or guard from the caller's view. Refusing is the one behaviour that cannot strand
- * anything; {@code cancel}, {@code complete} and {@code completeExceptionally} are the ways to
- * give a request up.
+ * reached no one (a semaphore's permit was lost for good); a granted one obtruded lost its permit
+ * or guard from the caller's view. Refusing is the one behaviour that cannot strand anything;
+ * {@code cancel}, {@code complete} and {@code completeExceptionally} are the ways to give a request
+ * up.
  *
  * @param <T> the future's value
  */
@@ -38,7 +38,8 @@ public abstract class ObtrudeRefusingFuture<T extends @Nullable Object>
 
   private static UnsupportedOperationException refused(String method) {
     return new UnsupportedOperationException(
-        method + " is not supported by Jeton's futures: it would bypass the withdrawal of the"
+        method
+            + " is not supported by Jeton's futures: it would bypass the withdrawal of the"
             + " request; cancel or complete the future to give it up");
   }
 }

@@ -27,13 +27,15 @@ public final class Sessions {
   }
 
   /**
-   * Whether any process of the session led by {@code leader} still runs. {@code leaderStart},
-   * when known, tells the leader apart from a later process given the same id. Without
-   * {@code /proc} (not Linux), only the leader is looked at.
+   * Whether any process of the session led by {@code leader} still runs. {@code leaderStart}, when
+   * known, tells the leader apart from a later process given the same id. Without {@code /proc}
+   * (not Linux), only the leader is looked at.
    */
   public static boolean alive(long leader, @Nullable Instant leaderStart) {
     Optional<ProcessHandle> handle = ProcessHandle.of(leader);
-    if (handle.isPresent() && handle.get().isAlive() && !zombie(PROC.resolve(Long.toString(leader)))) {
+    if (handle.isPresent()
+        && handle.get().isAlive()
+        && !zombie(PROC.resolve(Long.toString(leader)))) {
       Instant started = handle.get().info().startInstant().orElse(null);
       // A session id is not given to a new process while the session has members, so another
       // process with the leader's id means the session is gone.
@@ -48,8 +50,8 @@ public final class Sessions {
   }
 
   /**
-   * The processes of session {@code id}, from /proc; empty without it. A process that has
-   * started a session of its own (a daemon) is no longer one of them.
+   * The processes of session {@code id}, from /proc; empty without it. A process that has started a
+   * session of its own (a daemon) is no longer one of them.
    */
   public static List<Long> members(long id) {
     return members(id, false);
@@ -86,8 +88,8 @@ public final class Sessions {
   }
 
   /**
-   * Whether the process has exited and waits to be reaped: dead, though the system still lists
-   * it (for ever, in a container whose first process reaps no orphans).
+   * Whether the process has exited and waits to be reaped: dead, though the system still lists it
+   * (for ever, in a container whose first process reaps no orphans).
    */
   private static boolean zombie(Path entry) {
     String[] fields = stat(entry);

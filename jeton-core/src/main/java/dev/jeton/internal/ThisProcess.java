@@ -6,8 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Who this process is, as shown to other processes in holder and waiter records. Not API:
- * exported only to Jeton's own modules.
+ * Who this process is, as shown to other processes in holder and waiter records. Not API: exported
+ * only to Jeton's own modules.
  */
 public final class ThisProcess {
   private static final String HOST = findHostName();

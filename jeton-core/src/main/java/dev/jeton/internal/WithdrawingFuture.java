@@ -20,28 +20,26 @@ import org.jspecify.annotations.Nullable;
  * orTimeout} and {@code completeOnTimeout}) that wins withdraws the request, once, on the
  * completing thread, so that the request leaves its queue. The owner completes the future only
  * through {@link #settle} and {@link #settleExceptionally}, which never withdraw; when {@code
- * settle} loses to a completion from outside it returns {@code false}, and the grant it was
- * handing over is given back (a permit granted at the same moment as a cancel is released, never
- * lost).
+ * settle} loses to a completion from outside it returns {@code false}, and the grant it was handing
+ * over is given back (a permit granted at the same moment as a cancel is released, never lost).
  *
  * <p>A caller that cancels and sees {@code true} therefore never holds the grant, whatever raced
  * with it; the price is that a grant may be made and given straight back. Which completion wins is
- * decided by a claim made before anything else, so that a completion from outside
- * can take the request out of its queue before the future completes: the in-process queues do
- * ({@link #withdrawAndComplete}), so that the callbacks of a cancelled or timed-out future see the
- * request gone. Others (machine-wide, fleet-wide) complete first and withdraw after.
+ * decided by a claim made before anything else, so that a completion from outside can take the
+ * request out of its queue before the future completes: the in-process queues do ({@link
+ * #withdrawAndComplete}), so that the callbacks of a cancelled or timed-out future see the request
+ * gone. Others (machine-wide, fleet-wide) complete first and withdraw after.
  *
  * <p>The outcome is <em>delivered</em> once the completion that won has returned: every callback
  * registered before it, and every stage that follows them synchronously, has run. {@link
  * #whenDelivered} waits for that, which is what a {@code Scope} needs before it cancels a stage
  * that depends on the request (cancelling it earlier would skip a step that a grant had reached).
  *
- * <p>A timed request can carry its timer here: {@link #expectTimer()} before the request is
- * queued, {@link #setTimer} once it is started, {@link #stopTimer()} when the request leaves.
- * Storing and stopping are both atomic on one field, so whichever comes second cancels the timer,
- * and a timer never keeps a finished request reachable. Obtruding a value ({@code obtrudeValue},
- * {@code obtrudeException}) would bypass all of this, and is refused ({@link
- * ObtrudeRefusingFuture}).
+ * <p>A timed request can carry its timer here: {@link #expectTimer()} before the request is queued,
+ * {@link #setTimer} once it is started, {@link #stopTimer()} when the request leaves. Storing and
+ * stopping are both atomic on one field, so whichever comes second cancels the timer, and a timer
+ * never keeps a finished request reachable. Obtruding a value ({@code obtrudeValue}, {@code
+ * obtrudeException}) would bypass all of this, and is refused ({@link ObtrudeRefusingFuture}).
  *
  * @param <T> the value a granted request completes with
  */
@@ -181,17 +179,17 @@ public abstract class WithdrawingFuture<T extends @Nullable Object>
   }
 
   /**
-   * True once a completion from outside has won, even before the future is done (while the
-   * request is withdrawn): the request is given up, and the owner's settle will fail.
+   * True once a completion from outside has won, even before the future is done (while the request
+   * is withdrawn): the request is given up, and the owner's settle will fail.
    */
   public final boolean isGivenUp() {
     return claim == OUTSIDE;
   }
 
   /**
-   * Runs {@code action} once the outcome is delivered: the completion that won has returned, so
-   * the callbacks registered before it, and the stages that follow them synchronously, have run.
-   * At once, on this thread, if it is so already; else on the thread that completes the future.
+   * Runs {@code action} once the outcome is delivered: the completion that won has returned, so the
+   * callbacks registered before it, and the stages that follow them synchronously, have run. At
+   * once, on this thread, if it is so already; else on the thread that completes the future.
    */
   public final void whenDelivered(Runnable action) {
     for (; ; ) {
@@ -223,15 +221,16 @@ public abstract class WithdrawingFuture<T extends @Nullable Object>
 
   /**
    * Cancels the future, as {@link CompletableFuture#cancel} does (a {@link CancellationException}
-   * as its result; true if it is now cancelled, by this call or before), and withdraws the
-   * request if this call is the one that completed it.
+   * as its result; true if it is now cancelled, by this call or before), and withdraws the request
+   * if this call is the one that completed it.
    */
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
     // Not super.cancel: it answers true for a future cancelled before, too, which would
     // withdraw again (a channel's send reported its value twice when cancelled twice). A
     // CancellationException as the result is what super.cancel stores, so nothing else differs.
-    if (completeFromOutside(false, () -> super.completeExceptionally(new CancellationException()))) {
+    if (completeFromOutside(
+        false, () -> super.completeExceptionally(new CancellationException()))) {
       return true;
     }
     while (claim == OUTSIDE && !isDone() && withdrawer != Thread.currentThread()) {

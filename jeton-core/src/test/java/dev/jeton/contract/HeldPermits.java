@@ -7,9 +7,9 @@ import java.util.Optional;
 /**
  * The permits each thread of a Lincheck scenario holds, so that a {@code release} operation gives
  * back only what its own thread's {@code tryAcquire} obtained. A thread's slot is touched only by
- * that thread's operations. Lincheck's {@code ThreadIdGen} numbers the parallel threads from 1,
- * and gives 0 to the init part and {@code threads + 1} to the post part: those have slots too,
- * else a permit taken in the post part would be acquired and then lost, never given back.
+ * that thread's operations. Lincheck's {@code ThreadIdGen} numbers the parallel threads from 1, and
+ * gives 0 to the init part and {@code threads + 1} to the post part: those have slots too, else a
+ * permit taken in the post part would be acquired and then lost, never given back.
  */
 public final class HeldPermits {
   private final ArrayDeque<Permit>[] held;

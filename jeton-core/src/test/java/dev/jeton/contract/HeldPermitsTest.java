@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 class HeldPermitsTest {
   /**
    * Lincheck's ThreadIdGen gives 0 to the init part and threads + 1 to the post part. A permit
-   * taken in the post part used to throw after it was acquired, so it was never given back: with
-   * a semaphore shared between scenarios (HostSemaphore names reused) it leaked into the next.
+   * taken in the post part used to throw after it was acquired, so it was never given back: with a
+   * semaphore shared between scenarios (HostSemaphore names reused) it leaked into the next.
    */
   @Test
   void keepsAndReleasesThePermitsOfTheInitAndPostParts() {

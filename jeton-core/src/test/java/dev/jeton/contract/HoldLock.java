@@ -5,8 +5,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * A child process for tests: takes the exclusive lock on a file (as a process does while it
- * takes a ticket), says "locked" on stdout, and keeps it until it is killed. Argument: the file.
+ * A child process for tests: takes the exclusive lock on a file (as a process does while it takes a
+ * ticket), says "locked" on stdout, and keeps it until it is killed. Argument: the file.
  */
 public final class HoldLock {
   private HoldLock() {}

@@ -7,10 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads a log of holds written by several threads or processes, one line per event: {@code
- * start <time> <weight>} after acquiring, {@code end <time> <weight>} before releasing, with
- * times from one clock ({@code System.nanoTime} across the JVMs of one Linux machine, or {@code
- * date +%s%N}).
+ * Reads a log of holds written by several threads or processes, one line per event: {@code start
+ * <time> <weight>} after acquiring, {@code end <time> <weight>} before releasing, with times from
+ * one clock ({@code System.nanoTime} across the JVMs of one Linux machine, or {@code date +%s%N}).
  */
 public final class HoldLog {
   private HoldLog() {}
@@ -21,7 +20,8 @@ public final class HoldLog {
     for (String line : Files.readAllLines(log)) {
       String[] fields = line.trim().split(" ");
       int weight = Integer.parseInt(fields[2]);
-      events.add(new long[] {Long.parseLong(fields[1]), fields[0].equals("start") ? weight : -weight});
+      events.add(
+          new long[] {Long.parseLong(fields[1]), fields[0].equals("start") ? weight : -weight});
     }
     // At equal times, count ends before starts: a handoff is not an overlap.
     events.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));

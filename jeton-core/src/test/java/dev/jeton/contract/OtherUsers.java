@@ -14,9 +14,9 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * Real local users for tests that attack a shared directory as another user would: made with
- * {@code useradd} (the tests run as root in CI), and processes started as them with {@code
- * setpriv}. The users have no home and no login shell.
+ * Real local users for tests that attack a shared directory as another user would: made with {@code
+ * useradd} (the tests run as root in CI), and processes started as them with {@code setpriv}. The
+ * users have no home and no login shell.
  *
  * <ul>
  *   <li>{@link #ALICE} and {@link #BOB}: members of {@link #GROUP}, who share semaphores;
@@ -34,8 +34,8 @@ public final class OtherUsers {
   private OtherUsers() {}
 
   /**
-   * Makes the users and the group if they are missing. Skips the calling test, saying why, when
-   * not run as root: only root can make users and run processes as them.
+   * Makes the users and the group if they are missing. Skips the calling test, saying why, when not
+   * run as root: only root can make users and run processes as them.
    */
   public static synchronized void ensure() throws Exception {
     assumeTrue(
@@ -45,7 +45,8 @@ public final class OtherUsers {
     run("groupadd", "-f", GROUP);
     for (String user : List.of(ALICE, BOB, MALLORY)) {
       if (runQuietly("id", "-u", user) != 0) {
-        List<String> add = new ArrayList<>(List.of("useradd", "-M", "-N", "-s", "/usr/sbin/nologin"));
+        List<String> add =
+            new ArrayList<>(List.of("useradd", "-M", "-N", "-s", "/usr/sbin/nologin"));
         if (!user.equals(MALLORY)) {
           add.addAll(List.of("-G", GROUP));
         }
@@ -65,8 +66,8 @@ public final class OtherUsers {
 
   /**
    * A directory shared with {@link #GROUP} as the README says to make one: owned by root and the
-   * group, mode 2770. It is inside a fresh directory others may enter, under the system's
-   * temporary directory.
+   * group, mode 2770. It is inside a fresh directory others may enter, under the system's temporary
+   * directory.
    */
   public static Path sharedDirectory() throws Exception {
     Path parent = TemporaryTrees.create("jeton-users");
@@ -78,13 +79,17 @@ public final class OtherUsers {
   }
 
   /**
-   * Starts {@code main} with {@code args} in a JVM running as {@code user}, with this JVM's
-   * class path (copied where every user may read it: the original may be under root's home).
+   * Starts {@code main} with {@code args} in a JVM running as {@code user}, with this JVM's class
+   * path (copied where every user may read it: the original may be under root's home).
    */
   public static Process java(String user, String main, String... args) throws Exception {
-    List<String> command = asUser(user,
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-        readableClassPath(), main);
+    List<String> command =
+        asUser(
+            user,
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp",
+            readableClassPath(),
+            main);
     command.addAll(List.of(args));
     return new ProcessBuilder(command).redirectErrorStream(true).start();
   }
@@ -99,8 +104,15 @@ public final class OtherUsers {
 
   /** {@code command} run as {@code user}, with that user's groups and an empty environment. */
   private static List<String> asUser(String user, String... command) throws Exception {
-    List<String> line = new ArrayList<>(List.of("setpriv", "--reuid=" + user,
-        "--regid=" + primaryGroup(user), "--init-groups", "--reset-env", "--"));
+    List<String> line =
+        new ArrayList<>(
+            List.of(
+                "setpriv",
+                "--reuid=" + user,
+                "--regid=" + primaryGroup(user),
+                "--init-groups",
+                "--reset-env",
+                "--"));
     line.addAll(List.of(command));
     return line;
   }

@@ -1,15 +1,14 @@
 package dev.jeton.contract;
 
-import dev.jeton.Permit;
-import dev.jeton.Semaphore;
-import dev.jeton.SemaphoreClosedException;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jeton.Permit;
+import dev.jeton.Semaphore;
+import dev.jeton.SemaphoreClosedException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -90,7 +89,10 @@ public abstract class SemaphoreContract {
     assertEquals(5, sem.available());
   }
 
-  /** The classic weighted case: a 4 and a 6 fill a limit of 10; three waiters of weight 1 all start when either finishes. */
+  /**
+   * The classic weighted case: a 4 and a 6 fill a limit of 10; three waiters of weight 1 all start
+   * when either finishes.
+   */
   @Test
   void weighted_threeSmallWaitersAllStartWhenEitherBigHolderFinishes() throws Exception {
     for (int finisher : new int[] {4, 6}) {
@@ -233,7 +235,8 @@ public abstract class SemaphoreContract {
     Semaphore sem = newSemaphore(1);
     Permit held = sem.acquire(1);
     CompletableFuture<Permit> f = sem.acquireAsync(1, Duration.ofMillis(50));
-    ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
     assertInstanceOf(TimeoutException.class, e.getCause());
     awaitTrue(() -> sem.queueLength() == 0, "the timed-out request to leave");
     held.release();
@@ -351,7 +354,8 @@ public abstract class SemaphoreContract {
     CompletableFuture<Permit> big = sem.acquireAsync(3);
     CompletableFuture<Permit> small = sem.acquireAsync(1);
     sem.setLimit(2);
-    ExecutionException e = assertThrows(ExecutionException.class, () -> big.get(10, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> big.get(10, TimeUnit.SECONDS));
     assertInstanceOf(IllegalArgumentException.class, e.getCause());
     assertFalse(small.isDone());
     held.release();
@@ -484,9 +488,14 @@ public abstract class SemaphoreContract {
     int seen = sem.call(2, sem::available);
     assertEquals(0, seen);
     assertEquals(2, sem.available());
-    assertThrows(IllegalStateException.class, () -> sem.call(1, () -> {
-      throw new IllegalStateException("boom");
-    }));
+    assertThrows(
+        IllegalStateException.class,
+        () ->
+            sem.call(
+                1,
+                () -> {
+                  throw new IllegalStateException("boom");
+                }));
     assertEquals(2, sem.available(), "released when the task throws");
   }
 
@@ -523,7 +532,8 @@ public abstract class SemaphoreContract {
     CompletableFuture<String> result = sem.callAsync(1, () -> startedWork(started, work));
     awaitTrue(started::get, "the task to start");
     result.orTimeout(20, TimeUnit.MILLISECONDS);
-    ExecutionException e = assertThrows(ExecutionException.class, () -> result.get(10, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> result.get(10, TimeUnit.SECONDS));
     assertInstanceOf(TimeoutException.class, e.getCause());
     assertEquals(0, sem.available());
     work.complete("late");
@@ -554,9 +564,11 @@ public abstract class SemaphoreContract {
   void callAsync_releasesWhenTheTaskThrowsOrFails() throws Exception {
     Semaphore sem = newSemaphore(1);
     CompletableFuture<Object> thrown =
-        sem.callAsync(1, () -> {
-          throw new IllegalStateException("boom");
-        });
+        sem.callAsync(
+            1,
+            () -> {
+              throw new IllegalStateException("boom");
+            });
     assertThrows(ExecutionException.class, () -> thrown.get(10, TimeUnit.SECONDS));
     CompletableFuture<Object> failed =
         sem.callAsync(1, () -> CompletableFuture.failedFuture(new IllegalStateException("boom")));
@@ -691,6 +703,7 @@ public abstract class SemaphoreContract {
   private static void assertMessageContains(String expected, Executable call) {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
     String message = String.valueOf(e.getMessage());
-    assertTrue(message.contains(expected), () -> "message '" + message + "' should name " + expected);
+    assertTrue(
+        message.contains(expected), () -> "message '" + message + "' should name " + expected);
   }
 }

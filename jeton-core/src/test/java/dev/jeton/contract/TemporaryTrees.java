@@ -9,10 +9,10 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * Temporary directories that live as long as the test JVM and are removed, with all they hold,
- * when it exits: for fixtures shared by a whole class (a Lincheck run, another user's class
- * path), where JUnit's per-test {@code @TempDir} does not fit. {@code File.deleteOnExit} would
- * not do: it removes only an empty directory.
+ * Temporary directories that live as long as the test JVM and are removed, with all they hold, when
+ * it exits: for fixtures shared by a whole class (a Lincheck run, another user's class path), where
+ * JUnit's per-test {@code @TempDir} does not fit. {@code File.deleteOnExit} would not do: it
+ * removes only an empty directory.
  */
 public final class TemporaryTrees {
   private static final List<Path> MADE = new ArrayList<>();

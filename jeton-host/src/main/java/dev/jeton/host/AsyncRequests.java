@@ -22,10 +22,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * The asynchronous requests of one {@link HostSemaphore} handle, driven by one thread.
  *
- * <p>{@link #start} only queues the request in memory and wakes the driver, and cancelling a
- * future only marks it done and wakes the driver: no caller waits on file I/O or on a lock
- * another process holds. The driver, a task on a shared pool that runs while this handle has
- * requests and ends when it has none, does all the file work:
+ * <p>{@link #start} only queues the request in memory and wakes the driver, and cancelling a future
+ * only marks it done and wakes the driver: no caller waits on file I/O or on a lock another process
+ * holds. The driver, a task on a shared pool that runs while this handle has requests and ends when
+ * it has none, does all the file work:
  *
  * <ol>
  *   <li>drops requests whose future is done (cancelled, completed from outside), whose deadline
@@ -34,21 +34,21 @@ import org.jspecify.annotations.Nullable;
  *       round and, while another process holds it, again after a pause (50 µs doubling to 5 ms);
  *   <li>polls the <em>front</em> request only. Every other request of this handle has a younger
  *       ticket than the front, so it cannot be granted before the front is granted or gone: it
- *       waits in memory, at no cost. At the head of the whole queue the front polls every 0.25
- *       to 2 ms, as a blocking request does; behind another ticket, one wait in the kernel for
- *       that ticket's lock runs on a second pool thread and wakes the driver when it ends.
+ *       waits in memory, at no cost. At the head of the whole queue the front polls every 0.25 to 2
+ *       ms, as a blocking request does; behind another ticket, one wait in the kernel for that
+ *       ticket's lock runs on a second pool thread and wakes the driver when it ends.
  * </ol>
  *
- * <p>So a handle's waiting requests use at most two threads however many they are. Futures
- * complete on the common pool (decision 21): a callback that blocks, or that calls back into
- * this semaphore, never holds up the driver.
+ * <p>So a handle's waiting requests use at most two threads however many they are. Futures complete
+ * on the common pool (decision 21): a callback that blocks, or that calls back into this semaphore,
+ * never holds up the driver.
  *
  * <p>Field access: {@link #incoming}, {@link #running}, {@link #signalled}, {@link #driver} and
- * {@link #submitted} are shared and thread-safe; {@link #processed} is written by the driver
- * only (volatile), and waited for under {@link #roundDone}. Everything else is touched only by
- * the driver; consecutive driver runs are ordered by {@link #running} (set false at the end of
- * one, compare-and-set true to start the next). {@link KernelWait}'s flags are written by the
- * waiting thread, read by the driver.
+ * {@link #submitted} are shared and thread-safe; {@link #processed} is written by the driver only
+ * (volatile), and waited for under {@link #roundDone}. Everything else is touched only by the
+ * driver; consecutive driver runs are ordered by {@link #running} (set false at the end of one,
+ * compare-and-set true to start the next). {@link KernelWait}'s flags are written by the waiting
+ * thread, read by the driver.
  */
 final class AsyncRequests {
   /** Runs drivers and kernel waits; threads end after a minute idle. */
@@ -68,8 +68,10 @@ final class AsyncRequests {
   private final HostSemaphore semaphore;
   private final ConcurrentLinkedQueue<Entry<?>> incoming = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean running = new AtomicBoolean();
+
   /** Requests made and futures done from outside so far; the driver has handled processed. */
   private final AtomicLong submitted = new AtomicLong();
+
   private volatile long processed;
   private final Object roundDone = new Object(); // notified when processed moves
   private volatile boolean signalled;
@@ -107,10 +109,10 @@ final class AsyncRequests {
   }
 
   /**
-   * Waits until the driver has handled every request made on this handle before, and every
-   * future done before: tickets taken (unless another process held meta.lock), the front polled,
-   * cancelled requests withdrawn. The blocking methods call it, so that a handle's calls take
-   * effect in the order they were made. A round waits for no other process, so neither does this.
+   * Waits until the driver has handled every request made on this handle before, and every future
+   * done before: tickets taken (unless another process held meta.lock), the front polled, cancelled
+   * requests withdrawn. The blocking methods call it, so that a handle's calls take effect in the
+   * order they were made. A round waits for no other process, so neither does this.
    */
   void sync() {
     long target = submitted.get();
@@ -218,8 +220,8 @@ final class AsyncRequests {
   }
 
   /**
-   * Drops {@code entry} if given up, expired or closed, settling its future. A deadline counts
-   * only after one round, so that a zero timeout still tries once.
+   * Drops {@code entry} if given up, expired or closed, settling its future. A deadline counts only
+   * after one round, so that a zero timeout still tries once.
    */
   private boolean dropIfOver(Entry<?> entry, long now) {
     Throwable failure;
@@ -305,8 +307,11 @@ final class AsyncRequests {
       } catch (IOException | RuntimeException e) {
         entries.remove(0);
         request.withdraw();
-        settle(front, e instanceof IOException
-            ? new UncheckedIOException(e.getMessage(), (IOException) e) : e);
+        settle(
+            front,
+            e instanceof IOException
+                ? new UncheckedIOException(e.getMessage(), (IOException) e)
+                : e);
         continue;
       }
       if (permit != null) {

@@ -10,11 +10,11 @@ import java.nio.file.Path;
 /**
  * I/O failures that say what was being done to which file: {@code cannot write
  * /tmp/jeton-0/deploy/limit: No space left on device}. The JDK names the file in some of its
- * exceptions (a refused open) and not in others (a write that finds the disk full), and the
- * {@code jeton} command shows a failure as its message, in one line.
+ * exceptions (a refused open) and not in others (a write that finds the disk full), and the {@code
+ * jeton} command shows a failure as its message, in one line.
  *
- * <p>Some failures are kept as they are, because callers act on their type: a missing file
- * (it was removed, or is to be made), an interrupt, a channel closed to end a wait.
+ * <p>Some failures are kept as they are, because callers act on their type: a missing file (it was
+ * removed, or is to be made), an interrupt, a channel closed to end a wait.
  */
 final class FileFailures {
   private FileFailures() {}
@@ -30,8 +30,8 @@ final class FileFailures {
 
   /**
    * {@code e}, as a failure to {@code doing} ("write", "lock", ...) {@code file}; or {@code e}
-   * itself when callers act on its type, or when it says so already (the innermost account is
-   * the most precise).
+   * itself when callers act on its type, or when it says so already (the innermost account is the
+   * most precise).
    */
   static IOException of(String doing, Path file, IOException e) {
     if (e instanceof Described

@@ -9,9 +9,9 @@ import java.util.Optional;
 import java.util.Properties;
 
 /**
- * Who holds or waits for permits of a {@link HostSemaphore}: the record each holder writes into
- * the files it locks, so that status can show it. A record is only believed while its file is
- * locked; the record of a process that died is never shown.
+ * Who holds or waits for permits of a {@link HostSemaphore}: the record each holder writes into the
+ * files it locks, so that status can show it. A record is only believed while its file is locked;
+ * the record of a process that died is never shown.
  *
  * @param pid the process id
  * @param host the host name
@@ -19,8 +19,8 @@ import java.util.Properties;
  * @param command the process's command line, as far as the JVM can tell
  * @param since when it started holding or waiting
  * @param permits how many permits it holds or asks for
- * @param session the process session whose members hold the permits too, even after {@code
- *     pid} has died ({@link HostSemaphore#holdWhileSessionRuns}), or 0
+ * @param session the process session whose members hold the permits too, even after {@code pid} has
+ *     died ({@link HostSemaphore#holdWhileSessionRuns}), or 0
  */
 public record Holder(
     long pid, String host, String user, String command, Instant since, int permits, long session) {
@@ -49,13 +49,16 @@ public record Holder(
   String serializeWithSession(ProcessHandle leader) {
     Properties p = properties();
     p.setProperty("session", Long.toString(leader.pid()));
-    leader.info().startInstant().ifPresent(start -> p.setProperty("sessionStart", start.toString()));
+    leader
+        .info()
+        .startInstant()
+        .ifPresent(start -> p.setProperty("sessionStart", start.toString()));
     return store(p);
   }
 
   /**
-   * Whether {@code record} names a session that still runs: the permits it was written for are
-   * held by that session's processes, whoever holds (or no longer holds) the file's lock.
+   * Whether {@code record} names a session that still runs: the permits it was written for are held
+   * by that session's processes, whoever holds (or no longer holds) the file's lock.
    */
   static boolean sessionRuns(String record) {
     if (!record.contains("session=")) {

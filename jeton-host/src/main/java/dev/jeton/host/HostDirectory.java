@@ -30,9 +30,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * <ul>
  *   <li><b>private</b>: owned by this user, no access for group or others (mode 700). Files are
  *       made with mode 600. The default directory is private, and made so if missing.
- *   <li><b>shared</b>: owned by a group this user is in, which may read, write and enter it,
- *       with the set-group-id bit so that everything made in it belongs to that group, and no
- *       access for others (mode 2770). Files are made with mode 660, directories 2770.
+ *   <li><b>shared</b>: owned by a group this user is in, which may read, write and enter it, with
+ *       the set-group-id bit so that everything made in it belongs to that group, and no access for
+ *       others (mode 2770). Files are made with mode 660, directories 2770.
  * </ul>
  *
  * <p>Anything else is refused with a message that says how to fix it. No file is ever opened
@@ -63,9 +63,9 @@ final class HostDirectory {
   }
 
   /**
-   * The default directory: {@code /tmp/jeton-<uid>}. It does not depend on the environment, so
-   * a login shell, cron, systemd and sudo all find the same semaphores for one user, and it is
-   * not removed when the user's last session ends (as {@code $XDG_RUNTIME_DIR} is).
+   * The default directory: {@code /tmp/jeton-<uid>}. It does not depend on the environment, so a
+   * login shell, cron, systemd and sudo all find the same semaphores for one user, and it is not
+   * removed when the user's last session ends (as {@code $XDG_RUNTIME_DIR} is).
    */
   static Path defaultPath() {
     return Path.of("/tmp", "jeton-" + MY_UID);
@@ -96,7 +96,8 @@ final class HostDirectory {
       } catch (FileAlreadyExistsException raced) {
         // made by someone else meanwhile: checked below like any other
       } catch (java.nio.file.AccessDeniedException e) {
-        throw new IllegalArgumentException("cannot create the directory " + dir + ": permission denied");
+        throw new IllegalArgumentException(
+            "cannot create the directory " + dir + ": permission denied");
       } catch (IOException e) {
         throw FileFailures.of("create the directory", dir, e);
       }
@@ -215,7 +216,8 @@ final class HostDirectory {
   private static Stat attributes(Path path) throws IOException {
     Map<String, Object> a =
         Files.readAttributes(
-            path, "unix:mode,uid,gid,nlink,isDirectory,isSymbolicLink,isRegularFile",
+            path,
+            "unix:mode,uid,gid,nlink,isDirectory,isSymbolicLink,isRegularFile",
             LinkOption.NOFOLLOW_LINKS);
     return new Stat(
         (Integer) Objects.requireNonNull(a.get("mode")) & 07777,
@@ -243,14 +245,17 @@ final class HostDirectory {
   // ---------------------------------------------------------------- files inside
 
   /**
-   * Makes sure {@code dir}, inside this directory, is a directory and not a symbolic link,
-   * creating it with this directory's mode if it is missing.
+   * Makes sure {@code dir}, inside this directory, is a directory and not a symbolic link, creating
+   * it with this directory's mode if it is missing.
    */
   void ensureDirectory(Path dir) throws IOException {
     try {
       Files.createDirectory(dir);
       Files.setAttribute(
-          dir, "unix:mode", shared ? SHARED_DIRECTORY : PRIVATE_DIRECTORY, LinkOption.NOFOLLOW_LINKS);
+          dir,
+          "unix:mode",
+          shared ? SHARED_DIRECTORY : PRIVATE_DIRECTORY,
+          LinkOption.NOFOLLOW_LINKS);
     } catch (FileAlreadyExistsException exists) {
       // checked below
     } catch (IOException e) {
@@ -285,9 +290,9 @@ final class HostDirectory {
   }
 
   /**
-   * Opens a file to write records into, creating it (empty) if it is missing: as {@link
-   * #open(Path, boolean)}, and only if it has no other name (a hard link planted to make us
-   * write into someone's file).
+   * Opens a file to write records into, creating it (empty) if it is missing: as {@link #open(Path,
+   * boolean)}, and only if it has no other name (a hard link planted to make us write into
+   * someone's file).
    */
   FileChannel openOrCreate(Path file) throws IOException {
     for (int attempt = 0; ; attempt++) {
@@ -317,7 +322,8 @@ final class HostDirectory {
       throw FileFailures.of("look at", file, e);
     }
     if (!a.regular()) {
-      throw new IOException(file + " is not a regular file (a symbolic link, or something planted)");
+      throw new IOException(
+          file + " is not a regular file (a symbolic link, or something planted)");
     }
     if (oneName && a.links() != 1) {
       throw new OtherNames(file + " has other names (hard links): refusing to write into it");
@@ -358,7 +364,8 @@ final class HostDirectory {
   void replace(Path file, String text) throws IOException {
     Path temporary = writeTemporary(file, text);
     try {
-      Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      Files.move(
+          temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } catch (AtomicMoveNotSupportedException e) {
       throw new IOException("cannot replace " + file + " atomically", e);
     } catch (IOException e) {
@@ -369,15 +376,18 @@ final class HostDirectory {
   }
 
   /**
-   * A new file beside {@code file}, under a name of its own, holding {@code text}. A failure
-   * names {@code file}, the one the caller writes (a full disk, say).
+   * A new file beside {@code file}, under a name of its own, holding {@code text}. A failure names
+   * {@code file}, the one the caller writes (a full disk, say).
    */
   Path writeTemporary(Path file, String text) throws IOException {
     Path temporary = temporaryBeside(file);
     try (FileChannel channel =
         FileChannel.open(
             temporary,
-            Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS))) {
+            Set.of(
+                StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS))) {
       Files.setAttribute(
           temporary, "unix:mode", shared ? SHARED_FILE : PRIVATE_FILE, LinkOption.NOFOLLOW_LINKS);
       ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
@@ -397,7 +407,11 @@ final class HostDirectory {
   /** A name beside {@code file} that no one else uses: it starts with a dot, so lists skip it. */
   static Path temporaryBeside(Path file) {
     return file.resolveSibling(
-        "." + file.getFileName() + ".new-" + ProcessHandle.current().pid() + "-"
+        "."
+            + file.getFileName()
+            + ".new-"
+            + ProcessHandle.current().pid()
+            + "-"
             + Long.toHexString(ThreadLocalRandom.current().nextLong()));
   }
 

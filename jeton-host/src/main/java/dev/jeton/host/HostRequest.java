@@ -32,10 +32,13 @@ final class HostRequest {
   final ReentrantLock lock = new ReentrantLock();
   boolean busy; // guarded by lock: a tryAcquire found it would have to wait for permits
   boolean finished; // guarded by lock
+
   /** The live ticket just ahead, as the last poll found it; null at the head. */
   volatile @Nullable String predecessor;
+
   /** The wait in progress for the predecessor, which withdraw() ends. */
   volatile LockFiles.@Nullable Wait waiting;
+
   volatile boolean withdrawn;
 
   HostRequest(HostSemaphore semaphore, int permits, LockFiles.Held ticket, boolean trying) {
@@ -129,8 +132,8 @@ final class HostRequest {
   }
 
   /**
-   * For a tryAcquire: polls until granted, or until it finds it would have to wait (for permits,
-   * or behind a request that waits), or until {@code deadline}. It looks again only while an older
+   * For a tryAcquire: polls until granted, or until it finds it would have to wait (for permits, or
+   * behind a request that waits), or until {@code deadline}. It looks again only while an older
    * tryAcquire is finishing, which never waits for permits, so this is short.
    */
   @Nullable HostPermit pollUntilBusy(long deadline) throws IOException {
@@ -156,10 +159,10 @@ final class HostRequest {
   }
 
   /**
-   * Takes free slots below {@code limit} until it has {@code need}, and tells whether the
-   * request may be granted: every slot held, by anyone, at or above the limit included, must
-   * then fit within the limit (I1; after the limit was lowered, holders of retired slots still
-   * count until they release).
+   * Takes free slots below {@code limit} until it has {@code need}, and tells whether the request
+   * may be granted: every slot held, by anyone, at or above the limit included, must then fit
+   * within the limit (I1; after the limit was lowered, holders of retired slots still count until
+   * they release).
    */
   private boolean gatherAndCheck(int limit, int need) throws IOException {
     Set<Integer> mine = new HashSet<>();
@@ -186,15 +189,17 @@ final class HostRequest {
   }
 
   /**
-   * Waits, in the kernel, until the predecessor's ticket is unlocked (it was granted, gave up
-   * or died), until {@code deadline}, or until the request is withdrawn.
+   * Waits, in the kernel, until the predecessor's ticket is unlocked (it was granted, gave up or
+   * died), until {@code deadline}, or until the request is withdrawn.
    */
   void awaitPredecessor(String older, long deadline) throws IOException, InterruptedException {
     LockFiles.Wait wait = new LockFiles.Wait(semaphore.queue.path(older));
     waiting = wait;
     java.util.concurrent.ScheduledFuture<?> timeout = null;
     if (deadline != Long.MAX_VALUE) {
-      timeout = HostSemaphore.TIMER.schedule(wait::cancel, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+      timeout =
+          HostSemaphore.TIMER.schedule(
+              wait::cancel, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
     }
     try {
       if (withdrawn) {
@@ -245,8 +250,8 @@ final class HostRequest {
   }
 
   /**
-   * Polls until granted, failing at {@code deadline} (a {@link System#nanoTime()}
-   * value, or {@link Long#MAX_VALUE}) or when {@code giveUp} says so; withdraws it unless granted.
+   * Polls until granted, failing at {@code deadline} (a {@link System#nanoTime()} value, or {@link
+   * Long#MAX_VALUE}) or when {@code giveUp} says so; withdraws it unless granted.
    */
   Permit awaitGrant(long deadline, @Nullable Duration timeout, BooleanSupplier giveUp)
       throws InterruptedException, TimeoutException {

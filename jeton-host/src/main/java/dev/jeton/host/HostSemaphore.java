@@ -37,10 +37,10 @@ import org.jspecify.annotations.Nullable;
  * <h2>The directory</h2>
  *
  * <p>The default directory is {@code /tmp/jeton-<uid>}, the same for a login shell, cron, systemd
- * and sudo, made private (mode 700) if missing. A directory is used only if other users cannot
- * get in: one private to this user, or one shared with a group this user is in (mode 2770, so
- * that every file in it belongs to the group). Anything else, and a symbolic link in place of
- * the directory or of any file in it, is refused with a message saying how to fix it.
+ * and sudo, made private (mode 700) if missing. A directory is used only if other users cannot get
+ * in: one private to this user, or one shared with a group this user is in (mode 2770, so that
+ * every file in it belongs to the group). Anything else, and a symbolic link in place of the
+ * directory or of any file in it, is refused with a message saying how to fix it.
  *
  * <h2>Ordering</h2>
  *
@@ -49,17 +49,17 @@ import org.jspecify.annotations.Nullable;
  * needs. So requests are granted in the order they took their tickets, across processes and
  * threads, and a large request is never starved by small ones. A waiter that dies is dropped from
  * the queue as soon as the one behind it is woken by its lock going. A waiter sleeps in the kernel
- * on the ticket just ahead of it, so a long queue costs nothing while it waits; only the head
- * looks for free permits, every 0.25 to 2 ms, so a grant reaches it within about 2 ms of the
- * permits coming free.
+ * on the ticket just ahead of it, so a long queue costs nothing while it waits; only the head looks
+ * for free permits, every 0.25 to 2 ms, so a grant reaches it within about 2 ms of the permits
+ * coming free.
  *
  * <p>The asynchronous methods ({@link #acquireAsync}, {@link #awaitIdle}) return at once, and
- * cancelling their futures too: they never wait for file I/O or for another process. One thread
- * per handle takes their tickets and polls for them, and it is there only while they wait; the
- * requests of one handle queue behind each other in memory, so however many there are, they use
- * at most two threads. Their futures complete on the common pool. The other methods of a handle
- * see the asynchronous requests made on it before them: a request made just before {@link
- * #queueLength()} is counted in it.
+ * cancelling their futures too: they never wait for file I/O or for another process. One thread per
+ * handle takes their tickets and polls for them, and it is there only while they wait; the requests
+ * of one handle queue behind each other in memory, so however many there are, they use at most two
+ * threads. Their futures complete on the common pool. The other methods of a handle see the
+ * asynchronous requests made on it before them: a request made just before {@link #queueLength()}
+ * is counted in it.
  *
  * <h2>Differences from the in-process semaphore</h2>
  *
@@ -68,9 +68,9 @@ import org.jspecify.annotations.Nullable;
  *       ones, but other handles and processes are unaffected.
  *   <li>The limit is at least 1. {@link #stats()} is always empty.
  *   <li>Every operation does file I/O; an I/O failure surfaces as {@link UncheckedIOException}.
- *   <li>{@link #tryAcquire} waits up to a second for another process that is taking its ticket
- *       at that moment, and returns empty if that process does not finish by then (it may have
- *       been stopped).
+ *   <li>{@link #tryAcquire} waits up to a second for another process that is taking its ticket at
+ *       that moment, and returns empty if that process does not finish by then (it may have been
+ *       stopped).
  * </ul>
  */
 public final class HostSemaphore implements Semaphore {
@@ -151,8 +151,8 @@ public final class HostSemaphore implements Semaphore {
   }
 
   /**
-   * The directory used when none is given: {@code /tmp/jeton-<uid>}, whatever the environment,
-   * so that every process of one user finds the same semaphores.
+   * The directory used when none is given: {@code /tmp/jeton-<uid>}, whatever the environment, so
+   * that every process of one user finds the same semaphores.
    */
   public static Path defaultDirectory() {
     return HostDirectory.defaultPath();
@@ -195,8 +195,8 @@ public final class HostSemaphore implements Semaphore {
     }
 
     /**
-     * The limit to create the semaphore with if it does not exist, without requiring an
-     * existing one to have it (what {@code jeton run} does without {@code --permits}).
+     * The limit to create the semaphore with if it does not exist, without requiring an existing
+     * one to have it (what {@code jeton run} does without {@code --permits}).
      */
     public Builder limitIfNew(int limit) {
       this.limitIfNew = checkLimit(limit);
@@ -212,9 +212,9 @@ public final class HostSemaphore implements Semaphore {
     /**
      * Opens the semaphore, creating it if it does not exist and a limit was given.
      *
-     * @throws IllegalArgumentException if the directory is missing (and nothing is to be
-     *     created), not writable or not trusted, if the semaphore exists with another limit, or
-     *     if it does not exist and no limit was given
+     * @throws IllegalArgumentException if the directory is missing (and nothing is to be created),
+     *     not writable or not trusted, if the semaphore exists with another limit, or if it does
+     *     not exist and no limit was given
      */
     public HostSemaphore open() throws IOException {
       int createLimit = limit != 0 ? limit : limitIfNew;
@@ -252,7 +252,8 @@ public final class HostSemaphore implements Semaphore {
     try {
       return LockFiles.uninterrupted(this::readLimit);
     } catch (NoSuchFileException e) {
-      throw new IllegalStateException("semaphore '" + name + "' was removed from " + directory.path, e);
+      throw new IllegalStateException(
+          "semaphore '" + name + "' was removed from " + directory.path, e);
     } catch (IOException e) {
       throw new UncheckedIOException(e.getMessage(), e);
     }
@@ -279,8 +280,8 @@ public final class HostSemaphore implements Semaphore {
   // ---------------------------------------------------------------- requests
 
   /**
-   * Takes a ticket for a new request, waiting for other processes taking theirs until
-   * {@code deadline}, or until {@code giveUp} says so.
+   * Takes a ticket for a new request, waiting for other processes taking theirs until {@code
+   * deadline}, or until {@code giveUp} says so.
    */
   HostRequest newRequest(int permits, boolean trying, long deadline, BooleanSupplier giveUp)
       throws InterruptedException, TimeoutException {
@@ -409,9 +410,9 @@ public final class HostSemaphore implements Semaphore {
   }
 
   /**
-   * The free permits: the limit less the permits held, negative while a lowered limit is paid
-   * back. A snapshot, not an atomic one: a request that is gathering its permits one lock at a
-   * time is counted with the ones it has so far.
+   * The free permits: the limit less the permits held, negative while a lowered limit is paid back.
+   * A snapshot, not an atomic one: a request that is gathering its permits one lock at a time is
+   * counted with the ones it has so far.
    */
   @Override
   public int available() {
@@ -454,8 +455,8 @@ public final class HostSemaphore implements Semaphore {
   }
 
   /**
-   * Closes this handle: its queued requests fail with {@link SemaphoreClosedException} and it
-   * takes no new ones. Other handles and processes are not affected; permits held stay valid.
+   * Closes this handle: its queued requests fail with {@link SemaphoreClosedException} and it takes
+   * no new ones. Other handles and processes are not affected; permits held stay valid.
    */
   @Override
   public void close() {
@@ -522,16 +523,20 @@ public final class HostSemaphore implements Semaphore {
 
   @Override
   public String toString() {
-    return "HostSemaphore[name=" + name + ", directory=" + directory.path + (closed ? ", closed]" : "]");
+    return "HostSemaphore[name="
+        + name
+        + ", directory="
+        + directory.path
+        + (closed ? ", closed]" : "]");
   }
 
   /**
-   * Keeps {@code permit}'s slots held, in the eyes of every process, for as long as any process
-   * of the session that {@code leader} leads runs (setsid(2)), even after this process has died
-   * and its locks with it. That is how {@code jeton run} keeps its permits held by the command it
-   * runs, and everything the command started, if {@code jeton} itself is killed: no one gets in
-   * beside them. On Linux every process of the session counts; elsewhere the leader only. A
-   * {@link Permit#release()} still frees the permits at once: call it once the session is over.
+   * Keeps {@code permit}'s slots held, in the eyes of every process, for as long as any process of
+   * the session that {@code leader} leads runs (setsid(2)), even after this process has died and
+   * its locks with it. That is how {@code jeton run} keeps its permits held by the command it runs,
+   * and everything the command started, if {@code jeton} itself is killed: no one gets in beside
+   * them. On Linux every process of the session counts; elsewhere the leader only. A {@link
+   * Permit#release()} still frees the permits at once: call it once the session is over.
    *
    * @throws IllegalArgumentException if {@code permit} is not a live permit of this semaphore
    */

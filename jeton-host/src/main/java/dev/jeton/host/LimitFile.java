@@ -10,12 +10,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Where a {@link HostSemaphore} lives, {@code <directory>/<name>/}, and its stored limit, the
- * file {@code limit}: made once by the first opener, then only ever replaced whole (a new file
- * renamed over it), so a reader never sees it half written and no one waits for anyone to use it.
+ * Where a {@link HostSemaphore} lives, {@code <directory>/<name>/}, and its stored limit, the file
+ * {@code limit}: made once by the first opener, then only ever replaced whole (a new file renamed
+ * over it), so a reader never sees it half written and no one waits for anyone to use it.
  *
- * <p>{@link #known} is the limit as last read or written by this handle (0 before), for checks
- * that must not do file I/O; it may be stale, so nothing is granted on its word.
+ * <p>{@link #known} is the limit as last read or written by this handle (0 before), for checks that
+ * must not do file I/O; it may be stale, so nothing is granted on its word.
  */
 final class LimitFile {
   private final String name;
@@ -33,8 +33,8 @@ final class LimitFile {
 
   /**
    * Opens the semaphore: if it exists, checks it has {@code requestedLimit} (unless 0); if not,
-   * creates it, and the folders of its queue and slots, with {@code createLimit} (unless 0,
-   * which is an error).
+   * creates it, and the folders of its queue and slots, with {@code createLimit} (unless 0, which
+   * is an error).
    */
   void openOrCreate(int requestedLimit, int createLimit) throws IOException {
     if (createLimit == 0 && !Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
@@ -94,9 +94,9 @@ final class LimitFile {
   }
 
   /**
-   * The names of the semaphores in {@code directory} (those with a limit file), sorted; a
-   * directory whose name no semaphore can have (one another member of a shared directory made)
-   * is left out, since it cannot be opened.
+   * The names of the semaphores in {@code directory} (those with a limit file), sorted; a directory
+   * whose name no semaphore can have (one another member of a shared directory made) is left out,
+   * since it cannot be opened.
    */
   static List<String> semaphoresIn(Path directory) throws IOException {
     List<String> names = new ArrayList<>();
@@ -107,7 +107,8 @@ final class LimitFile {
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
       for (Path entry : entries) {
         String name = entry.getFileName().toString();
-        if (isName(name) && Files.isRegularFile(entry.resolve("limit"), LinkOption.NOFOLLOW_LINKS)) {
+        if (isName(name)
+            && Files.isRegularFile(entry.resolve("limit"), LinkOption.NOFOLLOW_LINKS)) {
           names.add(name);
         }
       }

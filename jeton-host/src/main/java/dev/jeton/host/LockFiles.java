@@ -13,19 +13,18 @@ import org.jspecify.annotations.Nullable;
 /**
  * Exclusive OS file locks that the threads of one JVM can share safely.
  *
- * <p>POSIX record locks belong to the process, not to a thread or a channel: two threads of one
- * JVM cannot both hold one (Java throws {@code OverlappingFileLockException}), and closing
- * <em>any</em> channel on a file drops every lock the process holds on it. So this class is the
- * only place that opens lock files, and it claims a path in {@link #IN_USE} before opening it:
- * while one thread has a path claimed (to lock it, hold it, or look at it), no other thread of
- * this JVM opens that file.
+ * <p>POSIX record locks belong to the process, not to a thread or a channel: two threads of one JVM
+ * cannot both hold one (Java throws {@code OverlappingFileLockException}), and closing <em>any</em>
+ * channel on a file drops every lock the process holds on it. So this class is the only place that
+ * opens lock files, and it claims a path in {@link #IN_USE} before opening it: while one thread has
+ * a path claimed (to lock it, hold it, or look at it), no other thread of this JVM opens that file.
  */
 final class LockFiles {
   private LockFiles() {}
 
   /**
-   * Paths this JVM has open: a {@link Held} lock, {@link #LOOKING} for a short probe, or a
-   * {@link Wait} for a thread waiting in the kernel for another process to unlock the file.
+   * Paths this JVM has open: a {@link Held} lock, {@link #LOOKING} for a short probe, or a {@link
+   * Wait} for a thread waiting in the kernel for another process to unlock the file.
    */
   private static final ConcurrentHashMap<Path, Object> IN_USE = new ConcurrentHashMap<>();
 
@@ -159,9 +158,9 @@ final class LockFiles {
   }
 
   /**
-   * Makes {@code path} holding {@code text}, already locked by this process: the file is made
-   * and locked under a temporary name, then linked into place, so that no one ever sees it
-   * unlocked. Returns null if {@code path} exists.
+   * Makes {@code path} holding {@code text}, already locked by this process: the file is made and
+   * locked under a temporary name, then linked into place, so that no one ever sees it unlocked.
+   * Returns null if {@code path} exists.
    */
   static @Nullable Held createLocked(HostDirectory directory, Path path, String text)
       throws IOException {
@@ -246,8 +245,8 @@ final class LockFiles {
   }
 
   /**
-   * A thread's wait, in the kernel, for another process to unlock a file; {@link #cancel()} ends
-   * it from another thread (a cancelled request, a deadline, close).
+   * A thread's wait, in the kernel, for another process to unlock a file; {@link #cancel()} ends it
+   * from another thread (a cancelled request, a deadline, close).
    */
   static final class Wait {
     final Path path;
@@ -274,11 +273,11 @@ final class LockFiles {
   }
 
   /**
-   * Waits until no process holds the exclusive lock on {@code wait.path} (its holder unlocked it
-   * or died), or until {@code wait} is cancelled. The kernel wakes the thread: nothing polls.
-   * Returns early, for the caller to look again, when another thread of this JVM is looking at
-   * the file, or when the kernel refuses the wait as a deadlock (it judges whole processes, so a
-   * multi-threaded process can look like one).
+   * Waits until no process holds the exclusive lock on {@code wait.path} (its holder unlocked it or
+   * died), or until {@code wait} is cancelled. The kernel wakes the thread: nothing polls. Returns
+   * early, for the caller to look again, when another thread of this JVM is looking at the file, or
+   * when the kernel refuses the wait as a deadlock (it judges whole processes, so a multi-threaded
+   * process can look like one).
    *
    * @throws InterruptedException if the thread is interrupted (the wait ends at once)
    */
@@ -337,11 +336,11 @@ final class LockFiles {
   private static final long MAX_PAUSE_NANOS = 5_000_000;
 
   /**
-   * Runs {@code section} holding the exclusive lock on {@code path}, waiting for it until
-   * {@code deadline} (a {@link System#nanoTime()} value, or {@link Long#MAX_VALUE}): first
-   * against the other threads of this JVM, then against other processes, by trying the lock with
-   * growing pauses (a kernel wait could not honour the deadline or an interrupt). The section runs
-   * with interrupts held back (see {@link HostSemaphore#uninterrupted}).
+   * Runs {@code section} holding the exclusive lock on {@code path}, waiting for it until {@code
+   * deadline} (a {@link System#nanoTime()} value, or {@link Long#MAX_VALUE}): first against the
+   * other threads of this JVM, then against other processes, by trying the lock with growing pauses
+   * (a kernel wait could not honour the deadline or an interrupt). The section runs with interrupts
+   * held back (see {@link HostSemaphore#uninterrupted}).
    *
    * @throws InterruptedException if interrupted while waiting
    * @throws java.util.concurrent.TimeoutException if the deadline passed, or {@code giveUp} said
@@ -364,7 +363,8 @@ final class LockFiles {
     try {
       long pause = MIN_PAUSE_NANOS;
       for (; ; ) {
-        @Nullable Held held = LockFiles.<@Nullable Held>uninterrupted(() -> tryLock(directory, path));
+        @Nullable Held held =
+            LockFiles.<@Nullable Held>uninterrupted(() -> tryLock(directory, path));
         if (held != null) {
           try {
             return uninterrupted(section::run);
@@ -393,9 +393,9 @@ final class LockFiles {
   }
 
   /**
-   * Runs file I/O with the thread's interrupt status cleared, then restores it. File channels
-   * close themselves when an interrupted thread uses them, which would drop this process's locks
-   * on the file; interrupts are honoured between steps instead.
+   * Runs file I/O with the thread's interrupt status cleared, then restores it. File channels close
+   * themselves when an interrupted thread uses them, which would drop this process's locks on the
+   * file; interrupts are honoured between steps instead.
    */
   static <T extends @Nullable Object> T uninterrupted(Section<T> io) throws IOException {
     boolean interrupted = Thread.interrupted();

@@ -11,10 +11,10 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The permits of a {@link HostSemaphore}: {@code slots/<i>}, one file per permit, i from 0.
- * Holding permit i is holding the exclusive lock on its file; the holder writes its record into
- * it once granted. A slot taken by a request still gathering is emptied at once, so that no one
- * reads the record of an earlier holder as the current one's.
+ * The permits of a {@link HostSemaphore}: {@code slots/<i>}, one file per permit, i from 0. Holding
+ * permit i is holding the exclusive lock on its file; the holder writes its record into it once
+ * granted. A slot taken by a request still gathering is emptied at once, so that no one reads the
+ * record of an earlier holder as the current one's.
  *
  * <p>A record may name a process session ({@link HostSemaphore#holdWhileSessionRuns}): then the
  * slot stays held while any process of that session runs, even once the lock is gone with the
@@ -22,11 +22,11 @@ import org.jspecify.annotations.Nullable;
  */
 final class Slots {
   /**
-   * One lock per semaphore for the threads of this JVM, whatever their handles: a release frees
-   * its slots one file at a time, and a request that looked at them half-way would see a
-   * multi-permit release half done (a tryAcquire(1) granted, then the next one refused with no
-   * holder left). Releases and the head's look at the slots take it; neither waits on another
-   * process while holding it. Across processes the half-way view remains (README, decision 38).
+   * One lock per semaphore for the threads of this JVM, whatever their handles: a release frees its
+   * slots one file at a time, and a request that looked at them half-way would see a multi-permit
+   * release half done (a tryAcquire(1) granted, then the next one refused with no holder left).
+   * Releases and the head's look at the slots take it; neither waits on another process while
+   * holding it. Across processes the half-way view remains (README, decision 38).
    */
   private static final ConcurrentHashMap<Path, ReentrantLock> SETTLING = new ConcurrentHashMap<>();
 

@@ -13,16 +13,16 @@ import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The queue of a {@link HostSemaphore}: one numbered ticket file per request, locked by it while
- * it waits, holding its record.
+ * The queue of a {@link HostSemaphore}: one numbered ticket file per request, locked by it while it
+ * waits, holding its record.
  *
  * <p>Tickets are numbered from a counter that never goes back: {@code seq} is only ever replaced
  * whole (a new file renamed over it), and a number is always above both the counter and every
- * ticket in the queue, so a damaged or lost counter can cost at most a gap in the numbers, never
- * a ticket that jumps the queue or a number used twice. Numbers are taken one at a time under
- * {@code meta.lock}; that lock is held for a few file operations only, and waited for with a
- * deadline and interrupts honoured, so a process stopped while it holds it cannot hang anyone
- * beyond their own deadline.
+ * ticket in the queue, so a damaged or lost counter can cost at most a gap in the numbers, never a
+ * ticket that jumps the queue or a number used twice. Numbers are taken one at a time under {@code
+ * meta.lock}; that lock is held for a few file operations only, and waited for with a deadline and
+ * interrupts honoured, so a process stopped while it holds it cannot hang anyone beyond their own
+ * deadline.
  *
  * <p>A ticket file appears already locked (see {@link LockFiles#createLocked}), so an unlocked
  * ticket is one whose owner has died or left: anyone may delete it, after locking it to be sure.
@@ -47,9 +47,9 @@ final class TicketQueue {
   }
 
   /**
-   * Takes the next ticket, holding {@code record}. Waits for {@code meta.lock} until
-   * {@code deadline} ({@link System#nanoTime()}, or {@link Long#MAX_VALUE}), or until
-   * {@code giveUp} says so.
+   * Takes the next ticket, holding {@code record}. Waits for {@code meta.lock} until {@code
+   * deadline} ({@link System#nanoTime()}, or {@link Long#MAX_VALUE}), or until {@code giveUp} says
+   * so.
    */
   LockFiles.Held take(String record, boolean trying, long deadline, BooleanSupplier giveUp)
       throws IOException, InterruptedException, TimeoutException {
@@ -100,7 +100,8 @@ final class TicketQueue {
 
   /** A ticket's number, or -1 for a name that is not a ticket's. */
   static long number(String name) {
-    String digits = name.endsWith(TRYING) ? name.substring(0, name.length() - TRYING.length()) : name;
+    String digits =
+        name.endsWith(TRYING) ? name.substring(0, name.length() - TRYING.length()) : name;
     if (digits.length() != DIGITS) {
       return -1;
     }
@@ -127,8 +128,8 @@ final class TicketQueue {
   }
 
   /**
-   * The live tickets, oldest first, with their records; deletes the files of dead ones. Never
-   * waits for a lock.
+   * The live tickets, oldest first, with their records; deletes the files of dead ones. Never waits
+   * for a lock.
    */
   TreeMap<String, String> live() throws IOException {
     TreeMap<String, String> live = new TreeMap<>();
@@ -145,9 +146,9 @@ final class TicketQueue {
   }
 
   /**
-   * The youngest live ticket older than {@code mine}, or null if there is none ({@code mine} is
-   * at the head). Looks at older tickets from the youngest down, deleting dead ones, so it
-   * usually probes one file, however long the queue.
+   * The youngest live ticket older than {@code mine}, or null if there is none ({@code mine} is at
+   * the head). Looks at older tickets from the youngest down, deleting dead ones, so it usually
+   * probes one file, however long the queue.
    */
   @Nullable String predecessor(String mine) throws IOException {
     List<String> older = new ArrayList<>();

@@ -15,9 +15,9 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A worker for the stress tests, run as a thread or as its own process: takes and gives back
- * permits of random weight, in every way there is, and logs "start|end nanoTime weight" around
- * each hold. {@code System.nanoTime} is the machine's monotonic clock on Linux, so logs from
- * several processes can be merged. Arguments (as a process): directory, name, rounds, seed, log.
+ * permits of random weight, in every way there is, and logs "start|end nanoTime weight" around each
+ * hold. {@code System.nanoTime} is the machine's monotonic clock on Linux, so logs from several
+ * processes can be merged. Arguments (as a process): directory, name, rounds, seed, log.
  */
 public final class Churn {
   private Churn() {}

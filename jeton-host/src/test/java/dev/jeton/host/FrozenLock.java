@@ -3,14 +3,13 @@ package dev.jeton.host;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 /**
- * A child process that holds the exclusive lock on a file and is then stopped ({@code SIGSTOP}):
- * a process frozen while it takes a ticket, say. Closing it kills the child, freeing the lock.
+ * A child process that holds the exclusive lock on a file and is then stopped ({@code SIGSTOP}): a
+ * process frozen while it takes a ticket, say. Closing it kills the child, freeing the lock.
  */
 final class FrozenLock implements AutoCloseable {
   private final Process child;
@@ -21,7 +20,8 @@ final class FrozenLock implements AutoCloseable {
 
   /** Starts the child, waits until it holds the lock on {@code file}, and stops it. */
   static FrozenLock on(Path file) throws Exception {
-    Process child = dev.jeton.contract.Processes.java(dev.jeton.contract.HoldLock.class, file.toString());
+    Process child =
+        dev.jeton.contract.Processes.java(dev.jeton.contract.HoldLock.class, file.toString());
     FrozenLock frozen = new FrozenLock(child);
     try {
       String line =

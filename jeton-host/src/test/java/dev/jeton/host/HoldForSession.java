@@ -18,8 +18,15 @@ public final class HoldForSession {
     String pidFile = args[2];
     Process session =
         new ProcessBuilder(
-                "setsid", "sh", "-c",
-                "sleep 60 & echo $! > " + pidFile + ".new; mv " + pidFile + ".new " + pidFile
+                "setsid",
+                "sh",
+                "-c",
+                "sleep 60 & echo $! > "
+                    + pidFile
+                    + ".new; mv "
+                    + pidFile
+                    + ".new "
+                    + pidFile
                     + "; wait")
             .start();
     while (!java.nio.file.Files.exists(Path.of(pidFile))) {

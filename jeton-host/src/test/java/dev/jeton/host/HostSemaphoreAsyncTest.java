@@ -24,12 +24,13 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The asynchronous requests: they return at once, whatever other processes do, and their
- * waiting shares a few threads. Jeton's own tools call them from callbacks.
+ * The asynchronous requests: they return at once, whatever other processes do, and their waiting
+ * shares a few threads. Jeton's own tools call them from callbacks.
  */
 @Timeout(120) // a hang guard: every wait below is for an event
 class HostSemaphoreAsyncTest {
   @TempDir Path directory;
+
   private HostSemaphore open(String name, int limit) throws IOException {
     return HostSemaphore.builder(name).directory(directory).limit(limit).open();
   }
@@ -57,8 +58,7 @@ class HostSemaphoreAsyncTest {
     }
     int during = hostThreads();
     assertTrue(
-        during - before <= 3,
-        "200 waiting requests use " + (during - before) + " more threads");
+        during - before <= 3, "200 waiting requests use " + (during - before) + " more threads");
     holder.release();
     for (CompletableFuture<Void> f : done) {
       f.get(60, TimeUnit.SECONDS);

@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The machine-wide semaphore attacked as a hostile local user, a stopped process or a damaged
- * file would: each test is one attack, and fails on the code before it was fixed.
+ * The machine-wide semaphore attacked as a hostile local user, a stopped process or a damaged file
+ * would: each test is one attack, and fails on the code before it was fixed.
  */
 @Timeout(120) // a hang guard: every wait below is for an event
 class HostSemaphoreAttackTest {
@@ -65,7 +65,8 @@ class HostSemaphoreAttackTest {
   void directoryOthersMayEnter_isRefusedWithTheFix() throws Exception {
     for (String mode : List.of("rwxr-xr-x", "rwx---rwx", "rwx-----x")) {
       Path open = Files.createDirectory(directory.resolve("open-" + mode.replace('-', '_')));
-      Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString(mode));
+      Files.setPosixFilePermissions(
+          open, java.nio.file.attribute.PosixFilePermissions.fromString(mode));
       String message = refusal(open);
       assertTrue(message.contains("lets other users in") && message.contains("chmod 700"), message);
     }
@@ -245,8 +246,9 @@ class HostSemaphoreAttackTest {
       UncheckedIOException e = assertThrows(UncheckedIOException.class, () -> sem.acquire(1));
       assertTrue(e.getMessage().contains("cannot queue for semaphore 'full'"), e.getMessage());
       assertTrue(
-          e.getMessage().endsWith(": cannot write " + small.resolve("full/seq")
-              + ": No space left on device"),
+          e.getMessage()
+              .endsWith(
+                  ": cannot write " + small.resolve("full/seq") + ": No space left on device"),
           "which file, and why: " + e.getMessage());
       assertEquals(seq, Files.readString(small.resolve("full/seq")), "the counter is intact");
       assertEquals(0, sem.queueLength());
@@ -309,8 +311,10 @@ class HostSemaphoreAttackTest {
 
   @Test
   void status_neverShowsTheRecordOfAHolderWhoseSlotAWaiterGathered() throws Exception {
-    HostSemaphore first = HostSemaphore.builder("rec").directory(directory).limit(2).command("first").open();
-    HostSemaphore second = HostSemaphore.builder("rec").directory(directory).command("second").open();
+    HostSemaphore first =
+        HostSemaphore.builder("rec").directory(directory).limit(2).command("first").open();
+    HostSemaphore second =
+        HostSemaphore.builder("rec").directory(directory).command("second").open();
     HostSemaphore third = HostSemaphore.builder("rec").directory(directory).command("third").open();
     Permit one = first.acquire(1); // slot 0
     Permit two = second.acquire(1); // slot 1
@@ -324,8 +328,7 @@ class HostSemaphoreAttackTest {
     // What another process's status reads in the file (this JVM's own locks it knows itself).
     String slot0 = Files.readString(directory.resolve("rec/slots/0"));
     assertFalse(slot0.contains("first"), "the released holder's record is still there: " + slot0);
-    List<String> holders =
-        third.status().holders().stream().map(Holder::command).toList();
+    List<String> holders = third.status().holders().stream().map(Holder::command).toList();
     assertEquals(List.of("second"), holders);
     two.release();
     both.get(30, TimeUnit.SECONDS).release();

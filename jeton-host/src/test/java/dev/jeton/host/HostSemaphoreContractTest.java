@@ -15,7 +15,10 @@ class HostSemaphoreContractTest extends SemaphoreContract {
   @Override
   protected Semaphore newSemaphore(int limit) {
     try {
-      return HostSemaphore.builder("contract-" + created++).directory(directory).limit(limit).open();
+      return HostSemaphore.builder("contract-" + created++)
+          .directory(directory)
+          .limit(limit)
+          .open();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -17,11 +17,11 @@ import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
- * Lincheck, in stress mode (real threads; model checking cannot follow file locks into the
- * kernel): concurrent tryAcquire, release and queueLength on one machine-wide semaphore must give
- * the results of some sequential order. Each thread releases only what it holds. {@code
- * available()} is left out on purpose: a request gathering slots one by one is visible to it
- * half-way (documented on the method).
+ * Lincheck, in stress mode (real threads; model checking cannot follow file locks into the kernel):
+ * concurrent tryAcquire, release and queueLength on one machine-wide semaphore must give the
+ * results of some sequential order. Each thread releases only what it holds. {@code available()} is
+ * left out on purpose: a request gathering slots one by one is visible to it half-way (documented
+ * on the method).
  *
  * <p>The scenarios take turns on a few names, so each opens a new handle on a semaphore that
  * earlier handles used and closed, and must find it free: a closed handle leaves nothing behind.
@@ -30,6 +30,7 @@ import org.jetbrains.lincheck.datastructures.Validate;
 public class HostSemaphoreLincheckTest {
   private static final int THREADS = 3;
   private static final Path ROOT = createRoot();
+
   /** The names the scenarios take in turn: each finds what the ones before it left. */
   private static final int NAMES = 4;
 
@@ -72,9 +73,9 @@ public class HostSemaphoreLincheckTest {
   }
 
   /**
-   * Runs after each scenario: gives back what the threads still hold, closes the handle, and
-   * checks that it left nothing behind (no permit held, no ticket in the queue), since a later
-   * scenario opens a new handle on the same semaphore and must find it free.
+   * Runs after each scenario: gives back what the threads still hold, closes the handle, and checks
+   * that it left nothing behind (no permit held, no ticket in the queue), since a later scenario
+   * opens a new handle on the same semaphore and must find it free.
    */
   @Validate
   public void releaseEverything() throws IOException {
@@ -88,10 +89,9 @@ public class HostSemaphoreLincheckTest {
   }
 
   /**
-   * The sequential specification: the same operations on the in-process semaphore. Lincheck
-   * checks each result against many sequential runs; on real handles those would make files and
-   * hold locks (file descriptors) that nothing gives back, since only the concurrent runs are
-   * validated.
+   * The sequential specification: the same operations on the in-process semaphore. Lincheck checks
+   * each result against many sequential runs; on real handles those would make files and hold locks
+   * (file descriptors) that nothing gives back, since only the concurrent runs are validated.
    */
   public static final class Spec {
     private final Semaphore model = Semaphore.create(2);

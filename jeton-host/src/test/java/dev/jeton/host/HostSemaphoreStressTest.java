@@ -17,8 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Threads of this JVM and other processes contend for one machine-wide semaphore with random
- * weights and every kind of request; the merged logs must never show more than the limit held,
- * and at the end every permit is back and no one is queued. Bounded by round counts.
+ * weights and every kind of request; the merged logs must never show more than the limit held, and
+ * at the end every permit is back and no one is queued. Bounded by round counts.
  */
 class HostSemaphoreStressTest {
   @TempDir Path directory;
@@ -30,13 +30,20 @@ class HostSemaphoreStressTest {
   @Test
   void threadsAndProcesses_mixingEveryKindOfRequest_neverExceedTheLimit() throws Exception {
     int limit = 3;
-    HostSemaphore semaphore = HostSemaphore.builder("stress").directory(directory).limit(limit).open();
+    HostSemaphore semaphore =
+        HostSemaphore.builder("stress").directory(directory).limit(limit).open();
     Path log = directory.resolve("holds.log");
     int rounds = 150;
     List<Process> processes = new ArrayList<>();
     for (int p = 0; p < 2; p++) {
       processes.add(
-          child(Churn.class, directory.toString(), "stress", Integer.toString(rounds), "" + (100 + p), log.toString()));
+          child(
+              Churn.class,
+              directory.toString(),
+              "stress",
+              Integer.toString(rounds),
+              "" + (100 + p),
+              log.toString()));
     }
     Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
     List<Thread> threads = new ArrayList<>();
@@ -79,7 +86,13 @@ class HostSemaphoreStressTest {
     Permit held = semaphore.acquire(1);
     List<Process> processes = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
-      processes.add(child(AcquireInTurn.class, directory.toString(), "fifo", Integer.toString(i), log.toString()));
+      processes.add(
+          child(
+              AcquireInTurn.class,
+              directory.toString(),
+              "fifo",
+              Integer.toString(i),
+              log.toString()));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (semaphore.queueLength() < i + 1) { // child i has its ticket before child i+1 starts
         assertTrue(System.nanoTime() < deadline, "child " + i + " never queued");

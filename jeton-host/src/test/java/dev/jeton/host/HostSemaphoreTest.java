@@ -60,7 +60,8 @@ class HostSemaphoreTest {
     }
     looker.join();
     assertEquals(2, seen.size());
-    assertTrue(seen.get(0).isPresent() && seen.get(1).isPresent(), "both permits were free: " + seen);
+    assertTrue(
+        seen.get(0).isPresent() && seen.get(1).isPresent(), "both permits were free: " + seen);
     seen.forEach(p -> p.ifPresent(Permit::release));
   }
 
@@ -98,7 +99,19 @@ class HostSemaphoreTest {
     // One rule with the Redis semaphore (Arguments.checkName): what one backend takes, so does
     // the other.
     for (String bad :
-        List.of("", "a/b", "..", "x..y", ".", ".hidden", "a b", "a:b", "é", "tab\there", "nl\nx", "a\\b")) {
+        List.of(
+            "",
+            "a/b",
+            "..",
+            "x..y",
+            ".",
+            ".hidden",
+            "a b",
+            "a:b",
+            "é",
+            "tab\there",
+            "nl\nx",
+            "a\\b")) {
       assertBadInput(() -> HostSemaphore.builder(bad).directory(directory).limit(1).open());
     }
     assertBadInput(() -> HostSemaphore.builder("x".repeat(201)));
@@ -194,7 +207,8 @@ class HostSemaphoreTest {
 
   @Test
   void status_showsWhoHoldsAndWhoWaits() throws Exception {
-    HostSemaphore sem = HostSemaphore.builder("s").directory(directory).limit(3).command("deploy.sh").open();
+    HostSemaphore sem =
+        HostSemaphore.builder("s").directory(directory).limit(3).command("deploy.sh").open();
     Permit held = sem.acquire(2);
     CompletableFuture<Permit> waiting = sem.acquireAsync(3);
     HostSemaphore.Status status = sem.status();
@@ -247,7 +261,8 @@ class HostSemaphoreTest {
     HostSemaphore sem = open("probed", 1);
     Path queue = directory.resolve("probed/queue");
     HostDirectory trusted = HostDirectory.trust(directory, false);
-    java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicBoolean stop =
+        new java.util.concurrent.atomic.AtomicBoolean();
     Thread prober =
         new Thread(
             () -> {
@@ -284,7 +299,8 @@ class HostSemaphoreTest {
     Permit held = sem.acquire(1);
     java.util.SplittableRandom random = new java.util.SplittableRandom(7);
     for (int round = 0; round < 150; round++) {
-      java.util.concurrent.CompletableFuture<Throwable> thrown = new java.util.concurrent.CompletableFuture<>();
+      java.util.concurrent.CompletableFuture<Throwable> thrown =
+          new java.util.concurrent.CompletableFuture<>();
       Thread waiter =
           new Thread(
               () -> {
@@ -311,7 +327,8 @@ class HostSemaphoreTest {
   void killedHolder_freesItsPermitsAtOnce() throws Exception {
     HostSemaphore sem = open("crash", 1);
     Process child =
-        dev.jeton.contract.Processes.java(HoldForever.class, directory.toString(), "crash", "1", "1");
+        dev.jeton.contract.Processes.java(
+            HoldForever.class, directory.toString(), "crash", "1", "1");
     try {
       BufferedReader out =
           new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
@@ -340,7 +357,8 @@ class HostSemaphoreTest {
     long leader = 0;
     try {
       BufferedReader out =
-          new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
+          new BufferedReader(
+              new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8));
       String line = out.readLine();
       assertTrue(line != null && line.startsWith("held "), String.valueOf(line));
       leader = Long.parseLong(line.substring("held ".length()));

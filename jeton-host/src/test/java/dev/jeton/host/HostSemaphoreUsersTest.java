@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Two real users sharing a directory, and a third who must not get in: the sharing model of
- * {@link HostSemaphore} (a group-owned directory, mode 2770) tried with real processes.
+ * Two real users sharing a directory, and a third who must not get in: the sharing model of {@link
+ * HostSemaphore} (a group-owned directory, mode 2770) tried with real processes.
  */
 @Timeout(180) // a hang guard; each child is waited for by the line it prints
 class HostSemaphoreUsersTest {
@@ -54,7 +54,9 @@ class HostSemaphoreUsersTest {
 
     Child(Process process) {
       this.process = process;
-      this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+      this.out =
+          new BufferedReader(
+              new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
       this.in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
     }
 
@@ -78,10 +80,14 @@ class HostSemaphoreUsersTest {
     assertEquals("got", as(OtherUsers.BOB, "try", shared.toString(), "deploy").line());
 
     int group = OtherUsers.groupId(OtherUsers.GROUP);
-    for (String file : List.of("deploy/limit", "deploy/slots/0", "deploy/meta.lock", "deploy/seq")) {
+    for (String file :
+        List.of("deploy/limit", "deploy/slots/0", "deploy/meta.lock", "deploy/seq")) {
       Path path = shared.resolve(file);
       assertEquals(group, Files.getAttribute(path, "unix:gid", LinkOption.NOFOLLOW_LINKS), file);
-      assertEquals(0660, (Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 07777, file);
+      assertEquals(
+          0660,
+          (Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 07777,
+          file);
     }
   }
 

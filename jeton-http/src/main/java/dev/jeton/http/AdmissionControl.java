@@ -14,8 +14,8 @@ import java.util.function.ToIntFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Decides, for each request of type {@code R}, to admit it or reject it, so that a server works
- * on no more requests at once than it can really serve and answers the rest at once. Thread-safe.
+ * Decides, for each request of type {@code R}, to admit it or reject it, so that a server works on
+ * no more requests at once than it can really serve and answers the rest at once. Thread-safe.
  *
  * <pre>{@code
  * AdmissionControl<HttpExchange> control =
@@ -25,8 +25,8 @@ import org.jspecify.annotations.Nullable;
  *         .build();
  * }</pre>
  *
- * <p>{@link #admit(Object)} returns a {@link Decision}: a {@link Ticket}, which holds one permit
- * of the limit until it is closed (close it exactly when the response is done), or a {@link
+ * <p>{@link #admit(Object)} returns a {@link Decision}: a {@link Ticket}, which holds one permit of
+ * the limit until it is closed (close it exactly when the response is done), or a {@link
  * Rejection}, with the status to answer (503, or 429 if so configured), a {@code Retry-After} and
  * the {@link Reason}.
  *
@@ -35,38 +35,37 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li><b>Best effort</b> (the default): a request is admitted if a permit is free at once, and
  *       rejected with {@link Reason#LIMIT_REACHED} otherwise.
- *   <li><b>Queued</b> ({@link Builder#queue(int, Duration)}): a request that finds no permit
- *       free waits in a bounded queue for at most {@code maxWait}, then is rejected with {@link
+ *   <li><b>Queued</b> ({@link Builder#queue(int, Duration)}): a request that finds no permit free
+ *       waits in a bounded queue for at most {@code maxWait}, then is rejected with {@link
  *       Reason#QUEUE_TIMEOUT}; it leaves the queue at once. A full queue rejects with {@link
  *       Reason#QUEUE_FULL}. The queue is served first come first served; {@link Builder#lifo()}
- *       serves the newest first, and then a newcomer to a full queue pushes out the oldest
- *       (whose client has waited longest, and is the likeliest to be gone); {@link
- *       Builder#priority(ToIntFunction, Duration)} serves higher priorities first, with aging,
- *       and a newcomer to a full queue pushes out the lowest-ranked if it ranks higher. The queue
- *       is in front of the semaphore: however many requests wait, the semaphore sees one
- *       request at a time, which suits a remote one.
- *   <li><b>Partitions</b> ({@link Builder#partitionBy(Function, int)}): a limit per key (the
- *       client address, a tenant header), with {@link Builder#limit(int)} as an optional global
- *       limit, on a {@link dev.jeton.KeyedSemaphore}. Queued, each key has a queue of its own of
- *       at most {@code maxQueue}, first come first served (LIFO and priorities are not offered
- *       with partitions), and all keys together at most {@link Builder#maxQueuedTotal(int)
- *       maxQueuedTotal}, 16 times {@code maxQueue} unless set, since the keys come from the
- *       client.
- *   <li><b>Exemptions</b>: requests matching {@link Builder#exempt(Predicate)} are always
- *       admitted, with a ticket that holds nothing, even after {@link #close()}.
+ *       serves the newest first, and then a newcomer to a full queue pushes out the oldest (whose
+ *       client has waited longest, and is the likeliest to be gone); {@link
+ *       Builder#priority(ToIntFunction, Duration)} serves higher priorities first, with aging, and
+ *       a newcomer to a full queue pushes out the lowest-ranked if it ranks higher. The queue is in
+ *       front of the semaphore: however many requests wait, the semaphore sees one request at a
+ *       time, which suits a remote one.
+ *   <li><b>Partitions</b> ({@link Builder#partitionBy(Function, int)}): a limit per key (the client
+ *       address, a tenant header), with {@link Builder#limit(int)} as an optional global limit, on
+ *       a {@link dev.jeton.KeyedSemaphore}. Queued, each key has a queue of its own of at most
+ *       {@code maxQueue}, first come first served (LIFO and priorities are not offered with
+ *       partitions), and all keys together at most {@link Builder#maxQueuedTotal(int)
+ *       maxQueuedTotal}, 16 times {@code maxQueue} unless set, since the keys come from the client.
+ *   <li><b>Exemptions</b>: requests matching {@link Builder#exempt(Predicate)} are always admitted,
+ *       with a ticket that holds nothing, even after {@link #close()}.
  * </ul>
  *
  * <h2>Retry-After</h2>
  *
  * <p>A rejection's {@code Retry-After} is estimated from the observed drain rate, the number of
- * requests completed per second: {@code ceil((queued ahead + 1) / rate)} seconds, clamped to [1
- * s, {@link Builder#maxRetryAfter(Duration) maxRetryAfter}], where "queued ahead" is the number
- * of requests waiting in front of the rejected one (0 in best-effort mode), and {@code rate =
- * busy / latency}: the permits held now (at least 1) over the smoothed mean time a ticket is
- * held (an exponentially weighted mean of completed tickets, of every outcome, updated at most
- * every 100 ms). With no completion observed yet, 1 s. The rate is taken from the latency (by
- * Little's law) rather than by counting completions over a window so that an idle period does
- * not make the first rejections of a spike send clients away for the maximum.
+ * requests completed per second: {@code ceil((queued ahead + 1) / rate)} seconds, clamped to [1 s,
+ * {@link Builder#maxRetryAfter(Duration) maxRetryAfter}], where "queued ahead" is the number of
+ * requests waiting in front of the rejected one (0 in best-effort mode), and {@code rate = busy /
+ * latency}: the permits held now (at least 1) over the smoothed mean time a ticket is held (an
+ * exponentially weighted mean of completed tickets, of every outcome, updated at most every 100
+ * ms). With no completion observed yet, 1 s. The rate is taken from the latency (by Little's law)
+ * rather than by counting completions over a window so that an idle period does not make the first
+ * rejections of a spike send clients away for the maximum.
  *
  * <h2>The semaphore</h2>
  *
@@ -78,24 +77,24 @@ import org.jspecify.annotations.Nullable;
  * <p>A semaphore not made by Jeton's core may be remote, so it is never called on the caller's
  * thread, nor on a thread that waits for it: it is asked through its asynchronous API, {@code
  * acquireAsync(1, Duration.ZERO)} (a try: granted at once if a permit is free, else a {@code
- * TimeoutException}; any number may be in flight), and no request waits longer than a bound for
- * its answer: {@link Builder#semaphoreTimeout(Duration) semaphoreTimeout} (1 s unless set) in
- * best-effort mode, its {@code maxWait} in queued mode. One that does not answer in time (a
- * frozen server) rejects with {@link Reason#UNAVAILABLE}, and while that call stays unanswered
- * new requests are rejected so at once, without asking. A semaphore that fails (a server out of
- * reach: its try fails, or times out with a cause, which says why it could not answer) rejects
- * the request it was for with {@code UNAVAILABLE}. Queued, such a semaphore is asked for each
- * request that finds no one queued, and, while requests wait, at least every semaphore timeout or
- * half {@code maxWait} (whichever is shorter), since its {@code acquireAsync} may retry without
- * end: a failure rejects the request its permit would have gone to, the others one by one while
- * it lasts, and a request that times out while the semaphore fails or is silent is {@code
- * UNAVAILABLE}, not {@code QUEUE_TIMEOUT}. {@code UNAVAILABLE} is always 503, with a {@code
- * Retry-After} as usual. A closed semaphore rejects with {@link Reason#CLOSED}, and one whose
- * limit was lowered below 1 with {@link Reason#LIMIT_REACHED}, its failure unwrapped from any
- * {@code CompletionException} or {@code ExecutionException}. The failures behind {@code
- * UNAVAILABLE} are logged at {@code WARNING} through the {@link System.Logger} named after this
- * class, at most once every 10 seconds, each line with the latest failure and the number of
- * requests rejected since the previous line; {@link #stats()} counts them all.
+ * TimeoutException}; any number may be in flight), and no request waits longer than a bound for its
+ * answer: {@link Builder#semaphoreTimeout(Duration) semaphoreTimeout} (1 s unless set) in
+ * best-effort mode, its {@code maxWait} in queued mode. One that does not answer in time (a frozen
+ * server) rejects with {@link Reason#UNAVAILABLE}, and while that call stays unanswered new
+ * requests are rejected so at once, without asking. A semaphore that fails (a server out of reach:
+ * its try fails, or times out with a cause, which says why it could not answer) rejects the request
+ * it was for with {@code UNAVAILABLE}. Queued, such a semaphore is asked for each request that
+ * finds no one queued, and, while requests wait, at least every semaphore timeout or half {@code
+ * maxWait} (whichever is shorter), since its {@code acquireAsync} may retry without end: a failure
+ * rejects the request its permit would have gone to, the others one by one while it lasts, and a
+ * request that times out while the semaphore fails or is silent is {@code UNAVAILABLE}, not {@code
+ * QUEUE_TIMEOUT}. {@code UNAVAILABLE} is always 503, with a {@code Retry-After} as usual. A closed
+ * semaphore rejects with {@link Reason#CLOSED}, and one whose limit was lowered below 1 with {@link
+ * Reason#LIMIT_REACHED}, its failure unwrapped from any {@code CompletionException} or {@code
+ * ExecutionException}. The failures behind {@code UNAVAILABLE} are logged at {@code WARNING}
+ * through the {@link System.Logger} named after this class, at most once every 10 seconds, each
+ * line with the latest failure and the number of requests rejected since the previous line; {@link
+ * #stats()} counts them all.
  */
 public final class AdmissionControl<R> implements AutoCloseable {
   /*
@@ -165,8 +164,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
    * that may be remote, within its {@code semaphoreTimeout}); in queued mode it waits at most
    * {@code maxWait}.
    *
-   * @throws InterruptedException if the thread is interrupted while the request waits in the
-   *     queue; the request is withdrawn (a ticket granted at the same moment is given back)
+   * @throws InterruptedException if the thread is interrupted while the request waits in the queue;
+   *     the request is withdrawn (a ticket granted at the same moment is given back)
    */
   public Decision admit(R request) throws InterruptedException {
     CompletableFuture<Decision> decision = admitAsync(request);
@@ -188,20 +187,20 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /**
    * Admits or rejects {@code request} without blocking: the future completes when the request is
    * admitted or rejected (at once in best-effort mode, unless the semaphore may be remote: see
-   * {@link AdmissionControl}). Cancelling the future withdraws the
-   * request; a ticket granted at the same moment is given back. In queued mode, completing it
-   * ({@code complete}, {@code completeExceptionally}, and so {@code orTimeout} and {@code
-   * completeOnTimeout}) withdraws the request as well, and such a decision is not counted in
-   * {@link #stats()}; these and {@code cancel} return false once the request has been taken out of
-   * the queue to be decided: its decision is then on its way, and a ticket in it must be closed as
-   * usual. The queued future refuses {@code obtrudeValue}, {@code obtrudeException} and {@code
-   * completeAsync}, which would bypass that rule.
+   * {@link AdmissionControl}). Cancelling the future withdraws the request; a ticket granted at the
+   * same moment is given back. In queued mode, completing it ({@code complete}, {@code
+   * completeExceptionally}, and so {@code orTimeout} and {@code completeOnTimeout}) withdraws the
+   * request as well, and such a decision is not counted in {@link #stats()}; these and {@code
+   * cancel} return false once the request has been taken out of the queue to be decided: its
+   * decision is then on its way, and a ticket in it must be closed as usual. The queued future
+   * refuses {@code obtrudeValue}, {@code obtrudeException} and {@code completeAsync}, which would
+   * bypass that rule.
    *
-   * <p>In queued mode the future may be completed by the thread that closed the ticket which
-   * freed the permit, or by a timer thread; over a semaphore that may be remote (not Jeton
-   * core's), by the thread that completes its future, in either mode: its dependent stages
-   * should not block (or should run on an executor of their own). Such a semaphore's future obeys
-   * the rules of a queued one above, in best-effort mode too.
+   * <p>In queued mode the future may be completed by the thread that closed the ticket which freed
+   * the permit, or by a timer thread; over a semaphore that may be remote (not Jeton core's), by
+   * the thread that completes its future, in either mode: its dependent stages should not block (or
+   * should run on an executor of their own). Such a semaphore's future obeys the rules of a queued
+   * one above, in best-effort mode too.
    */
   public CompletableFuture<Decision> admitAsync(R request) {
     Objects.requireNonNull(request, "request");
@@ -263,8 +262,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
 
   /**
    * Rejects queued and new requests with {@link Reason#CLOSED} (exempt ones still pass). Open
-   * tickets stay valid and give their permits back when closed. A semaphore given to the
-   * builder is not closed. Closing twice does nothing.
+   * tickets stay valid and give their permits back when closed. A semaphore given to the builder is
+   * not closed. Closing twice does nothing.
    */
   @Override
   public void close() {
@@ -282,13 +281,19 @@ public final class AdmissionControl<R> implements AutoCloseable {
   @Override
   public String toString() {
     Object limit = partitions != null ? partitions : single;
-    return "AdmissionControl[" + limit + ", inFlight=" + ledger.inFlight() + ", queued="
-        + queued() + (closed ? ", closed" : "") + "]";
+    return "AdmissionControl["
+        + limit
+        + ", inFlight="
+        + ledger.inFlight()
+        + ", queued="
+        + queued()
+        + (closed ? ", closed" : "")
+        + "]";
   }
 
   /**
-   * Builds an {@link AdmissionControl}. Each setter checks its argument at once and throws
-   * {@link IllegalArgumentException} naming a bad value; {@link #build()} throws {@link
+   * Builds an {@link AdmissionControl}. Each setter checks its argument at once and throws {@link
+   * IllegalArgumentException} naming a bad value; {@link #build()} throws {@link
    * IllegalStateException} for a combination that cannot work.
    */
   public static final class Builder<R> {
@@ -327,9 +332,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
     }
 
     /**
-     * Admits requests under {@code semaphore}, each admitted request holding one of its permits.
-     * It may be shared (a {@code RedisSemaphore} makes the limit fleet-wide), and is never closed
-     * by the control.
+     * Admits requests under {@code semaphore}, each admitted request holding one of its permits. It
+     * may be shared (a {@code RedisSemaphore} makes the limit fleet-wide), and is never closed by
+     * the control.
      */
     public Builder<R> semaphore(Semaphore semaphore) {
       this.semaphore = Objects.requireNonNull(semaphore, "semaphore");
@@ -337,13 +342,12 @@ public final class AdmissionControl<R> implements AutoCloseable {
     }
 
     /**
-     * The limit follows {@code adaptive} (jeton-core's {@link AdaptiveLimit}): its semaphore
-     * backs the control, in place of {@link #limit(int)} or {@link #semaphore(Semaphore)}, and
-     * each admitted request is one of its samples, begun at admission and ended by the ticket:
-     * {@link Ticket#close()} as a success (its latency counts), {@link Ticket#dropped()} as a
-     * drop, {@link Ticket#abandon()} as no sample. Rejected and exempt requests are never
-     * samples, so their near-zero latencies cannot drag the estimate. Not with {@link
-     * #partitionBy(Function, int)}.
+     * The limit follows {@code adaptive} (jeton-core's {@link AdaptiveLimit}): its semaphore backs
+     * the control, in place of {@link #limit(int)} or {@link #semaphore(Semaphore)}, and each
+     * admitted request is one of its samples, begun at admission and ended by the ticket: {@link
+     * Ticket#close()} as a success (its latency counts), {@link Ticket#dropped()} as a drop, {@link
+     * Ticket#abandon()} as no sample. Rejected and exempt requests are never samples, so their
+     * near-zero latencies cannot drag the estimate. Not with {@link #partitionBy(Function, int)}.
      */
     public Builder<R> adaptive(AdaptiveLimit adaptive) {
       this.adaptive = Objects.requireNonNull(adaptive, "adaptive");
@@ -351,9 +355,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
     }
 
     /**
-     * Queued mode: a request that finds no permit free waits at most {@code maxWait} in a queue
-     * of at most {@code maxQueue} requests, then is rejected ({@link Reason#QUEUE_TIMEOUT},
-     * {@link Reason#QUEUE_FULL}). The default is best effort: no queue.
+     * Queued mode: a request that finds no permit free waits at most {@code maxWait} in a queue of
+     * at most {@code maxQueue} requests, then is rejected ({@link Reason#QUEUE_TIMEOUT}, {@link
+     * Reason#QUEUE_FULL}). The default is best effort: no queue.
      *
      * @throws IllegalArgumentException if {@code maxQueue} is below 1 or {@code maxWait} is not
      *     positive
@@ -374,8 +378,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
 
     /**
      * When requests queue, higher {@code priority} values go first; a request that has waited
-     * {@code aging} ranks like one queued now one priority higher (two periods, two higher), so
-     * low priorities are not starved.
+     * {@code aging} ranks like one queued now one priority higher (two periods, two higher), so low
+     * priorities are not starved.
      *
      * @throws IllegalArgumentException if {@code aging} is not positive
      */
@@ -403,9 +407,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
      * Partitioned and queued ({@link #partitionBy(Function, int)} and {@link #queue(int,
      * Duration)}): at most {@code maxQueuedTotal} requests wait across all keys, each key still at
      * most {@code maxQueue}; a request beyond either bound is rejected with {@link
-     * Reason#QUEUE_FULL}. The keys come from the client, so without this bound the requests
-     * waiting would grow with the number of distinct keys. The default is 16 times {@code
-     * maxQueue}: sixteen keys can fill their queues at once, and no more.
+     * Reason#QUEUE_FULL}. The keys come from the client, so without this bound the requests waiting
+     * would grow with the number of distinct keys. The default is 16 times {@code maxQueue}:
+     * sixteen keys can fill their queues at once, and no more.
      *
      * @throws IllegalArgumentException if {@code maxQueuedTotal} is below 1
      */
@@ -415,11 +419,11 @@ public final class AdmissionControl<R> implements AutoCloseable {
     }
 
     /**
-     * How long a request waits at most for a semaphore that may be remote (any not made by
-     * Jeton's core, such as a {@code RedisSemaphore}) to answer, before it is rejected with {@link
-     * Reason#UNAVAILABLE}; 1 s unless set. Queued, a request waits at most {@code maxWait} in
-     * all, and a call unanswered for this long or half {@code maxWait}, whichever is shorter,
-     * counts as unanswered. See {@link AdmissionControl} on such semaphores.
+     * How long a request waits at most for a semaphore that may be remote (any not made by Jeton's
+     * core, such as a {@code RedisSemaphore}) to answer, before it is rejected with {@link
+     * Reason#UNAVAILABLE}; 1 s unless set. Queued, a request waits at most {@code maxWait} in all,
+     * and a call unanswered for this long or half {@code maxWait}, whichever is shorter, counts as
+     * unanswered. See {@link AdmissionControl} on such semaphores.
      *
      * @throws IllegalArgumentException if {@code timeout} is not positive
      */
@@ -476,14 +480,14 @@ public final class AdmissionControl<R> implements AutoCloseable {
     /**
      * Builds the control.
      *
-     * @throws IllegalStateException for a combination that cannot work: not exactly one of a
-     *     limit, a semaphore and an adaptive limit (without partitions); an adaptive limit with
-     *     partitions; {@code partitionBy} with a semaphore (its
-     *     keyed semaphore is in-process; {@code limit} is the global limit); {@code lifo()} or
-     *     {@code priority(...)} without a queue; {@code lifo()} with {@code priority(...)} (aging
-     *     favours the oldest, LIFO the newest); {@code lifo()} or {@code priority(...)} with
-     *     partitions (partitioned requests wait FIFO in their key's semaphore); {@code
-     *     maxQueuedTotal(n)} without both partitions and a queue
+     * @throws IllegalStateException for a combination that cannot work: not exactly one of a limit,
+     *     a semaphore and an adaptive limit (without partitions); an adaptive limit with
+     *     partitions; {@code partitionBy} with a semaphore (its keyed semaphore is in-process;
+     *     {@code limit} is the global limit); {@code lifo()} or {@code priority(...)} without a
+     *     queue; {@code lifo()} with {@code priority(...)} (aging favours the oldest, LIFO the
+     *     newest); {@code lifo()} or {@code priority(...)} with partitions (partitioned requests
+     *     wait FIFO in their key's semaphore); {@code maxQueuedTotal(n)} without both partitions
+     *     and a queue
      */
     public AdmissionControl<R> build() {
       BuilderChecks.checkCombination(this);

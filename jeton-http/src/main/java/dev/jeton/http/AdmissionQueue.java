@@ -119,8 +119,8 @@ final class AdmissionQueue {
   }
 
   /**
-   * A permit if no one is queued and one is free now: the request skips the queue. The answer
-   * is exact, not a hint: a permit taken while someone queued is given back (to the pump).
+   * A permit if no one is queued and one is free now: the request skips the queue. The answer is
+   * exact, not a hint: a permit taken while someone queued is given back (to the pump).
    */
   @Nullable Permit tryAcquireIfIdle() {
     if (pumping) {
@@ -148,9 +148,9 @@ final class AdmissionQueue {
   }
 
   /**
-   * Queues a request of {@code priority} (used only with priorities on). The waiter is decided
-   * at once if the queue is full or closed ({@code queued} is then false), else later. Cancelling
-   * it withdraws it.
+   * Queues a request of {@code priority} (used only with priorities on). The waiter is decided at
+   * once if the queue is full or closed ({@code queued} is then false), else later. Cancelling it
+   * withdraws it.
    */
   Waiter enqueue(int priority) {
     Waiter waiter;
@@ -311,8 +311,8 @@ final class AdmissionQueue {
 
   /**
    * What the pump does with the outcome of its acquire. Returns whether it goes on: true if it
-   * handed the permit out, or rejected a waiter for the acquire's failure, and more wait; or if
-   * its acquire was cancelled as the queue emptied and a waiter has come since.
+   * handed the permit out, or rejected a waiter for the acquire's failure, and more wait; or if its
+   * acquire was cancelled as the queue emptied and a waiter has come since.
    */
   private boolean granted(
       CompletableFuture<Permit> acquiring, @Nullable Permit permit, @Nullable Throwable failure) {
@@ -468,8 +468,14 @@ final class AdmissionQueue {
   public String toString() {
     lock.lock();
     try {
-      return "AdmissionQueue[queued=" + queue.size() + "/" + maxQueue + (lifo ? ", lifo" : "")
-          + (pumping ? ", pumping" : "") + (closed ? ", closed" : "") + "]";
+      return "AdmissionQueue[queued="
+          + queue.size()
+          + "/"
+          + maxQueue
+          + (lifo ? ", lifo" : "")
+          + (pumping ? ", pumping" : "")
+          + (closed ? ", closed" : "")
+          + "]";
     } finally {
       lock.unlock();
     }

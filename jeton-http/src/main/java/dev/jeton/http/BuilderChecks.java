@@ -56,7 +56,8 @@ final class BuilderChecks {
     }
     if (order != null && b.partitionKey != null) {
       throw new IllegalStateException(
-          order + " cannot be combined with partitionBy(...): partitioned requests wait in"
+          order
+              + " cannot be combined with partitionBy(...): partitioned requests wait in"
               + " their key's semaphore, first come first served");
     }
     if (b.maxQueuedTotal != 0 && (b.partitionKey == null || b.maxWait == null)) {
@@ -71,7 +72,10 @@ final class BuilderChecks {
     checkAtLeastOne(name, value);
     if (value > MAX_LIMIT) {
       throw new IllegalArgumentException(
-          name + " must be at most " + MAX_LIMIT + " (the largest limit of a semaphore), was "
+          name
+              + " must be at most "
+              + MAX_LIMIT
+              + " (the largest limit of a semaphore), was "
               + value);
     }
     return value;

@@ -10,9 +10,9 @@ import java.util.function.IntSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The books of an {@link AdmissionControl}: the tickets in flight, the count of every decision
- * and of how tickets ended, the answer a rejection gets (its status and Retry-After), and the log
- * of the semaphore's failures. The control, its queue and its partitions decide; they record here.
+ * The books of an {@link AdmissionControl}: the tickets in flight, the count of every decision and
+ * of how tickets ended, the answer a rejection gets (its status and Retry-After), and the log of
+ * the semaphore's failures. The control, its queue and its partitions decide; they record here.
  */
 final class Ledger {
   /*

@@ -16,8 +16,8 @@ import java.util.function.IntSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Partitioned mode: a {@link KeyedSemaphore} (a limit per key, and the optional global limit)
- * and, when queued, a count of the requests waiting per key and in all.
+ * Partitioned mode: a {@link KeyedSemaphore} (a limit per key, and the optional global limit) and,
+ * when queued, a count of the requests waiting per key and in all.
  */
 final class Partitions {
   /*
@@ -67,12 +67,7 @@ final class Partitions {
     return keyed.globalLimit();
   }
 
-  Partitions(
-      Ledger ledger,
-      int limitPerKey,
-      int globalLimit,
-      int maxQueue,
-      int maxQueuedTotal) {
+  Partitions(Ledger ledger, int limitPerKey, int globalLimit, int maxQueue, int maxQueuedTotal) {
     this.ledger = ledger;
     var builder = KeyedSemaphore.builder().limitPerKey(limitPerKey);
     if (globalLimit > 0) {
@@ -110,8 +105,7 @@ final class Partitions {
     CompletableFuture<Permit> request = waiting.request();
     if (request.isCompletedExceptionally()) { // refused at the door
       Rejection r =
-          ledger.rejection(
-              reasonOf(failureOf(request)), semaphore.queueLength(), busy.getAsInt());
+          ledger.rejection(reasonOf(failureOf(request)), semaphore.queueLength(), busy.getAsInt());
       ledger.count(r);
       return CompletableFuture.completedFuture(r);
     }
@@ -204,8 +198,8 @@ final class Partitions {
   }
 
   /**
-   * A request waiting for its key's permit: cancel {@code request} to withdraw it; {@code
-   * settled} completes as it does, once its place in the key's queue is given back.
+   * A request waiting for its key's permit: cancel {@code request} to withdraw it; {@code settled}
+   * completes as it does, once its place in the key's queue is given back.
    */
   record Waiting(CompletableFuture<Permit> request, CompletableFuture<Permit> settled) {}
 

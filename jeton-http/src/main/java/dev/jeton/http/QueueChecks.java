@@ -70,8 +70,8 @@ final class QueueChecks {
   }
 
   /**
-   * Why the semaphore cannot be relied on, for a waiter that timed out (R3): the failure, or
-   * {@link SemaphoreCalls#unanswered()}; empty if it answers.
+   * Why the semaphore cannot be relied on, for a waiter that timed out (R3): the failure, or {@link
+   * SemaphoreCalls#unanswered()}; empty if it answers.
    */
   CompletableFuture<Optional<Throwable>> troubleForTimeout() {
     Throwable known = calls.trouble();

@@ -4,12 +4,11 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * A rejected request: the HTTP status to answer with (503 or 429), how long the client should
- * wait before retrying, and why.
+ * A rejected request: the HTTP status to answer with (503 or 429), how long the client should wait
+ * before retrying, and why.
  *
  * <p>An adapter answers with {@code status}, a {@code Retry-After: }{@link #retryAfterSeconds()}
- * header, {@code Content-Type: text/plain} and a short body naming the reason ({@link
- * #message()}).
+ * header, {@code Content-Type: text/plain} and a short body naming the reason ({@link #message()}).
  *
  * @param status the HTTP status, from 400 to 599
  * @param retryAfter the estimated time until the request would be admitted; see {@link
@@ -21,8 +20,8 @@ public record Rejection(int status, Duration retryAfter, Reason reason) implemen
   /**
    * Checks the fields.
    *
-   * @throws IllegalArgumentException if {@code status} is not from 400 to 599 or {@code
-   *     retryAfter} is negative
+   * @throws IllegalArgumentException if {@code status} is not from 400 to 599 or {@code retryAfter}
+   *     is negative
    */
   public Rejection {
     if (status < 400 || status > 599) {

@@ -61,14 +61,20 @@ final class SemaphoreAdmission {
         wait == null
             ? null
             : new AdmissionQueue(
-                ledger, semaphore, calls, timeouts, b.maxQueue, b.lifo,
-                aging == null ? 0 : saturatedNanos(aging), ticker);
+                ledger,
+                semaphore,
+                calls,
+                timeouts,
+                b.maxQueue,
+                b.lifo,
+                aging == null ? 0 : saturatedNanos(aging),
+                ticker);
   }
 
   /**
-   * How long a call to a semaphore that may block may go unanswered: the semaphore timeout;
-   * queued, at most half of maxWait, so that a semaphore gone silent is found out before the
-   * requests waiting on it time out.
+   * How long a call to a semaphore that may block may go unanswered: the semaphore timeout; queued,
+   * at most half of maxWait, so that a semaphore gone silent is found out before the requests
+   * waiting on it time out.
    */
   private static long callTimeoutNanos(AdmissionControl.Builder<?> b) {
     long timeout = saturatedNanos(b.semaphoreTimeout);

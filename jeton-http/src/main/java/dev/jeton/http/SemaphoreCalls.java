@@ -76,17 +76,17 @@ final class SemaphoreCalls {
   }
 
   /**
-   * Whether {@code semaphore} needs this class: any but Jeton core's own, which are in-process
-   * and answer at once.
+   * Whether {@code semaphore} needs this class: any but Jeton core's own, which are in-process and
+   * answer at once.
    */
   static boolean mayBlock(Semaphore semaphore) {
     return !semaphore.getClass().getPackageName().equals(Semaphore.class.getPackageName());
   }
 
   /**
-   * Asks for one permit, without queuing: the future completes with the permit or empty, fails
-   * with the semaphore's failure, or fails with {@link #unanswered()} once the timeout passes.
-   * Only chain on it: completing or cancelling it would lose the permit it may bring.
+   * Asks for one permit, without queuing: the future completes with the permit or empty, fails with
+   * the semaphore's failure, or fails with {@link #unanswered()} once the timeout passes. Only
+   * chain on it: completing or cancelling it would lose the permit it may bring.
    */
   CompletableFuture<Optional<Permit>> tryAcquire() {
     Call call = new Call();
@@ -132,8 +132,8 @@ final class SemaphoreCalls {
   }
 
   /**
-   * Why the semaphore cannot be relied on now, or null if it answers: {@link #unanswered()} while
-   * a call is overdue, else the failure of the latest call to return, if it failed.
+   * Why the semaphore cannot be relied on now, or null if it answers: {@link #unanswered()} while a
+   * call is overdue, else the failure of the latest call to return, if it failed.
    */
   @Nullable Throwable trouble() {
     return notAnswering() ? unanswered : latestFailure;

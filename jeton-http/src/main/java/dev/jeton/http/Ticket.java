@@ -7,11 +7,11 @@ import java.lang.invoke.VarHandle;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An admitted request: it holds a permit of its {@link AdmissionControl} until it is closed.
- * Close it exactly when the response is done, with one of {@link #close()} (the work completed),
- * {@link #dropped()} (it failed from overload) or {@link #abandon()} (it says nothing about the
- * server's capacity). The first of the three gives the permit back; later calls, from any
- * thread, do nothing.
+ * An admitted request: it holds a permit of its {@link AdmissionControl} until it is closed. Close
+ * it exactly when the response is done, with one of {@link #close()} (the work completed), {@link
+ * #dropped()} (it failed from overload) or {@link #abandon()} (it says nothing about the server's
+ * capacity). The first of the three gives the permit back; later calls, from any thread, do
+ * nothing.
  *
  * <p>An exempt request gets a ticket too, which holds nothing: {@link #exempt()} is true and
  * closing it does nothing.
@@ -54,11 +54,10 @@ public final class Ticket implements Decision, AutoCloseable {
   }
 
   /**
-   * A ticket holding {@code permit}, recorded in {@code ledger}, admitted now; with an adaptive limit,
-   * the sample of its work begins now.
+   * A ticket holding {@code permit}, recorded in {@code ledger}, admitted now; with an adaptive
+   * limit, the sample of its work begins now.
    */
-  static Ticket admitted(
-      Permit permit, Ledger ledger, AdaptiveLimit.@Nullable Sample sample) {
+  static Ticket admitted(Permit permit, Ledger ledger, AdaptiveLimit.@Nullable Sample sample) {
     return new Ticket(permit, ledger, System.nanoTime(), sample);
   }
 
@@ -74,8 +73,8 @@ public final class Ticket implements Decision, AutoCloseable {
   }
 
   /**
-   * The work failed because of overload (an async timeout, a 503 from downstream): gives the
-   * permit back, and tells an adaptive limit that the server is congested.
+   * The work failed because of overload (an async timeout, a 503 from downstream): gives the permit
+   * back, and tells an adaptive limit that the server is congested.
    */
   public void dropped() {
     finish(Outcome.DROPPED);

@@ -12,9 +12,9 @@ interface Timeouts {
   Future<?> schedule(Runnable expire, long nanos);
 
   /**
-   * One daemon thread for every control in the process, made on first use. A cancelled timeout
-   * is removed from its queue at once, so a request decided early leaves nothing behind. Jeton
-   * core's own timer is not exported to this module; this one is as small.
+   * One daemon thread for every control in the process, made on first use. A cancelled timeout is
+   * removed from its queue at once, so a request decided early leaves nothing behind. Jeton core's
+   * own timer is not exported to this module; this one is as small.
    */
   static Timeouts shared() {
     return Shared::schedule;

@@ -7,14 +7,14 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A request queued in an {@link AdmissionQueue}, and the future of its decision: decided by
- * whoever takes it out of the queue (see the queue's Overview). Its caller's {@code cancel},
- * {@code complete} and {@code completeExceptionally} take it out if it still waits, and return
- * false if someone else has; the ways to complete it that would bypass that are refused.
+ * A request queued in an {@link AdmissionQueue}, and the future of its decision: decided by whoever
+ * takes it out of the queue (see the queue's Overview). Its caller's {@code cancel}, {@code
+ * complete} and {@code completeExceptionally} take it out if it still waits, and return false if
+ * someone else has; the ways to complete it that would bypass that are refused.
  *
- * <p>A waiter in no queue (refused at the door, or waiting for a semaphore that may block to
- * answer in best-effort mode) is taken by the first {@link #take()}: its decider's, or its
- * caller's cancel or complete.
+ * <p>A waiter in no queue (refused at the door, or waiting for a semaphore that may block to answer
+ * in best-effort mode) is taken by the first {@link #take()}: its decider's, or its caller's cancel
+ * or complete.
  */
 final class Waiter extends CompletableFuture<Decision> {
   final int priority;
@@ -43,9 +43,9 @@ final class Waiter extends CompletableFuture<Decision> {
   }
 
   /**
-   * Withdraws the request if it still waits, and only then: once someone has taken it out of
-   * the queue to decide it (the pump, its timeout, a newcomer, close), its decision is on the
-   * way and this returns false, as for a decided request.
+   * Withdraws the request if it still waits, and only then: once someone has taken it out of the
+   * queue to decide it (the pump, its timeout, a newcomer, close), its decision is on the way and
+   * this returns false, as for a decided request.
    */
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
@@ -85,7 +85,8 @@ final class Waiter extends CompletableFuture<Decision> {
 
   private static UnsupportedOperationException refused(String method) {
     return new UnsupportedOperationException(
-        method + " is not supported by an admission's future: cancel or complete it to"
+        method
+            + " is not supported by an admission's future: cancel or complete it to"
             + " withdraw the request");
   }
 

@@ -3,8 +3,8 @@ package dev.jeton.http;
 import java.util.Comparator;
 
 /**
- * The order of an {@link AdmissionQueue}'s waiters: first come first served, LIFO, or by rank
- * then arrival. A plain class, not composed lambdas: Lincheck copies its state.
+ * The order of an {@link AdmissionQueue}'s waiters: first come first served, LIFO, or by rank then
+ * arrival. A plain class, not composed lambdas: Lincheck copies its state.
  */
 final class WaiterOrder implements Comparator<Waiter> {
   /*

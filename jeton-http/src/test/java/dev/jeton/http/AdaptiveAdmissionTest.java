@@ -25,7 +25,8 @@ class AdaptiveAdmissionTest {
   @Test
   void theAdaptiveSemaphoreBacksTheControl() throws Exception {
     AdaptiveLimit adaptive = adaptive(2);
-    AdmissionControl<String> control = AdmissionControl.<String>builder().adaptive(adaptive).build();
+    AdmissionControl<String> control =
+        AdmissionControl.<String>builder().adaptive(adaptive).build();
     Ticket a = assertInstanceOf(Ticket.class, control.admit("a"));
     Ticket b = assertInstanceOf(Ticket.class, control.admit("b"));
     assertEquals(0, adaptive.semaphore().available(), "each ticket holds one of its permits");
@@ -39,7 +40,8 @@ class AdaptiveAdmissionTest {
   @Test
   void eachTicketIsASampleFromAdmissionToItsEnd() throws Exception {
     AdaptiveLimit adaptive = adaptive(3);
-    AdmissionControl<String> control = AdmissionControl.<String>builder().adaptive(adaptive).build();
+    AdmissionControl<String> control =
+        AdmissionControl.<String>builder().adaptive(adaptive).build();
     Ticket closed = (Ticket) control.admit("a");
     Ticket dropped = (Ticket) control.admit("b");
     Ticket abandoned = (Ticket) control.admit("c");
@@ -102,10 +104,10 @@ class AdaptiveAdmissionTest {
   }
 
   /**
-   * Regression: a queued request whose future its caller completed (its own timeout, as with
-   * {@code orTimeout}) stayed in the queue, and the permit granted for it became a ticket that
-   * began a sample before it was retracted: a sample that counted in the window's peak in flight,
-   * so the limit grew as if it had been reached.
+   * Regression: a queued request whose future its caller completed (its own timeout, as with {@code
+   * orTimeout}) stayed in the queue, and the permit granted for it became a ticket that began a
+   * sample before it was retracted: a sample that counted in the window's peak in flight, so the
+   * limit grew as if it had been reached.
    */
   @Test
   void aQueuedRequestItsCallerCompletedIsNoSample() throws Exception {

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Many threads admitting requests, blocking and async, in every mode, with real timeouts, random
  * cancellations, each of the three ways to close a ticket, and a close while they run: never more
- * tickets at work than the limit (counted by the "handlers"), every request decided exactly once
- * or withdrawn, and at the end nothing in flight or queued and every permit back.
+ * tickets at work than the limit (counted by the "handlers"), every request decided exactly once or
+ * withdrawn, and at the end nothing in flight or queued and every permit back.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS) // a hang guard only
 class AdmissionControlStressTest {
@@ -44,8 +44,12 @@ class AdmissionControlStressTest {
 
   @Test
   void priorities() throws Exception {
-    run(shared -> builder().semaphore(shared).queue(6, Duration.ofMillis(2))
-        .priority(Req::priority, Duration.ofMillis(1)));
+    run(
+        shared ->
+            builder()
+                .semaphore(shared)
+                .queue(6, Duration.ofMillis(2))
+                .priority(Req::priority, Duration.ofMillis(1)));
   }
 
   @Test
@@ -96,51 +100,53 @@ class AdmissionControlStressTest {
     List<Thread> threads = new ArrayList<>();
     for (int t = 0; t < THREADS; t++) {
       SplittableRandom random = new SplittableRandom(t);
-      Thread thread = new Thread(() -> {
-        for (int i = 0; i < PER_THREAD; i++) {
-          Req req = new Req(random.nextInt(3), random.nextInt(3));
-          Decision d;
-          try {
-            if (random.nextBoolean()) {
-              d = control.admit(req);
-            } else {
-              CompletableFuture<Decision> f = control.admitAsync(req);
-              if (random.nextInt(8) == 0 && f.cancel(false)) {
-                withdrawn.increment();
-                continue;
-              }
-              d = f.join();
-            }
-          } catch (InterruptedException e) {
-            violations.add("interrupted");
-            return;
-          }
-          if (d instanceof Rejection r) {
-            rejected.increment();
-            if (r.retryAfterSeconds() < 1 || r.retryAfterSeconds() > 30) {
-              violations.add("Retry-After " + r.retryAfterSeconds());
-            }
-            continue;
-          }
-          Ticket ticket = (Ticket) d;
-          admitted.increment();
-          int now = atWork.incrementAndGet();
-          most.accumulateAndGet(now, Math::max);
-          if (now > limit) {
-            violations.add(now + " at work, above " + limit);
-          }
-          Thread.yield();
-          atWork.decrementAndGet();
-          switch (random.nextInt(3)) {
-            case 0 -> ticket.close();
-            case 1 -> ticket.dropped();
-            default -> ticket.abandon();
-          }
-          if (random.nextInt(4) == 0) {
-            ticket.close(); // again: does nothing
-          }
-        }
-      });
+      Thread thread =
+          new Thread(
+              () -> {
+                for (int i = 0; i < PER_THREAD; i++) {
+                  Req req = new Req(random.nextInt(3), random.nextInt(3));
+                  Decision d;
+                  try {
+                    if (random.nextBoolean()) {
+                      d = control.admit(req);
+                    } else {
+                      CompletableFuture<Decision> f = control.admitAsync(req);
+                      if (random.nextInt(8) == 0 && f.cancel(false)) {
+                        withdrawn.increment();
+                        continue;
+                      }
+                      d = f.join();
+                    }
+                  } catch (InterruptedException e) {
+                    violations.add("interrupted");
+                    return;
+                  }
+                  if (d instanceof Rejection r) {
+                    rejected.increment();
+                    if (r.retryAfterSeconds() < 1 || r.retryAfterSeconds() > 30) {
+                      violations.add("Retry-After " + r.retryAfterSeconds());
+                    }
+                    continue;
+                  }
+                  Ticket ticket = (Ticket) d;
+                  admitted.increment();
+                  int now = atWork.incrementAndGet();
+                  most.accumulateAndGet(now, Math::max);
+                  if (now > limit) {
+                    violations.add(now + " at work, above " + limit);
+                  }
+                  Thread.yield();
+                  atWork.decrementAndGet();
+                  switch (random.nextInt(3)) {
+                    case 0 -> ticket.close();
+                    case 1 -> ticket.dropped();
+                    default -> ticket.abandon();
+                  }
+                  if (random.nextInt(4) == 0) {
+                    ticket.close(); // again: does nothing
+                  }
+                }
+              });
       threads.add(thread);
       thread.start();
     }

@@ -14,10 +14,10 @@ import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
  * As {@link AdmissionQueueLincheckScenario}, with {@link AdmissionControl#close()} racing the other
- * operations, in LIFO order (so that newcomers push out the oldest). The operations return
- * nothing (see that class for why close is not linearizable with cancel); what is checked is the
- * state each interleaving leaves: nothing leaked or stuck, and once closed, nothing queued and
- * every request decided.
+ * operations, in LIFO order (so that newcomers push out the oldest). The operations return nothing
+ * (see that class for why close is not linearizable with cancel); what is checked is the state each
+ * interleaving leaves: nothing leaked or stuck, and once closed, nothing queued and every request
+ * decided.
  */
 @Param(name = "request", gen = IntGen.class, conf = "0:5")
 @Param(name = "later", gen = IntGen.class, conf = "2:5")

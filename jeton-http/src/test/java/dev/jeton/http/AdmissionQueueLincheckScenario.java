@@ -14,23 +14,21 @@ import org.jetbrains.lincheck.datastructures.Validate;
 /**
  * An {@link AdmissionControl} in queued mode with priorities (limit 2, a queue of 2, under a
  * semaphore the test can inspect): requests are admitted, their tickets closed, their futures
- * cancelled and their waits timed out (by the test, through the timeout hook), from several
- * threads in every interleaving the model checker tries. The results must be linearizable, and
- * after each run the state must be one no sequence of operations could leave leaky or stuck:
- * every permit is free or in an open ticket, never more tickets than the limit, and a request is
- * queued only while every permit is taken and the queue's one pump waits at the semaphore.
+ * cancelled and their waits timed out (by the test, through the timeout hook), from several threads
+ * in every interleaving the model checker tries. The results must be linearizable, and after each
+ * run the state must be one no sequence of operations could leave leaky or stuck: every permit is
+ * free or in an open ticket, never more tickets than the limit, and a request is queued only while
+ * every permit is taken and the queue's one pump waits at the semaphore.
  *
- * <p>No operation reads a decision without acting on it: between the moment a request is taken
- * out of the queue to be decided (its timeout) and the moment its future completes, its place
- * is free but its decision not yet visible, so a bare read could see it undecided after an
- * operation that relied on the free place: not linearizable, and harmless. {@code closeTicket}
- * acts on it, and is.
+ * <p>No operation reads a decision without acting on it: between the moment a request is taken out
+ * of the queue to be decided (its timeout) and the moment its future completes, its place is free
+ * but its decision not yet visible, so a bare read could see it undecided after an operation that
+ * relied on the free place: not linearizable, and harmless. {@code closeTicket} acts on it, and is.
  *
  * <p>{@code close()} is checked apart, in {@link AdmissionQueueCloseLincheckTest}: it rejects the
  * queued requests one after the other, outside the lock (their futures' callbacks must not run
- * under it), so a cancellation racing with it may withdraw a request that, were close atomic,
- * would have been rejected: not linearizable, and harmless (the request gets no ticket either
- * way).
+ * under it), so a cancellation racing with it may withdraw a request that, were close atomic, would
+ * have been rejected: not linearizable, and harmless (the request gets no ticket either way).
  */
 @Param(name = "priority", gen = IntGen.class, conf = "0:2")
 @Param(name = "request", gen = IntGen.class, conf = "0:5")
@@ -50,8 +48,8 @@ public abstract class AdmissionQueueLincheckScenario {
   private int arming = -1; // the request whose timeout is being armed; under `this`
 
   /**
-   * With {@code mayBlock}, over a semaphore not of Jeton's core, asked through the control's
-   * calls (made inline here: answered at once) rather than directly; their timers never fire.
+   * With {@code mayBlock}, over a semaphore not of Jeton's core, asked through the control's calls
+   * (made inline here: answered at once) rather than directly; their timers never fire.
    */
   protected AdmissionQueueLincheckScenario(boolean mayBlock) {
     semaphore = mayBlock ? new FailingSemaphore(LIMIT) : Semaphore.create(LIMIT);
@@ -96,9 +94,9 @@ public abstract class AdmissionQueueLincheckScenario {
   }
 
   /**
-   * Cancels the request's future. Its result is not compared: the test publishes a request's
-   * future only once admit returns, while admit's effects (pushing out an older request) are
-   * visible before, so a cancel could find no future for a request already in the queue.
+   * Cancels the request's future. Its result is not compared: the test publishes a request's future
+   * only once admit returns, while admit's effects (pushing out an older request) are visible
+   * before, so a cancel could find no future for a request already in the queue.
    */
   @Operation
   public void cancel(@Param(name = "later") int request) {
@@ -144,12 +142,18 @@ public abstract class AdmissionQueueLincheckScenario {
     }
     if (semaphore.available() + inFlight != LIMIT) {
       throw new IllegalStateException(
-          "permits lost or double-counted: " + semaphore.available() + " free, " + inFlight
-              + " in flight, " + control);
+          "permits lost or double-counted: "
+              + semaphore.available()
+              + " free, "
+              + inFlight
+              + " in flight, "
+              + control);
     }
     if (queued > 0 && (inFlight != LIMIT || semaphore.queueLength() != 1)) {
       throw new IllegalStateException(
-          "a request is queued but no permit is awaited: " + control + ", semaphore queue "
+          "a request is queued but no permit is awaited: "
+              + control
+              + ", semaphore queue "
               + semaphore.queueLength());
     }
     if (queued == 0 && semaphore.queueLength() != 0) {

@@ -85,7 +85,9 @@ class BestEffortTest {
     assertEquals(1, stats.ticketsAbandoned());
     assertEquals(
         stats.admitted(),
-        stats.ticketsClosed() + stats.ticketsDropped() + stats.ticketsAbandoned()
+        stats.ticketsClosed()
+            + stats.ticketsDropped()
+            + stats.ticketsAbandoned()
             + control.inFlight());
     open.close();
     assertEquals(2, control.stats().ticketsClosed());
@@ -114,8 +116,7 @@ class BestEffortTest {
     control.close();
     Rejection r = assertInstanceOf(Rejection.class, control.admit("/b"));
     assertEquals(Reason.CLOSED, r.reason());
-    assertEquals(Reason.CLOSED,
-        ((Rejection) control.admitAsync("/c").join()).reason());
+    assertEquals(Reason.CLOSED, ((Rejection) control.admitAsync("/c").join()).reason());
     held.close();
     assertEquals(0, control.inFlight());
   }
@@ -137,8 +138,8 @@ class BestEffortTest {
     Ticket t = assertInstanceOf(Ticket.class, control.admit("/a"));
     assertInstanceOf(Rejection.class, control.admit("/b"));
     shared.setLimit(0); // a request can no longer ever fit: rejected, not thrown
-    assertEquals(Reason.LIMIT_REACHED,
-        assertInstanceOf(Rejection.class, control.admit("/c")).reason());
+    assertEquals(
+        Reason.LIMIT_REACHED, assertInstanceOf(Rejection.class, control.admit("/c")).reason());
     shared.setLimit(2);
     t.close();
     control.close();
@@ -173,13 +174,15 @@ class BestEffortTest {
       List<Thread> closers = new ArrayList<>();
       for (int i = 0; i < 4; i++) {
         int way = i;
-        Thread closer = new Thread(() -> {
-          if (way % 2 == 0) {
-            t.close();
-          } else {
-            t.abandon();
-          }
-        });
+        Thread closer =
+            new Thread(
+                () -> {
+                  if (way % 2 == 0) {
+                    t.close();
+                  } else {
+                    t.abandon();
+                  }
+                });
         closer.start();
         closers.add(closer);
       }
@@ -225,8 +228,10 @@ class BestEffortTest {
     assertEquals(2, new Rejection(503, Duration.ofMillis(1001), Reason.CLOSED).retryAfterSeconds());
     assertEquals(
         3, new Rejection(429, Duration.ofSeconds(3), Reason.QUEUE_FULL).retryAfterSeconds());
-    assertTrue(new Rejection(503, Duration.ofSeconds(3), Reason.QUEUE_FULL).message()
-        .contains("QUEUE_FULL"));
+    assertTrue(
+        new Rejection(503, Duration.ofSeconds(3), Reason.QUEUE_FULL)
+            .message()
+            .contains("QUEUE_FULL"));
     assertSame(Ticket.exemptTicket(), Ticket.exemptTicket());
   }
 

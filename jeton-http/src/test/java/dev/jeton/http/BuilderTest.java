@@ -22,22 +22,38 @@ class BuilderTest {
     var b = AdmissionControl.<String>builder();
     fails(IllegalArgumentException.class, "limit must be at least 1, was 0", () -> b.limit(0));
     fails(IllegalArgumentException.class, "was -3", () -> b.limit(-3));
-    fails(IllegalArgumentException.class, "maxQueue must be at least 1, was 0",
+    fails(
+        IllegalArgumentException.class,
+        "maxQueue must be at least 1, was 0",
         () -> b.queue(0, Duration.ofSeconds(1)));
-    fails(IllegalArgumentException.class, "maxWait must be positive, was PT0S",
+    fails(
+        IllegalArgumentException.class,
+        "maxWait must be positive, was PT0S",
         () -> b.queue(10, Duration.ZERO));
-    fails(IllegalArgumentException.class, "maxWait must be positive, was PT-1S",
+    fails(
+        IllegalArgumentException.class,
+        "maxWait must be positive, was PT-1S",
         () -> b.queue(10, Duration.ofSeconds(-1)));
-    fails(IllegalArgumentException.class, "aging must be positive, was PT0S",
+    fails(
+        IllegalArgumentException.class,
+        "aging must be positive, was PT0S",
         () -> b.priority(s -> 0, Duration.ZERO));
-    fails(IllegalArgumentException.class, "limitPerKey must be at least 1, was 0",
+    fails(
+        IllegalArgumentException.class,
+        "limitPerKey must be at least 1, was 0",
         () -> b.partitionBy(s -> s, 0));
-    fails(IllegalArgumentException.class, "rejectionStatus must be 503 or 429, was 500",
+    fails(
+        IllegalArgumentException.class,
+        "rejectionStatus must be 503 or 429, was 500",
         () -> b.rejectionStatus(500));
-    fails(IllegalArgumentException.class, "maxRetryAfter must be at least 1 s, was PT0.5S",
+    fails(
+        IllegalArgumentException.class,
+        "maxRetryAfter must be at least 1 s, was PT0.5S",
         () -> b.maxRetryAfter(Duration.ofMillis(500)));
     fails(NullPointerException.class, "semaphore", () -> b.semaphore(null));
-    fails(IllegalArgumentException.class, "timeout must be positive, was PT0S",
+    fails(
+        IllegalArgumentException.class,
+        "timeout must be positive, was PT0S",
         () -> b.semaphoreTimeout(Duration.ZERO));
   }
 
@@ -48,10 +64,12 @@ class BuilderTest {
   @Test
   void limitsAboveTheLargestASemaphoreTakesFailInTheSetterNamingThem() {
     var b = AdmissionControl.<String>builder();
-    fails(IllegalArgumentException.class,
+    fails(
+        IllegalArgumentException.class,
         "limit must be at most 1073741823 (the largest limit of a semaphore), was 2147483647",
         () -> b.limit(Integer.MAX_VALUE));
-    fails(IllegalArgumentException.class,
+    fails(
+        IllegalArgumentException.class,
         "limitPerKey must be at most 1073741823 (the largest limit of a semaphore), was 1073741824",
         () -> b.partitionBy(s -> s, 1 << 30));
   }
@@ -69,18 +87,29 @@ class BuilderTest {
 
   @Test
   void aLimitOrASemaphoreIsRequiredButNotBoth() {
-    fails(IllegalStateException.class, "neither was set",
+    fails(
+        IllegalStateException.class,
+        "neither was set",
         () -> AdmissionControl.<String>builder().build());
-    fails(IllegalStateException.class, "both were set",
+    fails(
+        IllegalStateException.class,
+        "both were set",
         () -> AdmissionControl.<String>builder().limit(2).semaphore(Semaphore.create(2)).build());
   }
 
   @Test
   void queueOrderWithoutAQueueFails() {
-    fails(IllegalStateException.class, "lifo() orders the queue",
+    fails(
+        IllegalStateException.class,
+        "lifo() orders the queue",
         () -> AdmissionControl.<String>builder().limit(2).lifo().build());
-    fails(IllegalStateException.class, "priority(...) orders the queue",
-        () -> AdmissionControl.<String>builder()
-            .limit(2).priority(s -> 0, Duration.ofSeconds(1)).build());
+    fails(
+        IllegalStateException.class,
+        "priority(...) orders the queue",
+        () ->
+            AdmissionControl.<String>builder()
+                .limit(2)
+                .priority(s -> 0, Duration.ofSeconds(1))
+                .build());
   }
 }

@@ -12,15 +12,14 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A real in-process semaphore that fails the way a remote one does when its server is out of
- * reach: while {@link #failWith} is set, {@code tryAcquire} throws it and {@code acquireAsync}
- * fails with it; {@link #holdNextAcquire()} hands the test the future of the next {@code
- * acquireAsync}, to fail it later (a reply that never comes, then a timeout). With {@link
- * #asStages()}, its futures are stages of the real ones, as a remote client builds them, so their
- * failures arrive wrapped in a {@code CompletionException}. Its try, {@code acquireAsync(n,
- * Duration.ZERO)}, answers as a remote one does: a permit, a {@code TimeoutException} if none is
- * free, or one whose cause is the failure; at once, or when the test runs the answer it was handed
- * ({@link #answerTriesOn}).
+ * A real in-process semaphore that fails the way a remote one does when its server is out of reach:
+ * while {@link #failWith} is set, {@code tryAcquire} throws it and {@code acquireAsync} fails with
+ * it; {@link #holdNextAcquire()} hands the test the future of the next {@code acquireAsync}, to
+ * fail it later (a reply that never comes, then a timeout). With {@link #asStages()}, its futures
+ * are stages of the real ones, as a remote client builds them, so their failures arrive wrapped in
+ * a {@code CompletionException}. Its try, {@code acquireAsync(n, Duration.ZERO)}, answers as a
+ * remote one does: a permit, a {@code TimeoutException} if none is free, or one whose cause is the
+ * failure; at once, or when the test runs the answer it was handed ({@link #answerTriesOn}).
  */
 public final class FailingSemaphore implements Semaphore {
   /** What a client throws when the server is out of reach. */
@@ -73,8 +72,8 @@ public final class FailingSemaphore implements Semaphore {
   }
 
   /**
-   * Each try from now on is answered when the test runs the answer handed to {@code answers}; a
-   * try the test has not answered is one the server has not answered.
+   * Each try from now on is answered when the test runs the answer handed to {@code answers}; a try
+   * the test has not answered is one the server has not answered.
    */
   public void answerTriesOn(Consumer<Runnable> answers) {
     this.tryAnswers = answers;
@@ -101,17 +100,20 @@ public final class FailingSemaphore implements Semaphore {
     if (f == null) {
       return real.tryAcquire(permits);
     }
-    return real.tryAcquire(permits).map(granted -> new Permit() {
-      @Override
-      public int permits() {
-        return granted.permits();
-      }
+    return real.tryAcquire(permits)
+        .map(
+            granted ->
+                new Permit() {
+                  @Override
+                  public int permits() {
+                    return granted.permits();
+                  }
 
-      @Override
-      public void release() {
-        throw f;
-      }
-    });
+                  @Override
+                  public void release() {
+                    throw f;
+                  }
+                });
   }
 
   @Override

@@ -12,13 +12,13 @@ import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
- * An {@link AdmissionControl} partitioned by key (limit 1 per key, 2 in all, a queue of 1 per
- * key): requests of two keys are admitted, their tickets closed, their futures cancelled and the
- * control closed, from several threads in every interleaving the model checker tries. What is
- * checked is the state each interleaving leaves (the operations return nothing: a partitioned
- * request's decision is a future of its own, completed after the key's semaphore decides, so a
- * bare read of it is not linearizable): never more tickets than the limits, every waiting
- * request counted exactly once in {@code queued()}, and nothing queued once closed.
+ * An {@link AdmissionControl} partitioned by key (limit 1 per key, 2 in all, a queue of 1 per key):
+ * requests of two keys are admitted, their tickets closed, their futures cancelled and the control
+ * closed, from several threads in every interleaving the model checker tries. What is checked is
+ * the state each interleaving leaves (the operations return nothing: a partitioned request's
+ * decision is a future of its own, completed after the key's semaphore decides, so a bare read of
+ * it is not linearizable): never more tickets than the limits, every waiting request counted
+ * exactly once in {@code queued()}, and nothing queued once closed.
  */
 @Param(name = "key", gen = IntGen.class, conf = "0:1")
 @Param(name = "request", gen = IntGen.class, conf = "0:5")

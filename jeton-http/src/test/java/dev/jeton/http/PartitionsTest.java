@@ -25,7 +25,8 @@ class PartitionsTest {
         AdmissionControl.<Req>builder().partitionBy(Req::tenant, 1).build();
     Ticket a = assertInstanceOf(Ticket.class, control.admit(new Req("a", 1)));
     Ticket b = assertInstanceOf(Ticket.class, control.admit(new Req("b", 1)));
-    assertEquals(Reason.LIMIT_REACHED,
+    assertEquals(
+        Reason.LIMIT_REACHED,
         assertInstanceOf(Rejection.class, control.admit(new Req("a", 2))).reason());
     assertEquals(2, control.inFlight());
     a.close();
@@ -128,16 +129,28 @@ class PartitionsTest {
 
   @Test
   void maxQueuedTotalNeedsPartitionsAndAQueue() {
-    var e = assertThrows(IllegalArgumentException.class,
-        () -> AdmissionControl.<Req>builder().maxQueuedTotal(0));
+    var e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> AdmissionControl.<Req>builder().maxQueuedTotal(0));
     assertTrue(e.getMessage().contains("maxQueuedTotal must be at least 1, was 0"), e::getMessage);
-    var noQueue = assertThrows(IllegalStateException.class,
-        () -> AdmissionControl.<Req>builder().partitionBy(Req::tenant, 1).maxQueuedTotal(5)
-            .build());
+    var noQueue =
+        assertThrows(
+            IllegalStateException.class,
+            () ->
+                AdmissionControl.<Req>builder()
+                    .partitionBy(Req::tenant, 1)
+                    .maxQueuedTotal(5)
+                    .build());
     assertTrue(noQueue.getMessage().contains("maxQueuedTotal(n) bounds"), noQueue::getMessage);
-    assertThrows(IllegalStateException.class,
-        () -> AdmissionControl.<Req>builder().limit(1).queue(1, Duration.ofSeconds(1))
-            .maxQueuedTotal(5).build());
+    assertThrows(
+        IllegalStateException.class,
+        () ->
+            AdmissionControl.<Req>builder()
+                .limit(1)
+                .queue(1, Duration.ofSeconds(1))
+                .maxQueuedTotal(5)
+                .build());
   }
 
   /** {@code keys} distinct keys, each with a ticket and one request queued behind it. */
@@ -156,7 +169,9 @@ class PartitionsTest {
               .build();
       Crowd crowd =
           new Crowd(
-              control, Objects.requireNonNull(control.partitions()), new ArrayList<>(),
+              control,
+              Objects.requireNonNull(control.partitions()),
+              new ArrayList<>(),
               new ArrayList<>());
       for (int key = 0; key < keys; key++) {
         crowd.tickets.add(ticket(control.admitAsync(new Req("k" + key, 0))));
@@ -208,7 +223,8 @@ class PartitionsTest {
             .queue(5, Duration.ofMillis(20))
             .build();
     Ticket a = ticket(control.admitAsync(new Req("a", 1)));
-    assertEquals(Reason.QUEUE_TIMEOUT,
+    assertEquals(
+        Reason.QUEUE_TIMEOUT,
         assertInstanceOf(Rejection.class, control.admitAsync(new Req("a", 2)).join()).reason());
     control.close();
     assertEquals(Reason.CLOSED, rejected(control.admitAsync(new Req("a", 3))));

@@ -27,10 +27,11 @@ class QueuedModeTest {
     return AdmissionControl.<Integer>builder()
         .limit(limit)
         .queue(maxQueue, LONG)
-        .timeouts((expire, nanos) -> {
-          armed.add(expire);
-          return CompletableFuture.completedFuture(null);
-        });
+        .timeouts(
+            (expire, nanos) -> {
+              armed.add(expire);
+              return CompletableFuture.completedFuture(null);
+            });
   }
 
   @Test
@@ -104,9 +105,9 @@ class QueuedModeTest {
   }
 
   /**
-   * Regression: ranks were {@code now - priority * aging} clamped to a long, so with an aging of
-   * an hour or more (or any aging, on a clock near its lowest value) distinct priorities clamped
-   * to one rank and were served first come first served.
+   * Regression: ranks were {@code now - priority * aging} clamped to a long, so with an aging of an
+   * hour or more (or any aging, on a clock near its lowest value) distinct priorities clamped to
+   * one rank and were served first come first served.
    */
   @Test
   void extremePrioritiesKeepTheirOrderUnderLongAgingAndAnyClock() {
@@ -129,7 +130,8 @@ class QueuedModeTest {
     CompletableFuture<Decision> low = control.admitAsync(lower);
     CompletableFuture<Decision> high = control.admitAsync(higher);
     first.close();
-    assertTrue(high.isDone() && !low.isDone(),
+    assertTrue(
+        high.isDone() && !low.isDone(),
         () -> higher + " should go before " + lower + ", aging " + aging + ", clock " + clock);
     ticket(high).close();
     ticket(low).close();
@@ -243,14 +245,16 @@ class QueuedModeTest {
     Ticket first = assertInstanceOf(Ticket.class, control.admit(0));
     AtomicReference<Throwable> outcome = new AtomicReference<>();
     CountDownLatch done = new CountDownLatch(1);
-    Thread waiter = new Thread(() -> {
-      try {
-        outcome.set(new AssertionError("decided: " + control.admit(1)));
-      } catch (Throwable t) {
-        outcome.set(t);
-      }
-      done.countDown();
-    });
+    Thread waiter =
+        new Thread(
+            () -> {
+              try {
+                outcome.set(new AssertionError("decided: " + control.admit(1)));
+              } catch (Throwable t) {
+                outcome.set(t);
+              }
+              done.countDown();
+            });
     waiter.start();
     while (control.queued() == 0) {
       Thread.onSpinWait(); // the event: it has queued
@@ -312,13 +316,15 @@ class QueuedModeTest {
   void blockingAdmitWaitsForARelease() throws Exception {
     AdmissionControl<Integer> control = queued(1, 2).build();
     Ticket first = assertInstanceOf(Ticket.class, control.admit(0));
-    CompletableFuture<Decision> second = CompletableFuture.supplyAsync(() -> {
-      try {
-        return control.admit(1);
-      } catch (InterruptedException e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<Decision> second =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return control.admit(1);
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+            });
     while (control.queued() == 0) {
       Thread.onSpinWait();
     }
@@ -329,16 +335,29 @@ class QueuedModeTest {
 
   @Test
   void combinationsThatCannotWorkFailInBuild() {
-    var e = assertThrows(IllegalStateException.class,
-        () -> queued(1, 2).lifo().priority(p -> p, Duration.ofSeconds(1)).build());
+    var e =
+        assertThrows(
+            IllegalStateException.class,
+            () -> queued(1, 2).lifo().priority(p -> p, Duration.ofSeconds(1)).build());
     assertTrue(e.getMessage().contains("lifo() and priority(...) cannot be combined"));
-    e = assertThrows(IllegalStateException.class,
-        () -> AdmissionControl.<Integer>builder().partitionBy(p -> p, 1).queue(1, LONG).lifo()
-            .build());
+    e =
+        assertThrows(
+            IllegalStateException.class,
+            () ->
+                AdmissionControl.<Integer>builder()
+                    .partitionBy(p -> p, 1)
+                    .queue(1, LONG)
+                    .lifo()
+                    .build());
     assertTrue(e.getMessage().contains("cannot be combined with partitionBy"));
-    e = assertThrows(IllegalStateException.class,
-        () -> AdmissionControl.<Integer>builder().partitionBy(p -> p, 1)
-            .semaphore(Semaphore.create(1)).build());
+    e =
+        assertThrows(
+            IllegalStateException.class,
+            () ->
+                AdmissionControl.<Integer>builder()
+                    .partitionBy(p -> p, 1)
+                    .semaphore(Semaphore.create(1))
+                    .build());
     assertTrue(e.getMessage().contains("use limit(int) for a global limit"));
   }
 }

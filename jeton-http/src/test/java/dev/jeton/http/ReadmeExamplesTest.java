@@ -81,7 +81,8 @@ class ReadmeExamplesTest {
         AdmissionControl.<HttpExchange>builder()
             .limit(64)
             .queue(100, Duration.ofMillis(200))
-            .priority(exchange -> exchange.getRequestHeaders().containsKey("X-Premium") ? 1 : 0,
+            .priority(
+                exchange -> exchange.getRequestHeaders().containsKey("X-Premium") ? 1 : 0,
                 Duration.ofSeconds(1))
             .build();
 

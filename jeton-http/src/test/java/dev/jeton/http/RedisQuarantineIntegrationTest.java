@@ -23,10 +23,10 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A {@link RedisSemaphore} behind the control, on a real {@code redis-server} restarted without
- * persistence: the semaphore is recreated in quarantine, and grants nothing for a lease time.
- * Issue 29's regression test: admission said QUEUE_TIMEOUT or LIMIT_REACHED (429 where
- * configured) through the whole quarantine, with nothing counted as unavailable, since Redis's
- * answer to the try was "busy", as for a full semaphore.
+ * persistence: the semaphore is recreated in quarantine, and grants nothing for a lease time. Issue
+ * 29's regression test: admission said QUEUE_TIMEOUT or LIMIT_REACHED (429 where configured)
+ * through the whole quarantine, with nothing counted as unavailable, since Redis's answer to the
+ * try was "busy", as for a full semaphore.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS) // a hang guard only
 class RedisQuarantineIntegrationTest {
@@ -132,7 +132,8 @@ class RedisQuarantineIntegrationTest {
   void queued_throughAShortQuarantine_onlyUnavailable_thenAdmittedAgain() throws Exception {
     AdmissionControl<Integer> control =
         restartedUnder(
-            Duration.ofSeconds(2), AdmissionControl.<Integer>builder().queue(20, Duration.ofSeconds(1)));
+            Duration.ofSeconds(2),
+            AdmissionControl.<Integer>builder().queue(20, Duration.ofSeconds(1)));
     Await.until(
         () -> {
           try {

@@ -23,12 +23,12 @@ import org.junit.jupiter.api.Timeout;
  * (connections refused: every call fails at once) or freezes with SIGSTOP (nothing answers; the
  * client's own command timeout is 10 s). Issue 29's regression tests: queued, a dead Redis left
  * every request waiting out its {@code maxWait} to be told QUEUE_TIMEOUT (429 where configured),
- * never UNAVAILABLE; a frozen one held a request for the client's 10 s before anything, in
- * either mode.
+ * never UNAVAILABLE; a frozen one held a request for the client's 10 s before anything, in either
+ * mode.
  *
  * <p>"Within the bound" is checked without a clock: a witness thread asks the frozen semaphore
- * directly just before the request, and the request must be answered while the witness still
- * waits for its reply, which the client gives up on only after its 10 s command timeout.
+ * directly just before the request, and the request must be answered while the witness still waits
+ * for its reply, which the client gives up on only after its 10 s command timeout.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS) // a hang guard only
 class RedisUnavailableIntegrationTest {

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
  * A semaphore that fails, as a remote one does when its server is out of reach (regression tests:
  * in best-effort mode the failure escaped {@code admit}, so the filters answered 500; in queued
  * mode one failed acquire rejected the whole queue as LIMIT_REACHED; a {@code
- * SemaphoreClosedException} wrapped in a {@code CompletionException} or {@code
- * ExecutionException} was taken for LIMIT_REACHED).
+ * SemaphoreClosedException} wrapped in a {@code CompletionException} or {@code ExecutionException}
+ * was taken for LIMIT_REACHED).
  */
 class SemaphoreFailureTest {
   private static final Duration LONG = Duration.ofMinutes(10);

@@ -55,8 +55,7 @@ class SemaphoreFailuresTest {
     assertEquals(Reason.CLOSED, failures.reasonFor(closed));
     assertEquals(Reason.CLOSED, failures.reasonFor(new CompletionException(closed)));
     assertEquals(
-        Reason.CLOSED,
-        failures.reasonFor(new CompletionException(new ExecutionException(closed))));
+        Reason.CLOSED, failures.reasonFor(new CompletionException(new ExecutionException(closed))));
     assertEquals(
         Reason.LIMIT_REACHED,
         failures.reasonFor(new CompletionException(new IllegalArgumentException("limit 0"))));

@@ -15,9 +15,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A semaphore that may block (any not of Jeton's core), asked through its try with a bound, step
- * by step: the test holds each try's answer until it runs it, and fires each timer itself, so
- * "the semaphore does not answer" is a call the test has not answered yet (issue 29).
+ * A semaphore that may block (any not of Jeton's core), asked through its try with a bound, step by
+ * step: the test holds each try's answer until it runs it, and fires each timer itself, so "the
+ * semaphore does not answer" is a call the test has not answered yet (issue 29).
  */
 class SilentSemaphoreTest {
   private static final Duration TIMEOUT = Duration.ofSeconds(1);

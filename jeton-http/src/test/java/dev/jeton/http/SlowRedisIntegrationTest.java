@@ -16,10 +16,10 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A healthy but distant Redis: a real {@code redis-server} behind a proxy that delays every chunk
- * by 50 ms each way, and many more requests at once than the control once had threads to ask it
- * on (16). Every call is answered, a round trip later, so none may be called UNAVAILABLE, and
- * the limit must fill. Issue 29: the calls waited for one of 16 threads, the wait counted against
- * the semaphore timeout, and requests got 503 UNAVAILABLE from a Redis that answered every call.
+ * by 50 ms each way, and many more requests at once than the control once had threads to ask it on
+ * (16). Every call is answered, a round trip later, so none may be called UNAVAILABLE, and the
+ * limit must fill. Issue 29: the calls waited for one of 16 threads, the wait counted against the
+ * semaphore timeout, and requests got 503 UNAVAILABLE from a Redis that answered every call.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS) // a hang guard only
 class SlowRedisIntegrationTest {

@@ -18,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Binds an HTTP {@link AdmissionControl} (jeton-http) to a Micrometer {@link MeterRegistry},
- * every meter tagged {@code name=<name>} plus the tags given:
+ * Binds an HTTP {@link AdmissionControl} (jeton-http) to a Micrometer {@link MeterRegistry}, every
+ * meter tagged {@code name=<name>} plus the tags given:
  *
  * <pre>{@code
  * new AdmissionMetrics(control, "api").bindTo(registry);

@@ -46,16 +46,16 @@ import java.util.function.ToDoubleFunction;
  *       requests ever queued at once</td></tr>
  * </table>
  *
- * <p>The three gauges are bound for every semaphore. The others read {@link Semaphore#stats()},
- * so they are bound only if the semaphore keeps statistics when {@link #bindTo} runs (an
- * in-process semaphore built with {@code statistics(true)}); {@link #bindsStatistics()} says
- * whether they were. The machine-wide and Redis semaphores keep none today.
+ * <p>The three gauges are bound for every semaphore. The others read {@link Semaphore#stats()}, so
+ * they are bound only if the semaphore keeps statistics when {@link #bindTo} runs (an in-process
+ * semaphore built with {@code statistics(true)}); {@link #bindsStatistics()} says whether they
+ * were. The machine-wide and Redis semaphores keep none today.
  *
  * <p>Every meter reads the semaphore when the registry publishes, never on the semaphore's hot
  * path. For a Redis semaphore, {@code limit()} is a round trip to Redis, made by the publishing
- * thread; a failure there shows as NaN (Micrometer's rule for a gauge whose function throws).
- * As with Micrometer's own binders, the registry holds the semaphore weakly: keep a reference to
- * it for as long as it should be measured.
+ * thread; a failure there shows as NaN (Micrometer's rule for a gauge whose function throws). As
+ * with Micrometer's own binders, the registry holds the semaphore weakly: keep a reference to it
+ * for as long as it should be measured.
  */
 public final class SemaphoreMetrics implements MeterBinder {
   private final Semaphore semaphore;
@@ -76,11 +76,7 @@ public final class SemaphoreMetrics implements MeterBinder {
   public void bindTo(MeterRegistry registry) {
     gauge(registry, "jeton.semaphore.limit", "The semaphore's limit", "permits", Semaphore::limit);
     gauge(
-        registry,
-        "jeton.semaphore.available",
-        "Permits free now",
-        "permits",
-        Semaphore::available);
+        registry, "jeton.semaphore.available", "Permits free now", "permits", Semaphore::available);
     gauge(
         registry,
         "jeton.semaphore.queued",
@@ -128,8 +124,8 @@ public final class SemaphoreMetrics implements MeterBinder {
   }
 
   /**
-   * Whether the last {@link #bindTo} bound the meters that read the semaphore's statistics
-   * (false before any bind).
+   * Whether the last {@link #bindTo} bound the meters that read the semaphore's statistics (false
+   * before any bind).
    */
   public boolean bindsStatistics() {
     return bindsStatistics;

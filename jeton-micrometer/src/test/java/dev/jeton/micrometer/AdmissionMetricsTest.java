@@ -82,8 +82,7 @@ class AdmissionMetricsTest {
 
   @Test
   void theLimitGaugeShowsTheAdaptiveLimit() {
-    AdaptiveLimit adaptive =
-        AdaptiveLimit.builder().initialLimit(12).build(Semaphore.create(3));
+    AdaptiveLimit adaptive = AdaptiveLimit.builder().initialLimit(12).build(Semaphore.create(3));
     AdmissionControl<String> control =
         AdmissionControl.<String>builder().adaptive(adaptive).build();
     new AdmissionMetrics(control, "api").bindTo(registry);

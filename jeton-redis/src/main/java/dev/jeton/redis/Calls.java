@@ -14,8 +14,8 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The calls of one handle to the semaphore's Redis function: the keys, the arguments every call
- * carries, the limit last seen, and the calls still in flight. Also the withdrawals (cancels)
- * that must reach Redis even if sending them failed: the poll sends them again.
+ * carries, the limit last seen, and the calls still in flight. Also the withdrawals (cancels) that
+ * must reach Redis even if sending them failed: the poll sends them again.
  */
 final class Calls {
   /*
@@ -46,10 +46,12 @@ final class Calls {
   private final String channel;
   private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
   private final Map<String, Boolean> unsentWithdrawals = new ConcurrentHashMap<>();
+
   /** How the handle's threads wait for the outcomes of its calls. */
   final ReplySpin spin = new ReplySpin();
 
   private volatile int knownLimit;
+
   /**
    * Whether a reply has shown the semaphore's state: from then on a call that finds no state
    * recreates it in quarantine (see {@code semaphore.lua}, Recreation), since leases of the lost
@@ -61,8 +63,7 @@ final class Calls {
     this.link = link;
     this.options = options;
     String base = "{" + options.keyPrefix() + ":" + name + "}:";
-    this.keys =
-        new String[] {base + "state", base + "queue", base + "timers", base + "spare"};
+    this.keys = new String[] {base + "state", base + "queue", base + "timers", base + "spare"};
     // Its own channel: a grant is announced to the handle that queued the request, not to all.
     this.channel = base + "wake:" + Ids.newId();
     this.knownLimit = limit;
@@ -93,16 +94,15 @@ final class Calls {
     CompletableFuture<List<Object>> sent = link.run(keys, argv);
     inFlight.add(sent);
     var unused = sent.whenComplete((r, failure) -> inFlight.remove(sent));
-    return sent
-        .thenApply(
-            raw -> {
-              Reply reply = new Reply(raw);
-              if (reply.limit >= 0) {
-                knownLimit = reply.limit;
-                seen = true;
-              }
-              return reply;
-            });
+    return sent.thenApply(
+        raw -> {
+          Reply reply = new Reply(raw);
+          if (reply.limit >= 0) {
+            knownLimit = reply.limit;
+            seen = true;
+          }
+          return reply;
+        });
   }
 
   /** A call that creates the semaphore with {@code createLimit} if it is gone. */
@@ -112,11 +112,11 @@ final class Calls {
     CompletableFuture<Reply> reply = call(op, args);
     var unused =
         reply.whenComplete(
-        (r, failure) -> {
-          if (failure != null) {
-            knownLimit = previous;
-          }
-        });
+            (r, failure) -> {
+              if (failure != null) {
+                knownLimit = previous;
+              }
+            });
     return reply;
   }
 
@@ -124,12 +124,12 @@ final class Calls {
   void withdraw(List<String> ids) {
     var unused =
         call("cancel", ids.toArray(new String[0]))
-        .whenComplete(
-            (reply, failure) -> {
-              if (failure != null) {
-                ids.forEach(id -> unsentWithdrawals.put(id, Boolean.TRUE));
-              }
-            });
+            .whenComplete(
+                (reply, failure) -> {
+                  if (failure != null) {
+                    ids.forEach(id -> unsentWithdrawals.put(id, Boolean.TRUE));
+                  }
+                });
   }
 
   /** Sends again the withdrawals that could not be sent. */
@@ -165,8 +165,8 @@ final class Calls {
 
   /**
    * A call that failed in this process, not in Redis: {@code e} is an Error (out of memory reading
-   * a reply that someone made huge), as a Redis failure that says so, which callers report as
-   * such rather than as a crash.
+   * a reply that someone made huge), as a Redis failure that says so, which callers report as such
+   * rather than as a crash.
    */
   static RedisException failedInThisProcess(Error e) {
     return new RedisException("the call to Redis failed in this process: " + e, e);

@@ -9,12 +9,12 @@ import java.util.Map;
  * it was paused (a GC pause, SIGSTOP, a slow network) and was granted to someone else.
  *
  * <p>The resource remembers, per slot, the highest token it has accepted. A write carrying a
- * lease's tokens is accepted only if none of them is below what was seen for its slot; accepting
- * it raises the remembered tokens. Once the new holder of a slot has written, the old holder's
- * writes are refused. This class keeps the tokens in memory; a resource elsewhere keeps them
- * where it keeps its data and does the same compare-and-raise atomically with the write, for
- * example in SQL: {@code UPDATE fence SET token = :token WHERE slot = :slot AND token <= :token}
- * (no row updated: reject).
+ * lease's tokens is accepted only if none of them is below what was seen for its slot; accepting it
+ * raises the remembered tokens. Once the new holder of a slot has written, the old holder's writes
+ * are refused. This class keeps the tokens in memory; a resource elsewhere keeps them where it
+ * keeps its data and does the same compare-and-raise atomically with the write, for example in SQL:
+ * {@code UPDATE fence SET token = :token WHERE slot = :slot AND token <= :token} (no row updated:
+ * reject).
  *
  * <p>Fencing cannot stop a stale holder that writes before the new holder's first write; it makes
  * sure the stale write cannot land after it.
@@ -51,7 +51,11 @@ public final class FencingGuard {
       long seen = highest.getOrDefault(t.slot(), Long.MIN_VALUE);
       if (t.token() < seen) {
         throw new Lease.StaleLeaseException(
-            "stale lease: slot " + t.slot() + " has token " + seen + ", this holder has "
+            "stale lease: slot "
+                + t.slot()
+                + " has token "
+                + seen
+                + ", this holder has "
                 + t.token());
       }
     }

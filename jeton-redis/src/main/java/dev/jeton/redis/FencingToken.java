@@ -6,8 +6,8 @@ import java.util.stream.Collectors;
 
 /**
  * A permit's fencing token: the slot it occupies (0 to limit - 1) and a number that grows with
- * every grant of that slot. Two leases never hold one slot at once, so of two tokens for a slot
- * the higher is the newer holder.
+ * every grant of that slot. Two leases never hold one slot at once, so of two tokens for a slot the
+ * higher is the newer holder.
  *
  * @param slot the slot index
  * @param token the slot's token for this grant

@@ -9,10 +9,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Hands the completion of a future given to users from Lettuce's I/O thread to a user thread:
- * to a thread waiting for the future in {@code get} or {@code join} if there is one, else to the
- * completion executor. So no user callback ever runs on an I/O thread, and a caller that waits
- * for an asynchronous request pays one thread hop, not two.
+ * Hands the completion of a future given to users from Lettuce's I/O thread to a user thread: to a
+ * thread waiting for the future in {@code get} or {@code join} if there is one, else to the
+ * completion executor. So no user callback ever runs on an I/O thread, and a caller that waits for
+ * an asynchronous request pays one thread hop, not two.
  */
 final class Handoff {
   /*
@@ -45,8 +45,8 @@ final class Handoff {
   private final AtomicBoolean claimed = new AtomicBoolean();
 
   /**
-   * A handoff for {@code future}, whose completions from outside wake its waiters; they spin
-   * first as {@code spin} says.
+   * A handoff for {@code future}, whose completions from outside wake its waiters; they spin first
+   * as {@code spin} says.
    */
   Handoff(CompletableFuture<?> future, Executor executor, ReplySpin spin) {
     this.executor = executor;

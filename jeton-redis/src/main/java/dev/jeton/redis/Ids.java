@@ -8,10 +8,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * Request ids and wake-up channel names: chosen here, unique across the fleet, so that a request
  * sent twice (a retry, a poll, Lettuce re-sending after a reconnect) is known by Redis as one.
  *
- * <p>An id is this process's random prefix (96 bits, drawn once) and a counter. Unique within
- * the process by the counter, and across processes unless two of them drew the same prefix
- * (about n²/2^97 for n processes). Shorter than a random UUID (so are the records in Redis),
- * and made without a call to the shared {@code SecureRandom} on every request.
+ * <p>An id is this process's random prefix (96 bits, drawn once) and a counter. Unique within the
+ * process by the counter, and across processes unless two of them drew the same prefix (about
+ * n²/2^97 for n processes). Shorter than a random UUID (so are the records in Redis), and made
+ * without a call to the shared {@code SecureRandom} on every request.
  */
 final class Ids {
   private static final String PROCESS = randomPrefix();

@@ -17,9 +17,9 @@ import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.util.JedisURIHelper;
 
 /**
- * What {@link JedisLink} takes from and gives to Jedis, in the terms the rest of the package
- * knows (Lettuce's): the URIs it takes, replies rendered as Lettuce renders them, failures as
- * Lettuce's exceptions.
+ * What {@link JedisLink} takes from and gives to Jedis, in the terms the rest of the package knows
+ * (Lettuce's): the URIs it takes, replies rendered as Lettuce renders them, failures as Lettuce's
+ * exceptions.
  */
 final class JedisCodec {
   private JedisCodec() {}
@@ -45,7 +45,8 @@ final class JedisCodec {
         || parsed.getQuery() != null
         || parsed.getFragment() != null) {
       throw new IllegalArgumentException(
-          "Jedis takes redis://[[user]:password@]host[:port][/db] URIs only, not '" + uri
+          "Jedis takes redis://[[user]:password@]host[:port][/db] URIs only, not '"
+              + uri
               + "': use the default client (Lettuce) for TLS, Sentinel, Cluster or options");
     }
     String path = parsed.getPath();

@@ -80,6 +80,7 @@ final class JedisLink implements Link {
   private volatile @Nullable JedisPubSub pubsub;
   private volatile @Nullable Connection subscribed;
   private volatile boolean closed;
+
   /** What ended the command thread, if something did: every call since fails with it. */
   private volatile @Nullable Throwable died;
 
@@ -90,7 +91,11 @@ final class JedisLink implements Link {
     Thread[] made = new Thread[1];
     this.commands =
         new ThreadPoolExecutor(
-            1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+            1,
+            1,
+            0,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
             task -> {
               Thread thread = new Thread(task, "jeton-redis-commands");
               thread.setDaemon(true);
@@ -170,9 +175,9 @@ final class JedisLink implements Link {
   }
 
   /**
-   * One call: its work, and the future its caller waits for, which completes whatever happens,
-   * so that no caller waits for ever. A call that fails on this side (out of memory reading a
-   * reply) fails alone, and drops its connection, which it left in the middle of a reply.
+   * One call: its work, and the future its caller waits for, which completes whatever happens, so
+   * that no caller waits for ever. A call that fails on this side (out of memory reading a reply)
+   * fails alone, and drops its connection, which it left in the middle of a reply.
    */
   private final class Call<T> implements Runnable {
     private final Work<T> work;
@@ -212,8 +217,8 @@ final class JedisLink implements Link {
 
   /**
    * The command thread is dying of {@code thrown} (an Error that escaped a call: one raised while
-   * failing it, out of memory again): the link can run nothing more, so the call, every call
-   * queued behind it and every later one fail with the reason (they waited for ever before).
+   * failing it, out of memory again): the link can run nothing more, so the call, every call queued
+   * behind it and every later one fail with the reason (they waited for ever before).
    */
   private void commandThreadDied(Runnable task, Throwable thrown) {
     died = thrown;

@@ -18,14 +18,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The client Jeton opens for a {@code redis://}, {@code rediss://} or {@code redis-sentinel://}
- * URI: Lettuce's own, except that each connection makes its blocking command interface when it
- * is first asked for, not when the connection is made.
+ * URI: Lettuce's own, except that each connection makes its blocking command interface when it is
+ * first asked for, not when the connection is made.
  *
  * <p>Why: Lettuce builds that interface (a proxy that maps each of some 400 command methods onto
- * the asynchronous ones, by reflection) in every connection's constructor. Jeton never uses it,
- * and in a fresh JVM it was about three quarters of the time to open a handle: a {@code jeton run
- * --redis} spent some 250 of its 400 ms there (JFR, decision 60). Lettuce provides these
- * factory methods to be overridden; the connections stay Lettuce's classes.
+ * the asynchronous ones, by reflection) in every connection's constructor. Jeton never uses it, and
+ * in a fresh JVM it was about three quarters of the time to open a handle: a {@code jeton run
+ * --redis} spent some 250 of its 400 ms there (JFR, decision 60). Lettuce provides these factory
+ * methods to be overridden; the connections stay Lettuce's classes.
  */
 final class LeanRedisClient extends RedisClient {
   LeanRedisClient(@Nullable ClientResources resources, RedisURI uri) {

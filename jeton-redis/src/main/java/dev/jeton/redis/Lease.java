@@ -7,16 +7,16 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Permits held in Redis as a lease: they expire on the Redis server's clock unless renewed, and
- * are renewed in the background while held. Every permit a {@link RedisSemaphore} hands out is a
- * {@code Lease}.
+ * Permits held in Redis as a lease: they expire on the Redis server's clock unless renewed, and are
+ * renewed in the background while held. Every permit a {@link RedisSemaphore} hands out is a {@code
+ * Lease}.
  *
  * <p>A lease that could not be renewed in time is <em>lost</em>: {@link #lost()} completes and
- * {@link #isHeld()} turns false, at the latest when the lease may have expired in Redis (the
- * client counts the lease time from the moment it sent the request that set the expiry, which is
- * never after Redis set it). A holder that must not run unprotected stops its work when that
- * happens; a resource that must reject late writes checks the {@link #fencingTokens() fencing
- * tokens} (see {@link FencingGuard}).
+ * {@link #isHeld()} turns false, at the latest when the lease may have expired in Redis (the client
+ * counts the lease time from the moment it sent the request that set the expiry, which is never
+ * after Redis set it). A holder that must not run unprotected stops its work when that happens; a
+ * resource that must reject late writes checks the {@link #fencingTokens() fencing tokens} (see
+ * {@link FencingGuard}).
  */
 public interface Lease extends Permit {
 
@@ -27,15 +27,14 @@ public interface Lease extends Permit {
   String semaphore();
 
   /**
-   * {@return one token per permit: the slot it occupies and that slot's token} The token grows
-   * with every grant of the slot. A resource that has seen a higher token for a slot rejects this
+   * {@return one token per permit: the slot it occupies and that slot's token} The token grows with
+   * every grant of the slot. A resource that has seen a higher token for a slot rejects this
    * holder.
    */
   List<FencingToken> fencingTokens();
 
   /**
-   * {@return when the lease expires in Redis unless renewed, by the server's clock, as last
-   * known}
+   * {@return when the lease expires in Redis unless renewed, by the server's clock, as last known}
    */
   Instant expiresAt();
 
@@ -43,9 +42,9 @@ public interface Lease extends Permit {
   boolean isHeld();
 
   /**
-   * {@return a stage that completes when the lease is found lost} It expired in Redis (the holder was paused, Redis
-   * restarted or lost it), or it could not be renewed before it may have expired. Never completes
-   * if the lease is released first.
+   * {@return a stage that completes when the lease is found lost} It expired in Redis (the holder
+   * was paused, Redis restarted or lost it), or it could not be renewed before it may have expired.
+   * Never completes if the lease is released first.
    */
   CompletionStage<LeaseLoss> lost();
 

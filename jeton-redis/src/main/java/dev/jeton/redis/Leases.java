@@ -11,13 +11,13 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The leases one handle holds: made from grants, renewed together in the background, released
- * or given back. Each {@link RedisLease} talks to its handle through this.
+ * The leases one handle holds: made from grants, renewed together in the background, released or
+ * given back. Each {@link RedisLease} talks to its handle through this.
  */
 final class Leases {
   /**
-   * Bounds the work of one call: Redis serves no one else while it runs, so thousands of leases
-   * of one handle must not stall every other client for that long.
+   * Bounds the work of one call: Redis serves no one else while it runs, so thousands of leases of
+   * one handle must not stall every other client for that long.
    */
   private static final int RENEWALS_PER_CALL = 200;
 
@@ -83,9 +83,9 @@ final class Leases {
   }
 
   /**
-   * A lease was released, given back or lost, or its request was withdrawn between its
-   * registration and its grant: it is no longer held here. Each time, the handle is told: a
-   * closed handle shuts down when the last lease leaves, whichever way it leaves.
+   * A lease was released, given back or lost, or its request was withdrawn between its registration
+   * and its grant: it is no longer held here. Each time, the handle is told: a closed handle shuts
+   * down when the last lease leaves, whichever way it leaves.
    */
   void forget(RedisLease lease) {
     held.remove(lease.id(), lease);
@@ -102,7 +102,8 @@ final class Leases {
 
   /** Releases {@code leaseId} in Redis: true if it was held there, false if it had expired. */
   CompletableFuture<Boolean> release(String leaseId) {
-    return calls.call("release", leaseId)
+    return calls
+        .call("release", leaseId)
         .thenApply(reply -> "released".equals(Reply.status(reply.item(0))));
   }
 
@@ -124,7 +125,6 @@ final class Leases {
     }
   }
 
-
   private void renew(List<RedisLease> leases) {
     String[] args = new String[1 + leases.size()];
     args[0] = Long.toString(options.leaseTime().toMillis());
@@ -133,33 +133,35 @@ final class Leases {
     }
     long sentNanos = System.nanoTime();
     var unused =
-        calls.call("renew", args)
-        .thenCompose(
-            reply ->
-                replicaAcks.enabled()
-                    ? replicaAcks.confirm("renewal").thenApply(confirmed -> reply)
-                    : CompletableFuture.completedFuture(reply))
-        .whenComplete(
-            (reply, failure) -> {
-              if (failure != null) {
-                lastRenewFailure = failure; // leases not renewed in time are lost by their watch
-                return;
-              }
-              lastRenewFailure = null;
-              for (int i = 0; i < leases.size(); i++) {
-                List<Object> item = reply.item(i);
-                String status = Reply.status(item);
-                RedisLease lease = leases.get(i);
-                if ("renewed".equals(status)) {
-                  long expiry = Reply.expiry(item);
-                  lease.renewed(
-                      expiry,
-                      sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - reply.serverMillis));
-                } else {
-                  lease.lose("it is no longer held in Redis (" + status + ")");
-                }
-              }
-            });
+        calls
+            .call("renew", args)
+            .thenCompose(
+                reply ->
+                    replicaAcks.enabled()
+                        ? replicaAcks.confirm("renewal").thenApply(confirmed -> reply)
+                        : CompletableFuture.completedFuture(reply))
+            .whenComplete(
+                (reply, failure) -> {
+                  if (failure != null) {
+                    lastRenewFailure =
+                        failure; // leases not renewed in time are lost by their watch
+                    return;
+                  }
+                  lastRenewFailure = null;
+                  for (int i = 0; i < leases.size(); i++) {
+                    List<Object> item = reply.item(i);
+                    String status = Reply.status(item);
+                    RedisLease lease = leases.get(i);
+                    if ("renewed".equals(status)) {
+                      long expiry = Reply.expiry(item);
+                      lease.renewed(
+                          expiry,
+                          sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - reply.serverMillis));
+                    } else {
+                      lease.lose("it is no longer held in Redis (" + status + ")");
+                    }
+                  }
+                });
   }
 
   @Nullable Throwable lastRenewFailure() {

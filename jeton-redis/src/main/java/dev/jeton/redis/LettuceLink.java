@@ -3,9 +3,9 @@ package dev.jeton.redis;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.ScanArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
@@ -134,8 +134,8 @@ final class LettuceLink implements Link {
   }
 
   /**
-   * Opens connections through {@code client}; {@code own}: the client is the link's, closed with
-   * it (null: the caller's).
+   * Opens connections through {@code client}; {@code own}: the client is the link's, closed with it
+   * (null: the caller's).
    */
   static LettuceLink open(AbstractRedisClient client, @Nullable OwnClient own) {
     try {
@@ -171,7 +171,8 @@ final class LettuceLink implements Link {
                         loaded ->
                             commands.<List<Object>>fcall(
                                 Library.FUNCTION, ScriptOutputType.MULTI, keys, args))
-                    .whenComplete((again, failedAgain) -> settle(reply, again, Library.explain(failedAgain)));
+                    .whenComplete(
+                        (again, failedAgain) -> settle(reply, again, Library.explain(failedAgain)));
               } else {
                 settle(reply, result, Library.explain(failure));
               }
@@ -252,8 +253,8 @@ final class LettuceLink implements Link {
   }
 
   /**
-   * Waits, unless called on a Netty event loop, for {@code closing} (3 s at most) and then for
-   * the threads of the link's own client to end (2 s at most).
+   * Waits, unless called on a Netty event loop, for {@code closing} (3 s at most) and then for the
+   * threads of the link's own client to end (2 s at most).
    */
   @Override
   public void awaitClosed(CompletableFuture<?> closing) {
@@ -278,8 +279,8 @@ final class LettuceLink implements Link {
   }
 
   /**
-   * Whether this thread runs a Netty event executor: an I/O thread of any Lettuce client, or one
-   * of its event threads. Netty records that for each thread it runs, whatever its name.
+   * Whether this thread runs a Netty event executor: an I/O thread of any Lettuce client, or one of
+   * its event threads. Netty records that for each thread it runs, whatever its name.
    */
   @Override
   public boolean onItsThread() {

@@ -11,10 +11,10 @@ import org.jspecify.annotations.Nullable;
  * The semaphore's Redis function library ({@code semaphore.lua}, then {@code repair.lua}): its
  * code, its name, and what its errors mean, for every {@link Link}.
  *
- * <p>The library is named after a digest of its code, so that processes running different
- * versions of Jeton against one Redis each call their own. A function, unlike an {@code EVAL}
- * script, is set up once when Redis loads it: its helpers are not made again on every call,
- * which halves the cost of a call on a small machine (decision 23).
+ * <p>The library is named after a digest of its code, so that processes running different versions
+ * of Jeton against one Redis each call their own. A function, unlike an {@code EVAL} script, is set
+ * up once when Redis loads it: its helpers are not made again on every call, which halves the cost
+ * of a call on a small machine (decision 23).
  */
 final class Library {
   private static final String CODE = loadCode("semaphore.lua") + "\n" + loadCode("repair.lua");
@@ -24,7 +24,12 @@ final class Library {
 
   /** The library as {@code FUNCTION LOAD} takes it. */
   static final String LIBRARY =
-      "#!lua name=" + FUNCTION + "\n" + CODE + "\nredis.register_function('" + FUNCTION
+      "#!lua name="
+          + FUNCTION
+          + "\n"
+          + CODE
+          + "\nredis.register_function('"
+          + FUNCTION
           + "', semaphore)\n";
 
   private Library() {}
@@ -47,7 +52,8 @@ final class Library {
   /** A Redis too old for functions says so in terms of what to do. */
   static @Nullable Throwable explain(@Nullable Throwable failure) {
     if (failure instanceof RedisCommandExecutionException
-        && String.valueOf(failure.getMessage()).toLowerCase(java.util.Locale.ROOT)
+        && String.valueOf(failure.getMessage())
+            .toLowerCase(java.util.Locale.ROOT)
             .contains("unknown command")) {
       return new RedisCommandExecutionException(
           "Jeton needs Redis 7.0 or later (it runs as a Redis function, FCALL): "
@@ -59,8 +65,8 @@ final class Library {
 
   /**
    * 64 bits that change with the code, in hex: its CRC-32C and CRC-32. The name only has to tell
-   * versions apart (anyone who can load a function can replace ours anyway); SHA-1 did as well,
-   * but its provider's set-up cost 5 ms of every command's start, and these are native.
+   * versions apart (anyone who can load a function can replace ours anyway); SHA-1 did as well, but
+   * its provider's set-up cost 5 ms of every command's start, and these are native.
    */
   static String digest(String text) {
     byte[] bytes = text.getBytes(StandardCharsets.UTF_8);

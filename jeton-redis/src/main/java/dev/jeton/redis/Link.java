@@ -9,8 +9,8 @@ import java.util.function.Consumer;
  * The connections of one {@link RedisSemaphore} handle to Redis: one for commands, whose order
  * Redis keeps (a withdrawal sent before a read is seen by it), and one for wake-up messages. Two
  * kinds: {@link LettuceLink} (the default: asynchronous, pipelined, any deployment) and {@link
- * JedisLink} (one command at a time, a server or a primary, but a process starts it in a
- * fraction of the time, decision 62).
+ * JedisLink} (one command at a time, a server or a primary, but a process starts it in a fraction
+ * of the time, decision 62).
  *
  * <p>Replies are rendered as Lettuce renders a nested array: {@code Long}, {@code String}, {@code
  * List}; failures as Lettuce's exceptions ({@code RedisConnectionException} when Redis cannot be
@@ -22,8 +22,8 @@ interface Link extends AutoCloseable {
   Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
 
   /**
-   * Calls the semaphore's function ({@link Library}), loading the library first if Redis does
-   * not have it.
+   * Calls the semaphore's function ({@link Library}), loading the library first if Redis does not
+   * have it.
    */
   CompletableFuture<List<Object>> run(String[] keys, String[] args);
 

@@ -20,9 +20,9 @@ import java.util.concurrent.TimeUnit;
  * threads those resources started, so that closing it can wait until they have ended.
  *
  * <p>Why wait for the threads: Lettuce's shutdown completes while its threads are still on their
- * way out, and a JVM that exits while one of its threads is in native code (an I/O thread still
- * in its selector) waits 300 ms first. A short program, such as {@code jeton run --redis}, that
- * exits right after closing paid that a third of the time (decision 60).
+ * way out, and a JVM that exits while one of its threads is in native code (an I/O thread still in
+ * its selector) waits 300 ms first. A short program, such as {@code jeton run --redis}, that exits
+ * right after closing paid that a third of the time (decision 60).
  */
 final class OwnClient {
   private final AbstractRedisClient client;
@@ -92,8 +92,8 @@ final class OwnClient {
   }
 
   /**
-   * Waits until every thread the resources started has ended, for at most {@code limit}; the
-   * caller must not be one of them.
+   * Waits until every thread the resources started has ended, for at most {@code limit}; the caller
+   * must not be one of them.
    */
   void awaitThreadsEnded(Duration limit) throws InterruptedException {
     long deadline = System.nanoTime() + limit.toNanos();

@@ -9,17 +9,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A lease held by this process. Its state goes once from held to released or lost. While held,
- * a watch fires at the local deadline (the lease time counted from when the request that set the
+ * A lease held by this process. Its state goes once from held to released or lost. While held, a
+ * watch fires at the local deadline (the lease time counted from when the request that set the
  * expiry was sent, so never after the expiry in Redis unless clocks run at different rates); a
  * renewal moves the deadline and the watch, and a watch that fires first loses the lease.
  *
  * <p>A lease granted from the queue expires in Redis at its waiter's expiry until it is first
- * renewed (semaphore.lua, grantHead), which may come before the handle's next renewal round. So
- * the watch also fires a third of the way to that deadline, if the lease is still held then,
- * to renew it, and again two thirds of the way if no renewal succeeded meanwhile (as a round
- * leaves room for two failed renewals). A lease released sooner (most are) costs no renewal. A
- * renewal sent twice in a race (an early one and a round's) does no harm.
+ * renewed (semaphore.lua, grantHead), which may come before the handle's next renewal round. So the
+ * watch also fires a third of the way to that deadline, if the lease is still held then, to renew
+ * it, and again two thirds of the way if no renewal succeeded meanwhile (as a round leaves room for
+ * two failed renewals). A lease released sooner (most are) costs no renewal. A renewal sent twice
+ * in a race (an early one and a round's) does no harm.
  */
 final class RedisLease implements Lease {
   private static final int HELD = 0;
@@ -34,8 +34,10 @@ final class RedisLease implements Lease {
   private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
   private volatile long expiresAtMillis;
   private volatile long deadlineNanos;
+
   /** When to renew ahead of the rounds (see the class comment), or 0: not before the deadline. */
   private volatile long earlyRenewalNanos;
+
   private int earlyRenewals; // read and written by the watch only, on the timer thread
   private @Nullable ScheduledFuture<?> watch; // guarded by this
 
@@ -190,15 +192,21 @@ final class RedisLease implements Lease {
     stopWatch();
     // Answered on an I/O thread: handed off, so that no callback of the caller's runs there.
     CompletableFuture<Boolean> released =
-        new Handoff.HandedOff<>(
-            leases.release(id), leases.completionExecutor(), leases.spin());
+        new Handoff.HandedOff<>(leases.release(id), leases.completionExecutor(), leases.spin());
     leases.forget(this);
     return released;
   }
 
   @Override
   public String toString() {
-    return "Lease[id=" + id + ", permits=" + permits + ", semaphore=" + leases.semaphoreName()
-        + ", tokens=" + FencingToken.format(tokens) + "]";
+    return "Lease[id="
+        + id
+        + ", permits="
+        + permits
+        + ", semaphore="
+        + leases.semaphoreName()
+        + ", tokens="
+        + FencingToken.format(tokens)
+        + "]";
   }
 }

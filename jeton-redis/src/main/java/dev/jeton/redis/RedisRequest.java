@@ -55,28 +55,35 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
   final int weight; // 0: awaitIdle
   final @Nullable Duration timeout;
   volatile String id = Ids.newId();
+
   /** PENDING, then WITHDRAWN, IDLE_GRANTED or the granted lease. */
   private final AtomicReference<Object> state = new AtomicReference<>(PENDING);
+
   volatile boolean answered;
+
   /**
-   * When the latest request for this id that Redis answered "queued" was sent (at first, when
-   * the id was first sent): a grant announced by wake-up came after it.
+   * When the latest request for this id that Redis answered "queued" was sent (at first, when the
+   * id was first sent): a grant announced by wake-up came after it.
    */
   volatile long queuedSince;
+
   /** Set at the timeout (from the start for a try): decided at the next answer, or at once. */
   volatile boolean timeoutDue;
+
   volatile @Nullable Throwable lastFailure;
+
   /**
    * The quarantine the latest "queued" answer named, or null; in force until {@code
    * quarantineEndsNanos} on this process's clock: a timeout before then says it was why.
    */
   private volatile @Nullable SemaphoreQuarantinedException quarantine;
+
   private volatile long quarantineEndsNanos;
+
   /** How an asynchronous request's completion leaves the I/O thread; null for a blocking one. */
   private final @Nullable Handoff handoff;
 
-  RedisRequest(
-      Requests requests, int weight, boolean blocking, @Nullable Duration timeout) {
+  RedisRequest(Requests requests, int weight, boolean blocking, @Nullable Duration timeout) {
     this.requests = requests;
     this.weight = weight;
     this.timeout = timeout;
@@ -99,8 +106,8 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
   }
 
   /**
-   * Settles the request with a grant ({@code null} for awaitIdle); false if it was withdrawn
-   * first, in which case its cancel, sent after the request, gives the grant back in Redis.
+   * Settles the request with a grant ({@code null} for awaitIdle); false if it was withdrawn first,
+   * in which case its cancel, sent after the request, gives the grant back in Redis.
    */
   // T is Lease, or Void for awaitIdle (granted with null, which NullAway cannot tell T allows)
   @SuppressWarnings({"unchecked", "NullAway"})
@@ -144,7 +151,9 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     }
   }
 
-  /** A try that Redis did not grant: {@code why} is the quarantine, or null if no permit was free. */
+  /**
+   * A try that Redis did not grant: {@code why} is the quarantine, or null if no permit was free.
+   */
   void refused(@Nullable SemaphoreQuarantinedException why) {
     fail(timeoutException(why));
   }
@@ -162,8 +171,13 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
   private TimeoutException timeoutException(@Nullable Throwable cause) {
     TimeoutException e =
         new TimeoutException(
-            "timed out after " + timeout + " waiting for " + weight + " permits of semaphore '"
-                + requests.semaphoreName() + "'");
+            "timed out after "
+                + timeout
+                + " waiting for "
+                + weight
+                + " permits of semaphore '"
+                + requests.semaphoreName()
+                + "'");
     if (cause != null) {
       e.initCause(cause);
     }

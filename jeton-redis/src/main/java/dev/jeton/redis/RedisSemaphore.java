@@ -44,42 +44,41 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The state lives in Redis under keys that share the hash tag {@code {<prefix>:<name>}}, and
  * every change is one call of one Redis function (its algorithm and invariants are in {@code
- * semaphore.lua}, beside this class): who holds which slots until when, the FIFO queue of
- * waiters, each slot's last fencing token, and recently finished request ids.
+ * semaphore.lua}, beside this class): who holds which slots until when, the FIFO queue of waiters,
+ * each slot's last fencing token, and recently finished request ids.
  *
- * <p>Each request gets a random id, chosen here, and may be sent any number of times: a request
- * id already holding gets its lease back, a queued one keeps its place, a finished one is
- * refused. So a retry, or Lettuce re-sending a command after a reconnect, never takes a second
- * lease. Whoever frees permits grants the requests at the head of the queue in the same call and
- * publishes the grants; the waiting process takes its lease from the message, without asking
- * Redis again. A lost message costs at most one {@linkplain RedisSemaphoreOptions#pollInterval()
- * poll interval}: every waiting process asks again that often, which also keeps its queue
- * entries alive. A waiter that stops asking (its process died) drops out after the {@linkplain
- * RedisSemaphoreOptions#waiterExpiry() waiter expiry}; a holder that stops renewing loses its
- * lease after the lease time.
+ * <p>Each request gets a random id, chosen here, and may be sent any number of times: a request id
+ * already holding gets its lease back, a queued one keeps its place, a finished one is refused. So
+ * a retry, or Lettuce re-sending a command after a reconnect, never takes a second lease. Whoever
+ * frees permits grants the requests at the head of the queue in the same call and publishes the
+ * grants; the waiting process takes its lease from the message, without asking Redis again. A lost
+ * message costs at most one {@linkplain RedisSemaphoreOptions#pollInterval() poll interval}: every
+ * waiting process asks again that often, which also keeps its queue entries alive. A waiter that
+ * stops asking (its process died) drops out after the {@linkplain
+ * RedisSemaphoreOptions#waiterExpiry() waiter expiry}; a holder that stops renewing loses its lease
+ * after the lease time.
  *
- * <p>If the state vanishes (Redis restarted without persistence), the first call from a handle
- * that has seen it recreates it in quarantine: nothing is granted for one lease time, by when
- * every holder of the lost state has found its lease lost (see {@code semaphore.lua},
- * Recreation). Meanwhile a request that would not wait fails with {@link
- * SemaphoreQuarantinedException}, which names when the quarantine ends ({@link #tryAcquire(int)}
- * throws it; a zero timeout fails with a {@code TimeoutException} whose cause it is); a waiter
- * queues, and is granted after the quarantine if its timeout allows, else fails with a {@code
- * TimeoutException} whose cause it is. With replica acknowledgements, a grant is relied on only
- * after {@code WAIT}.
+ * <p>If the state vanishes (Redis restarted without persistence), the first call from a handle that
+ * has seen it recreates it in quarantine: nothing is granted for one lease time, by when every
+ * holder of the lost state has found its lease lost (see {@code semaphore.lua}, Recreation).
+ * Meanwhile a request that would not wait fails with {@link SemaphoreQuarantinedException}, which
+ * names when the quarantine ends ({@link #tryAcquire(int)} throws it; a zero timeout fails with a
+ * {@code TimeoutException} whose cause it is); a waiter queues, and is granted after the quarantine
+ * if its timeout allows, else fails with a {@code TimeoutException} whose cause it is. With replica
+ * acknowledgements, a grant is relied on only after {@code WAIT}.
  *
- * <p>On this side, each request is a future whose first completion wins, as every Jeton
- * future's: a cancel (or any completion from outside) that returns true never leaves the caller
- * holding permits, whatever raced with it; a grant that loses to a cancel is given back. Commands
- * of one handle travel on one connection, so Redis sees them in the order they were sent: once
- * {@code cancel()} returns, a later {@link #queueLength()} no longer counts it, nor {@link
- * #available()} its permits.
+ * <p>On this side, each request is a future whose first completion wins, as every Jeton future's: a
+ * cancel (or any completion from outside) that returns true never leaves the caller holding
+ * permits, whatever raced with it; a grant that loses to a cancel is given back. Commands of one
+ * handle travel on one connection, so Redis sees them in the order they were sent: once {@code
+ * cancel()} returns, a later {@link #queueLength()} no longer counts it, nor {@link #available()}
+ * its permits.
  *
  * <h2>Handles</h2>
  *
  * <p>Each {@code RedisSemaphore} is one handle with its own two connections (commands, wake-ups).
- * {@link #close()} closes the handle: its queued requests fail, held leases stay held (and
- * renewed) until released, and the connections close when the last one is.
+ * {@link #close()} closes the handle: its queued requests fail, held leases stay held (and renewed)
+ * until released, and the connections close when the last one is.
  */
 public final class RedisSemaphore implements Semaphore {
   /** How much of an owner's description is kept (see {@link Builder#owner}). */
@@ -117,6 +116,7 @@ public final class RedisSemaphore implements Semaphore {
   private final Requests requests;
   private final ScheduledFuture<?> poller;
   private final ScheduledFuture<?> renewer;
+
   /** Completed when the connections (and the client, if the handle's own) have closed. */
   private final CompletableFuture<@Nullable Void> linkClosed = new CompletableFuture<>();
 
@@ -140,11 +140,16 @@ public final class RedisSemaphore implements Semaphore {
             oneLine(builder.owner));
     Executor completionExecutor = builder.completionExecutor;
     this.leases =
-        new Leases(
-            name, options, calls, replicaAcks, completionExecutor, this::finishIfClosed);
+        new Leases(name, options, calls, replicaAcks, completionExecutor, this::finishIfClosed);
     this.requests =
         new Requests(
-            name, options, owner, calls, leases, replicaAcks, completionExecutor,
+            name,
+            options,
+            owner,
+            calls,
+            leases,
+            replicaAcks,
+            completionExecutor,
             this::finishIfClosed);
     long poll = options.pollInterval().toNanos();
     long renew = options.renewInterval().toNanos();
@@ -199,10 +204,10 @@ public final class RedisSemaphore implements Semaphore {
      * Opens the connections to the {@link #uri} with Jedis instead of Lettuce, for a short-lived
      * process (a command, a batch job): a fresh JVM opens a handle through Jedis several times
      * faster and with a third of the CPU. The price: a handle's calls go to Redis one at a time
-     * (Lettuce pipelines them), so it suits a process that holds a few permits, not a server
-     * taking thousands a second. Jedis ({@code redis.clients:jedis}) must be on the class path;
-     * the URI must be {@code redis://[[user]:password@]host[:port][/db]} (Sentinel, Cluster,
-     * TLS and Unix sockets need the default client).
+     * (Lettuce pipelines them), so it suits a process that holds a few permits, not a server taking
+     * thousands a second. Jedis ({@code redis.clients:jedis}) must be on the class path; the URI
+     * must be {@code redis://[[user]:password@]host[:port][/db]} (Sentinel, Cluster, TLS and Unix
+     * sockets need the default client).
      *
      * @return this builder
      */
@@ -305,8 +310,8 @@ public final class RedisSemaphore implements Semaphore {
      *
      * @return the open handle
      * @throws IllegalArgumentException if the semaphore exists with another limit than {@link
-     *     #limit}, or does not exist and no limit was given; if no Redis URI or client was
-     *     given, or the URI is bad
+     *     #limit}, or does not exist and no limit was given; if no Redis URI or client was given,
+     *     or the URI is bad
      * @throws io.lettuce.core.RedisException if Redis cannot be reached
      */
     public RedisSemaphore open() {
@@ -366,12 +371,16 @@ public final class RedisSemaphore implements Semaphore {
       throw e;
     }
     if (reply.limit < 0) {
-      throw new IllegalArgumentException(
-          "there is no semaphore '" + name + "' in Redis");
+      throw new IllegalArgumentException("there is no semaphore '" + name + "' in Redis");
     }
     if (requiredLimit >= 0 && reply.limit != requiredLimit) {
       throw new IllegalArgumentException(
-          "semaphore '" + name + "' exists with limit " + reply.limit + ", not " + requiredLimit
+          "semaphore '"
+              + name
+              + "' exists with limit "
+              + reply.limit
+              + ", not "
+              + requiredLimit
               + ": change the limit explicitly (setLimit, or jeton limit)");
     }
   }
@@ -393,8 +402,8 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   /**
-   * The owner's description as sent with every acquire and kept in each record: on one line, and
-   * at most {@value #OWNER_CHARS} characters, since Redis copies it on every grant.
+   * The owner's description as sent with every acquire and kept in each record: on one line, and at
+   * most {@value #OWNER_CHARS} characters, since Redis copies it on every grant.
    */
   private static String oneLine(String text) {
     String line = text.replaceAll("[\\t\\r\\n]+", " ");
@@ -515,8 +524,8 @@ public final class RedisSemaphore implements Semaphore {
   /**
    * {@inheritDoc}
    *
-   * <p>Returns at once, without waiting for Redis. The limit {@code permits} is checked against
-   * is the one this handle last saw (every reply from Redis brings it); to rely on a limit raised
+   * <p>Returns at once, without waiting for Redis. The limit {@code permits} is checked against is
+   * the one this handle last saw (every reply from Redis brings it); to rely on a limit raised
    * through another handle, read it first with {@link #limit()}. Use {@link
    * #acquireLeaseAsync(int)} for a future typed as a {@link Lease}.
    */
@@ -529,8 +538,8 @@ public final class RedisSemaphore implements Semaphore {
    * {@inheritDoc}
    *
    * <p>Returns at once, as {@link #acquireAsync(int)} does. A zero timeout is a try: one call to
-   * Redis, never queued, and the future fails with a {@code TimeoutException} without a cause if
-   * no permit was free. A {@code TimeoutException} with a cause says why nothing could be granted:
+   * Redis, never queued, and the future fails with a {@code TimeoutException} without a cause if no
+   * permit was free. A {@code TimeoutException} with a cause says why nothing could be granted:
    * Redis could not be reached (the cause is its failure), or the semaphore is in quarantine
    * ({@link SemaphoreQuarantinedException}; a waiter with a longer timeout is queued, and fails so
    * only if its timeout runs out before the quarantine ends). Use {@link #acquireLeaseAsync(int,
@@ -609,16 +618,16 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   /**
-   * Closes this handle: its queued requests fail with {@link SemaphoreClosedException} and it
-   * takes no new ones; {@link #awaitIdle()} waiters keep waiting. Leases held stay held, and
-   * renewed, until released; the connections close after the last one.
+   * Closes this handle: its queued requests fail with {@link SemaphoreClosedException} and it takes
+   * no new ones; {@link #awaitIdle()} waiters keep waiting. Leases held stay held, and renewed,
+   * until released; the connections close after the last one.
    *
    * <p>Waits (up to 5 seconds) until Redis has answered the withdrawals and releases this handle
    * has sent, so that a process may exit right after; when no lease is held, also until the
-   * connections have closed and the threads of a client the handle opened itself have ended (up
-   * to 5 more seconds). It does not wait when called on a thread of the handle's client (with
-   * Lettuce, any Netty event loop, whatever the client's resources name it; with Jedis, the
-   * handle's command and wake-up threads), which must stay free to read those answers.
+   * connections have closed and the threads of a client the handle opened itself have ended (up to
+   * 5 more seconds). It does not wait when called on a thread of the handle's client (with Lettuce,
+   * any Netty event loop, whatever the client's resources name it; with Jedis, the handle's command
+   * and wake-up threads), which must stay free to read those answers.
    */
   @Override
   public void close() {
@@ -647,10 +656,13 @@ public final class RedisSemaphore implements Semaphore {
     // Let the withdrawals and releases already sent reach Redis first. The handle's own
     // connections close either way; a client passed in with client(...) stays open.
     var unused =
-        calls.inFlight()
+        calls
+            .inFlight()
             .orTimeout(5, TimeUnit.SECONDS)
-            .whenComplete((done, failure) -> link.closeAsync().whenComplete(
-                (closed, closeFailure) -> linkClosed.complete(null)));
+            .whenComplete(
+                (done, failure) ->
+                    link.closeAsync()
+                        .whenComplete((closed, closeFailure) -> linkClosed.complete(null)));
   }
 
   /** Statistics are not kept for the Redis semaphore. */
@@ -672,8 +684,8 @@ public final class RedisSemaphore implements Semaphore {
   }
 
   /**
-   * Lists the semaphores in a Redis: the keys of their states, less any whose name no semaphore
-   * can have (a key someone else made).
+   * Lists the semaphores in a Redis: the keys of their states, less any whose name no semaphore can
+   * have (a key someone else made).
    *
    * @param redisUri where Redis is, as {@link Builder#uri(String)} takes it
    * @param options whose key prefix to look under
@@ -738,7 +750,10 @@ public final class RedisSemaphore implements Semaphore {
 
   @Override
   public String toString() {
-    return "RedisSemaphore[name=" + name + ", prefix=" + options.keyPrefix()
+    return "RedisSemaphore[name="
+        + name
+        + ", prefix="
+        + options.keyPrefix()
         + (requests.isClosed() ? ", closed]" : "]");
   }
 

@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * How a {@link RedisSemaphore} uses Redis: immutable, with named defaults; each {@code with}
- * method returns a copy with one setting changed, checked at once.
+ * How a {@link RedisSemaphore} uses Redis: immutable, with named defaults; each {@code with} method
+ * returns a copy with one setting changed, checked at once.
  *
  * <pre>{@code
  * RedisSemaphoreOptions options =
@@ -17,21 +17,21 @@ import java.util.Objects;
  * @param leaseTime how long a permit stays held in Redis without a renewal. A holder that dies
  *     frees its permits this long after its last renewal. At most {@link #MAX_EXPIRY}. Default
  *     {@link #DEFAULT_LEASE_TIME}.
- * @param renewInterval how often held leases are renewed in the background; must be below the
- *     lease time (a third of it leaves room for two failed renewals). Default {@link
+ * @param renewInterval how often held leases are renewed in the background; must be below the lease
+ *     time (a third of it leaves room for two failed renewals). Default {@link
  *     #DEFAULT_RENEW_INTERVAL}.
- * @param pollInterval how often waiters ask Redis again when no wake-up message came: the bound
- *     on how long a lost message can delay a grant. Default {@link #DEFAULT_POLL_INTERVAL}.
+ * @param pollInterval how often waiters ask Redis again when no wake-up message came: the bound on
+ *     how long a lost message can delay a grant. Default {@link #DEFAULT_POLL_INTERVAL}.
  * @param waiterExpiry how long a waiter stays queued after its last poll: a waiter whose process
  *     died leaves the queue this long after. At least twice the poll interval, at most {@link
  *     #MAX_EXPIRY}. Default {@link #DEFAULT_WAITER_EXPIRY}.
  * @param replayWindow how long Redis remembers a finished request, at least, so that a request
- *     replayed after a reconnect (Lettuce re-sends commands whose reply it lost) cannot act
- *     twice. Finished requests are forgotten in batches, up to a quarter of the window later.
- *     Default {@link #DEFAULT_REPLAY_WINDOW}.
+ *     replayed after a reconnect (Lettuce re-sends commands whose reply it lost) cannot act twice.
+ *     Finished requests are forgotten in batches, up to a quarter of the window later. Default
+ *     {@link #DEFAULT_REPLAY_WINDOW}.
  * @param replicaAcks how many replicas must acknowledge a grant or renewal (Redis {@code WAIT})
- *     before the client relies on it; 0 (the default) does not wait. See the package
- *     documentation for what this does and does not buy.
+ *     before the client relies on it; 0 (the default) does not wait. See the package documentation
+ *     for what this does and does not buy.
  * @param replicaTimeout how long to wait for those acknowledgements. Default {@link
  *     #DEFAULT_REPLICA_TIMEOUT}.
  */
@@ -92,9 +92,9 @@ public record RedisSemaphoreOptions(
    * @param replicaAcks how many replicas must acknowledge a grant or renewal
    * @param replicaTimeout how long to wait for those acknowledgements
    * @throws IllegalArgumentException if a duration is below 1 ms, the lease time or the waiter
-   *     expiry is above {@link #MAX_EXPIRY}, the renewal interval is not
-   *     shorter than the lease time, the waiter expiry is shorter than twice the poll interval,
-   *     replicaAcks is negative, or the key prefix is not a valid name
+   *     expiry is above {@link #MAX_EXPIRY}, the renewal interval is not shorter than the lease
+   *     time, the waiter expiry is shorter than twice the poll interval, replicaAcks is negative,
+   *     or the key prefix is not a valid name
    */
   public RedisSemaphoreOptions {
     RedisSemaphore.checkKeyPart("key prefix", keyPrefix);
@@ -108,14 +108,20 @@ public record RedisSemaphoreOptions(
     atMostADay("waiterExpiry", waiterExpiry);
     if (renewInterval.compareTo(leaseTime) >= 0) {
       throw new IllegalArgumentException(
-          "renewInterval (" + renewInterval + ") must be shorter than leaseTime (" + leaseTime
+          "renewInterval ("
+              + renewInterval
+              + ") must be shorter than leaseTime ("
+              + leaseTime
               + "): set a shorter renewInterval with withRenewInterval");
     }
     // plus, not multipliedBy: that one initializes BigDecimal, 9 ms of a command's start
     if (waiterExpiry.compareTo(pollInterval.plus(pollInterval)) < 0) {
       throw new IllegalArgumentException(
-          "waiterExpiry (" + waiterExpiry + ") must be at least twice pollInterval ("
-              + pollInterval + ")");
+          "waiterExpiry ("
+              + waiterExpiry
+              + ") must be at least twice pollInterval ("
+              + pollInterval
+              + ")");
     }
     if (replicaAcks < 0) {
       throw new IllegalArgumentException("replicaAcks must be 0 or more, was " + replicaAcks);
@@ -129,8 +135,8 @@ public record RedisSemaphoreOptions(
    */
   private static void atMostADay(String what, Duration value) {
     if (value.compareTo(MAX_EXPIRY) > 0) {
-      throw new IllegalArgumentException(what + " must be at most " + MAX_EXPIRY.toHours()
-          + " hours, was " + value);
+      throw new IllegalArgumentException(
+          what + " must be at most " + MAX_EXPIRY.toHours() + " hours, was " + value);
     }
   }
 
@@ -160,14 +166,20 @@ public record RedisSemaphoreOptions(
    */
   public RedisSemaphoreOptions withKeyPrefix(String prefix) {
     return new RedisSemaphoreOptions(
-        prefix, leaseTime, renewInterval, pollInterval, waiterExpiry, replayWindow, replicaAcks,
+        prefix,
+        leaseTime,
+        renewInterval,
+        pollInterval,
+        waiterExpiry,
+        replayWindow,
+        replicaAcks,
         replicaTimeout);
   }
 
   /**
-   * Sets the lease time. The renewal interval follows it (a third of it) while it is a third of
-   * the lease time, as by default; one set to anything else with {@link
-   * #withRenewInterval(Duration)} is kept.
+   * Sets the lease time. The renewal interval follows it (a third of it) while it is a third of the
+   * lease time, as by default; one set to anything else with {@link #withRenewInterval(Duration)}
+   * is kept.
    *
    * @param lease the lease time, 1 ms or more
    * @return a copy with this lease time
@@ -176,10 +188,15 @@ public record RedisSemaphoreOptions(
    */
   public RedisSemaphoreOptions withLeaseTime(Duration lease) {
     positiveMillis("leaseTime", lease);
-    Duration renew =
-        renewInterval.equals(thirdOf(leaseTime)) ? thirdOf(lease) : renewInterval;
+    Duration renew = renewInterval.equals(thirdOf(leaseTime)) ? thirdOf(lease) : renewInterval;
     return new RedisSemaphoreOptions(
-        keyPrefix, lease, renew, pollInterval, waiterExpiry, replayWindow, replicaAcks,
+        keyPrefix,
+        lease,
+        renew,
+        pollInterval,
+        waiterExpiry,
+        replayWindow,
+        replicaAcks,
         replicaTimeout);
   }
 
@@ -196,19 +213,25 @@ public record RedisSemaphoreOptions(
    */
   public RedisSemaphoreOptions withRenewInterval(Duration interval) {
     return new RedisSemaphoreOptions(
-        keyPrefix, leaseTime, interval, pollInterval, waiterExpiry, replayWindow, replicaAcks,
+        keyPrefix,
+        leaseTime,
+        interval,
+        pollInterval,
+        waiterExpiry,
+        replayWindow,
+        replicaAcks,
         replicaTimeout);
   }
 
   /**
    * Sets the poll interval. The waiter expiry follows it (ten times it) while it is ten times the
-   * poll interval, as by default; one set to anything else with {@link
-   * #withWaiterExpiry(Duration)} is kept.
+   * poll interval, as by default; one set to anything else with {@link #withWaiterExpiry(Duration)}
+   * is kept.
    *
    * @param interval the poll interval, 1 ms or more
    * @return a copy with this poll interval
-   * @throws IllegalArgumentException if it is below 1 ms, or more than half a waiter expiry that
-   *     is kept
+   * @throws IllegalArgumentException if it is below 1 ms, or more than half a waiter expiry that is
+   *     kept
    */
   public RedisSemaphoreOptions withPollInterval(Duration interval) {
     positiveMillis("pollInterval", interval);
@@ -217,7 +240,13 @@ public record RedisSemaphoreOptions(
             ? interval.multipliedBy(10)
             : waiterExpiry;
     return new RedisSemaphoreOptions(
-        keyPrefix, leaseTime, renewInterval, interval, expiry, replayWindow, replicaAcks,
+        keyPrefix,
+        leaseTime,
+        renewInterval,
+        interval,
+        expiry,
+        replayWindow,
+        replicaAcks,
         replicaTimeout);
   }
 
@@ -230,21 +259,33 @@ public record RedisSemaphoreOptions(
    */
   public RedisSemaphoreOptions withWaiterExpiry(Duration expiry) {
     return new RedisSemaphoreOptions(
-        keyPrefix, leaseTime, renewInterval, pollInterval, expiry, replayWindow, replicaAcks,
+        keyPrefix,
+        leaseTime,
+        renewInterval,
+        pollInterval,
+        expiry,
+        replayWindow,
+        replicaAcks,
         replicaTimeout);
   }
 
   /**
    * Sets how long Redis remembers a finished request.
    *
-   * @param window the replay window, 1 ms or more; longer than any delay after which Lettuce
-   *     could still re-send a command
+   * @param window the replay window, 1 ms or more; longer than any delay after which Lettuce could
+   *     still re-send a command
    * @return a copy with this replay window
    * @throws IllegalArgumentException if it is below 1 ms
    */
   public RedisSemaphoreOptions withReplayWindow(Duration window) {
     return new RedisSemaphoreOptions(
-        keyPrefix, leaseTime, renewInterval, pollInterval, waiterExpiry, window, replicaAcks,
+        keyPrefix,
+        leaseTime,
+        renewInterval,
+        pollInterval,
+        waiterExpiry,
+        window,
+        replicaAcks,
         replicaTimeout);
   }
 
@@ -258,7 +299,13 @@ public record RedisSemaphoreOptions(
    */
   public RedisSemaphoreOptions withReplicaAcks(int replicas, Duration timeout) {
     return new RedisSemaphoreOptions(
-        keyPrefix, leaseTime, renewInterval, pollInterval, waiterExpiry, replayWindow, replicas,
+        keyPrefix,
+        leaseTime,
+        renewInterval,
+        pollInterval,
+        waiterExpiry,
+        replayWindow,
+        replicas,
         timeout);
   }
 }

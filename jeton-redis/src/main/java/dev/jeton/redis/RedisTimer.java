@@ -5,9 +5,9 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The one timer thread every Redis handle of the process shares: request timeouts, lease
- * watches, polls and renewals. Its tasks only send commands or complete our own state, never
- * user code, so one daemon thread serves them all; a cancelled task leaves its queue at once.
+ * The one timer thread every Redis handle of the process shares: request timeouts, lease watches,
+ * polls and renewals. Its tasks only send commands or complete our own state, never user code, so
+ * one daemon thread serves them all; a cancelled task leaves its queue at once.
  */
 final class RedisTimer {
   private static final ScheduledThreadPoolExecutor TIMER = newTimer();

@@ -8,9 +8,9 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Replica acknowledgements ({@link RedisSemaphoreOptions#replicaAcks()}): a grant or a renewal
- * is relied on only once enough replicas have it, as Redis's {@code WAIT} reports, so that a
- * failover to one of them does not forget it.
+ * Replica acknowledgements ({@link RedisSemaphoreOptions#replicaAcks()}): a grant or a renewal is
+ * relied on only once enough replicas have it, as Redis's {@code WAIT} reports, so that a failover
+ * to one of them does not forget it.
  */
 final class ReplicaAcks {
   /*
@@ -37,6 +37,7 @@ final class ReplicaAcks {
   private final Waiter waiter;
   private final int required;
   private final Duration timeout;
+
   /** Grants (lease ids) whose replica acknowledgement is awaited. */
   private final Set<String> acknowledging = ConcurrentHashMap.newKeySet();
 
@@ -52,8 +53,8 @@ final class ReplicaAcks {
   }
 
   /**
-   * Settles the grant of {@code leaseId} once replicas answered: {@code settle} gets null if
-   * enough have it, else why not. A report of a grant whose wait is still out is dropped.
+   * Settles the grant of {@code leaseId} once replicas answered: {@code settle} gets null if enough
+   * have it, else why not. A report of a grant whose wait is still out is dropped.
    */
   void settleGrant(String leaseId, Consumer<@Nullable Throwable> settle) {
     if (!acknowledging.add(leaseId)) {

@@ -6,9 +6,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * What the semaphore's Redis function says, decoded: a reply to a call (the counts, the server's
- * time, then one item per request or lease the call named) and a wake-up message (grants and
- * other outcomes announced to the handle that queued them). The codec between {@code
- * semaphore.lua} and the rest of this package: nothing else reads the function's formats.
+ * time, then one item per request or lease the call named) and a wake-up message (grants and other
+ * outcomes announced to the handle that queued them). The codec between {@code semaphore.lua} and
+ * the rest of this package: nothing else reads the function's formats.
  *
  * <p>An item is {@code [id, status]}, followed for a grant or a renewal by the lease's expiry
  * (server milliseconds) and, for a grant, its fencing tokens ({@code slot:token,...}); for a
@@ -58,8 +58,8 @@ final class Reply {
   }
 
   /**
-   * When the quarantine that a queued or quarantined item names ends, in the server's
-   * milliseconds; -1 if it names none.
+   * When the quarantine that a queued or quarantined item names ends, in the server's milliseconds;
+   * -1 if it names none.
    */
   static long quarantineEnd(List<Object> item) {
     return item.size() > 2 ? Long.parseLong((String) item.get(2)) : -1;

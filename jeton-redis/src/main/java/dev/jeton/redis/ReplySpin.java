@@ -5,33 +5,32 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 /**
- * A busy wait, bounded in time, for an outcome from Redis, before a thread that waits for it
- * parks: learnt per handle from how long its waits have been taking.
+ * A busy wait, bounded in time, for an outcome from Redis, before a thread that waits for it parks:
+ * learnt per handle from how long its waits have been taking.
  *
- * <p>Why: on a virtual machine, parking a thread and waking it again costs far more than the
- * work of a round trip. With a server on the same machine, a blocking acquire and an awaited
- * release took 396 µs when the caller parked at once and 228 µs when it spun through the wait
- * (RedisBenchmark, 2-core VM, decision 61): while every thread of the machine sleeps, each
- * wake-up pays for an idle virtual CPU to be woken, and Redis itself spent half as much CPU per
- * call when the caller's core stayed busy. The spin buys that latency with CPU: a spinning
- * caller burns its core for as long as the reply takes.
+ * <p>Why: on a virtual machine, parking a thread and waking it again costs far more than the work
+ * of a round trip. With a server on the same machine, a blocking acquire and an awaited release
+ * took 396 µs when the caller parked at once and 228 µs when it spun through the wait
+ * (RedisBenchmark, 2-core VM, decision 61): while every thread of the machine sleeps, each wake-up
+ * pays for an idle virtual CPU to be woken, and Redis itself spent half as much CPU per call when
+ * the caller's core stayed busy. The spin buys that latency with CPU: a spinning caller burns its
+ * core for as long as the reply takes.
  *
  * <p>Algorithm: {@code typical} is an exponentially weighted mean (weight 1/8) of how long this
- * handle's waits took, each counted as at most {@link #MAX_COUNTED_NANOS}. A waiter spins while
- * its outcome is pending and for at most twice the typical wait, and only if that is at most
- * {@link #MAX_SPIN_NANOS} and fewer than {@link #MAX_SPINNERS} threads of the process spin now
- * (half the cores; none on one core). So where replies come within a couple hundred
- * microseconds (a server on the same machine or rack), a waiter spins through them; where they
- * take longer (a distant server, a request that queues behind others, a machine so loaded that
- * every wait is long) the mean rises past the bound and waiters park at once, as they would
- * without this class, until waits are short again. Where threads outnumber cores, as with many
- * threads contending for one semaphore, at most half the cores spin, and the waits, queued, are
- * long.
+ * handle's waits took, each counted as at most {@link #MAX_COUNTED_NANOS}. A waiter spins while its
+ * outcome is pending and for at most twice the typical wait, and only if that is at most {@link
+ * #MAX_SPIN_NANOS} and fewer than {@link #MAX_SPINNERS} threads of the process spin now (half the
+ * cores; none on one core). So where replies come within a couple hundred microseconds (a server on
+ * the same machine or rack), a waiter spins through them; where they take longer (a distant server,
+ * a request that queues behind others, a machine so loaded that every wait is long) the mean rises
+ * past the bound and waiters park at once, as they would without this class, until waits are short
+ * again. Where threads outnumber cores, as with many threads contending for one semaphore, at most
+ * half the cores spin, and the waits, queued, are long.
  *
- * <p>Field access: {@code typicalNanos} is a volatile long, read and written by every waiter of
- * the handle without synchronization: a lost update costs a spin more or less, never an outcome.
- * {@code spinners} counts the threads inside a spin loop; every increment is undone in a
- * finally, and it never exceeds MAX_SPINNERS.
+ * <p>Field access: {@code typicalNanos} is a volatile long, read and written by every waiter of the
+ * handle without synchronization: a lost update costs a spin more or less, never an outcome. {@code
+ * spinners} counts the threads inside a spin loop; every increment is undone in a finally, and it
+ * never exceeds MAX_SPINNERS.
  */
 final class ReplySpin {
   /** The longest spin: about two round trips of a loaded machine to a server beside it. */
@@ -61,9 +60,7 @@ final class ReplySpin {
     long limit = Math.min(usual, atMostNanos);
     try {
       Thread self = Thread.currentThread();
-      while (pending.getAsBoolean()
-          && !self.isInterrupted()
-          && System.nanoTime() - began < limit) {
+      while (pending.getAsBoolean() && !self.isInterrupted() && System.nanoTime() - began < limit) {
         Thread.onSpinWait();
       }
     } finally {

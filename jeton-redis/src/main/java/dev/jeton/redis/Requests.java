@@ -16,9 +16,9 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The requests one handle waits on: sends them to Redis, alone or in batches, and settles each
- * with what Redis says of it, in a reply or a wake-up. Each {@link RedisRequest} talks to its
- * handle through this.
+ * The requests one handle waits on: sends them to Redis, alone or in batches, and settles each with
+ * what Redis says of it, in a reply or a wake-up. Each {@link RedisRequest} talks to its handle
+ * through this.
  */
 final class Requests {
   /*
@@ -70,8 +70,8 @@ final class Requests {
   private volatile boolean closed;
 
   /**
-   * {@code owner} is who this handle's requests say they are; {@code left} runs each time a
-   * request is withdrawn (the handle may then be done).
+   * {@code owner} is who this handle's requests say they are; {@code left} runs each time a request
+   * is withdrawn (the handle may then be done).
    */
   Requests(
       String name,
@@ -222,22 +222,24 @@ final class Requests {
   private void sendAndSettle(List<RedisRequest<?>> batch, boolean trying) {
     long sentNanos = System.nanoTime();
     var unused =
-        send(batch, trying, sentNanos).whenComplete(
-            (r, failure) -> {
-              if (failure != null) {
-                batch.forEach(request -> request.attemptFailed(failure));
-                return;
-              }
-              try {
-                for (int k = 0; k < r.items.size(); k++) {
-                  settle(batch.get(k), r.item(k), r.limit, r.serverMillis, sentNanos);
-                }
-              } catch (RuntimeException unexpected) {
-                // A reply this code does not understand (another version of the function?): fail
-                // the requests rather than leave them waiting for ever.
-                batch.forEach(request -> request.fail(unexpected));
-              }
-            });
+        send(batch, trying, sentNanos)
+            .whenComplete(
+                (r, failure) -> {
+                  if (failure != null) {
+                    batch.forEach(request -> request.attemptFailed(failure));
+                    return;
+                  }
+                  try {
+                    for (int k = 0; k < r.items.size(); k++) {
+                      settle(batch.get(k), r.item(k), r.limit, r.serverMillis, sentNanos);
+                    }
+                  } catch (RuntimeException unexpected) {
+                    // A reply this code does not understand (another version of the function?):
+                    // fail
+                    // the requests rather than leave them waiting for ever.
+                    batch.forEach(request -> request.fail(unexpected));
+                  }
+                });
   }
 
   /**
@@ -306,14 +308,19 @@ final class Requests {
       default:
         request.fail(
             new IllegalStateException(
-                "request " + id + " of semaphore '" + name + "' was " + status
+                "request "
+                    + id
+                    + " of semaphore '"
+                    + name
+                    + "' was "
+                    + status
                     + " in Redis by another client"));
     }
   }
 
   /**
-   * Settles a grant once replicas answered: grants it if enough have it; otherwise gives it back
-   * (a failover could forget it) and asks again under a new id.
+   * Settles a grant once replicas answered: grants it if enough have it; otherwise gives it back (a
+   * failover could forget it) and asks again under a new id.
    */
   private void settleAcknowledged(
       RedisRequest<?> request, RedisLease lease, @Nullable Throwable missed) {
@@ -342,8 +349,8 @@ final class Requests {
   }
 
   /**
-   * Sends the request again under a new id, and withdraws the old one: a poll still in flight
-   * for it may yet be granted, and the withdrawal, sent after it, gives that grant back.
+   * Sends the request again under a new id, and withdraws the old one: a poll still in flight for
+   * it may yet be granted, and the withdrawal, sent after it, gives that grant back.
    */
   private void resubmit(RedisRequest<?> request) {
     if (request.tries()) {

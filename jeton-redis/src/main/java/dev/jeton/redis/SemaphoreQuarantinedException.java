@@ -28,8 +28,13 @@ public final class SemaphoreQuarantinedException extends IllegalStateException {
    */
   public SemaphoreQuarantinedException(String name, Instant until, Duration remaining) {
     super(
-        "semaphore '" + name + "' is in quarantine until " + until + " (Redis's clock, "
-            + remaining.toMillis() + " ms from its answer): Redis lost the semaphore's state,"
+        "semaphore '"
+            + name
+            + "' is in quarantine until "
+            + until
+            + " (Redis's clock, "
+            + remaining.toMillis()
+            + " ms from its answer): Redis lost the semaphore's state,"
             + " and nothing is granted until every lease of the lost state has run out");
     this.until = until;
     this.remaining = remaining;

@@ -44,8 +44,7 @@ class JedisLinkIntegrationTest {
   }
 
   private RedisSemaphore open(String name, String uri) {
-    RedisSemaphore semaphore =
-        RedisSemaphore.builder(name).uri(uri).jedis().limitIfNew(1).open();
+    RedisSemaphore semaphore = RedisSemaphore.builder(name).uri(uri).jedis().limitIfNew(1).open();
     toClose.add(semaphore);
     return semaphore;
   }
@@ -57,11 +56,13 @@ class JedisLinkIntegrationTest {
       for (Thread t : Thread.getAllStackTraces().keySet()) {
         before.add(t.getId());
       }
-      RedisSemaphore sem = RedisSemaphore.builder("threads").uri(server.uri()).jedis().limitIfNew(1).open();
+      RedisSemaphore sem =
+          RedisSemaphore.builder("threads").uri(server.uri()).jedis().limitIfNew(1).open();
       sem.acquire(1).release();
       List<Thread> started = new ArrayList<>();
       for (Thread t : Thread.getAllStackTraces().keySet()) {
-        if (!before.contains(t.getId()) && t.getName().startsWith("jeton-redis-")
+        if (!before.contains(t.getId())
+            && t.getName().startsWith("jeton-redis-")
             && !t.getName().equals("jeton-redis-timer")) {
           started.add(t);
         }
@@ -69,8 +70,14 @@ class JedisLinkIntegrationTest {
       assertEquals(2, started.size(), "the command and wake-up threads: " + started);
       sem.close();
       for (Thread t : started) {
-        assertFalse(t.isAlive(), "round " + round + ": " + t.getName() + " runs after close(): "
-            + java.util.Arrays.toString(t.getStackTrace()));
+        assertFalse(
+            t.isAlive(),
+            "round "
+                + round
+                + ": "
+                + t.getName()
+                + " runs after close(): "
+                + java.util.Arrays.toString(t.getStackTrace()));
       }
     }
   }
@@ -94,8 +101,7 @@ class JedisLinkIntegrationTest {
     }
     RedisConnectionException e =
         assertThrows(
-            RedisConnectionException.class,
-            () -> open("nowhere", "redis://127.0.0.1:" + port));
+            RedisConnectionException.class, () -> open("nowhere", "redis://127.0.0.1:" + port));
     assertEquals("Unable to connect to 127.0.0.1:" + port, e.getMessage());
     assertInstanceOf(java.net.ConnectException.class, e.getCause(), "the socket's own reason");
   }
@@ -124,8 +130,12 @@ class JedisLinkIntegrationTest {
     assertTrue(sem.acquire(1).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
     String key = "{jeton:in-db-3}:state";
     assertEquals("0", server.command("EXISTS", key).trim(), "not in database 0");
-    assertEquals("1", server.command(
-        "EVAL", "redis.call('SELECT', 3) return redis.call('EXISTS', KEYS[1])", "1", key).trim());
+    assertEquals(
+        "1",
+        server
+            .command(
+                "EVAL", "redis.call('SELECT', 3) return redis.call('EXISTS', KEYS[1])", "1", key)
+            .trim());
   }
 
   @Test

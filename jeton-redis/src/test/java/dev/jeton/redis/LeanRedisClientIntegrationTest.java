@@ -52,8 +52,9 @@ class LeanRedisClientIntegrationTest {
     assertNull(eagerSync(connection), "no blocking interface made with the connection");
     connection.sync().subscribe("channel");
     assertSame(connection.sync(), connection.sync(), "made once");
-    assertEquals("1", server.command("PUBSUB", "NUMSUB", "channel").lines().skip(1).findFirst()
-        .orElseThrow());
+    assertEquals(
+        "1",
+        server.command("PUBSUB", "NUMSUB", "channel").lines().skip(1).findFirst().orElseThrow());
   }
 
   /** The field Lettuce's constructor fills with the blocking interface. */

@@ -10,10 +10,10 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A client process for the fault tests: takes {@code permits} of a Redis semaphore and holds
- * them, saying on stdout what happens: {@code GRANTED <id> <tokens>}, {@code WRITE <tokens>}
- * every 50 ms (a holder that does not check its lease before writing, to test fencing), {@code
- * LOST <reason>}; {@code release} on stdin releases and exits.
+ * A client process for the fault tests: takes {@code permits} of a Redis semaphore and holds them,
+ * saying on stdout what happens: {@code GRANTED <id> <tokens>}, {@code WRITE <tokens>} every 50 ms
+ * (a holder that does not check its lease before writing, to test fencing), {@code LOST <reason>};
+ * {@code release} on stdin releases and exits.
  *
  * <p>Arguments: uri name limit leaseMillis permits [waiterExpiryMillis]
  */
@@ -27,7 +27,9 @@ public final class LeaseHolder {
     Duration lease = Duration.ofMillis(Long.parseLong(args[3]));
     int permits = Integer.parseInt(args[4]);
     RedisSemaphoreOptions options =
-        RedisSemaphoreOptions.defaults().withLeaseTime(lease).withPollInterval(Duration.ofMillis(100));
+        RedisSemaphoreOptions.defaults()
+            .withLeaseTime(lease)
+            .withPollInterval(Duration.ofMillis(100));
     if (args.length > 5) {
       options = options.withWaiterExpiry(Duration.ofMillis(Long.parseLong(args[5])));
     }

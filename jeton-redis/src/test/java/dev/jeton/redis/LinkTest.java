@@ -16,7 +16,8 @@ class LinkTest {
         new RedisCommandExecutionException(
             "ERR unknown command 'FCALL', with args beginning with: 'jeton_0123' ");
     Throwable explained = Library.explain(old);
-    assertTrue(explained.getMessage().startsWith("Jeton needs Redis 7.0 or later"),
+    assertTrue(
+        explained.getMessage().startsWith("Jeton needs Redis 7.0 or later"),
         explained.getMessage());
     assertSame(old, explained.getCause());
   }
@@ -31,7 +32,9 @@ class LinkTest {
   @Test
   void theLibraryRegistersTheFunctionItIsNamedAfter() {
     assertTrue(Library.LIBRARY.startsWith("#!lua name=" + Library.FUNCTION + "\n"));
-    assertTrue(Library.LIBRARY.endsWith("redis.register_function('" + Library.FUNCTION + "', semaphore)\n"));
+    assertTrue(
+        Library.LIBRARY.endsWith(
+            "redis.register_function('" + Library.FUNCTION + "', semaphore)\n"));
     assertTrue(Library.FUNCTION.matches("jeton_[0-9a-f]{16}"), Library.FUNCTION);
   }
 

@@ -20,15 +20,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A client process for {@link RedisRandomizedIntegrationTest}: makes {@code count} random
- * requests on a Redis semaphore, one after the other, and writes what happened to its history
- * file, one line per event, flushed at once (the format is parsed by {@link
- * RandomizedHistoryChecker}).
+ * A client process for {@link RedisRandomizedIntegrationTest}: makes {@code count} random requests
+ * on a Redis semaphore, one after the other, and writes what happened to its history file, one line
+ * per event, flushed at once (the format is parsed by {@link RandomizedHistoryChecker}).
  *
  * <p>Each request has a random weight (1 to 3) and a random kind: a blocking {@code acquire}, an
  * {@code acquire} with a short timeout (blocking or asynchronous), an asynchronous acquire
- * cancelled after a short delay unless granted by then, or a {@code tryAcquire}. A granted lease
- * is used at the fenced resource run by the test ({@code BEGIN} with its tokens, a hold of a few
+ * cancelled after a short delay unless granted by then, or a {@code tryAcquire}. A granted lease is
+ * used at the fenced resource run by the test ({@code BEGIN} with its tokens, a hold of a few
  * milliseconds, {@code END}), then released, and the release's answer recorded.
  *
  * <p>Request {@code pauseAt} (if not -1) is the test's pause: the client takes one permit, begins
@@ -239,15 +238,25 @@ public final class RandomClient {
 
   private void granted(int i, Lease lease, long elapsedNanos) {
     history.line(
-        "GRANT " + i + " " + lease.id() + " " + lease.permits() + " "
-            + FencingToken.format(lease.fencingTokens()) + " " + lease.expiresAt().toEpochMilli()
-            + " " + elapsedNanos + " " + now());
+        "GRANT "
+            + i
+            + " "
+            + lease.id()
+            + " "
+            + lease.permits()
+            + " "
+            + FencingToken.format(lease.fencingTokens())
+            + " "
+            + lease.expiresAt().toEpochMilli()
+            + " "
+            + elapsedNanos
+            + " "
+            + now());
     String id = lease.id();
     lease
         .lost()
         .thenAccept(
-            loss ->
-                history.line("LOST " + id + " " + now() + " " + oneLine(loss.reason())));
+            loss -> history.line("LOST " + id + " " + now() + " " + oneLine(loss.reason())));
   }
 
   private void release(int i, Lease lease) throws Exception {
@@ -256,8 +265,20 @@ public final class RandomClient {
     long before = now();
     boolean released = lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
     history.line(
-        "RELEASE " + i + " " + lease.id() + " " + held + " " + lost + " " + released + " "
-            + before + " " + now());
+        "RELEASE "
+            + i
+            + " "
+            + lease.id()
+            + " "
+            + held
+            + " "
+            + lost
+            + " "
+            + released
+            + " "
+            + before
+            + " "
+            + now());
   }
 
   private void resource(int i, String message) throws IOException {

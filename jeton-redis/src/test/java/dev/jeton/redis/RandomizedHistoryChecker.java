@@ -21,12 +21,11 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Redis's own log</b>: every command Redis executed, in execution order, as {@code
  *       MONITOR} streamed it to the test, including the commands the semaphore's function runs
  *       ({@code [0 lua]} lines). Redis runs one command at a time and a function call atomically,
- *       so this log is a total order of everything that happened to the semaphore's keys:
- *       replaying the {@code HSET}s on its {@code state} hash (each request's record {@code
- *       r:<id>}: a lease {@code H|...} when a request is granted, a tombstone {@code D|...} when
- *       it ends) gives exactly who held
- *       which slots after every single command, and the positions of {@code ZADD}/{@code ZREM} on its {@code queue} give exactly
- *       when each request waited.
+ *       so this log is a total order of everything that happened to the semaphore's keys: replaying
+ *       the {@code HSET}s on its {@code state} hash (each request's record {@code r:<id>}: a lease
+ *       {@code H|...} when a request is granted, a tombstone {@code D|...} when it ends) gives
+ *       exactly who held which slots after every single command, and the positions of {@code
+ *       ZADD}/{@code ZREM} on its {@code queue} give exactly when each request waited.
  *   <li><b>The clients' histories</b>: each client process's requests in order (kind, weight,
  *       outcome, lease id, tokens, the release's answer, loss notices).
  *   <li><b>The fenced resource</b>: what the resource that every holder wrote to saw (its own
@@ -37,25 +36,25 @@ import org.jspecify.annotations.Nullable;
  *
  * <dl>
  *   <dt>redis-limit
- *   <dd>Replaying the log: after every command, the slots held and the sum of the holders'
- *       weights are at most the limit; a slot is never given to a lease while another holds it;
- *       slot indices are below the limit; between two commands (calls are atomic) the sum of the
- *       weights equals the number of slots held. The test's sampler checks
- *       the same from outside, by polling; this replay misses no instant.
+ *   <dd>Replaying the log: after every command, the slots held and the sum of the holders' weights
+ *       are at most the limit; a slot is never given to a lease while another holds it; slot
+ *       indices are below the limit; between two commands (calls are atomic) the sum of the weights
+ *       equals the number of slots held. The test's sampler checks the same from outside, by
+ *       polling; this replay misses no instant.
  *   <dt>mapping
- *   <dd>Each client's requests are, one for one and in order, the request ids that carry its
- *       owner ({@code rc-<n>}) in Redis: same weight, same kind (try or queue), the granted lease
- *       id is that id, the tokens the client got are those Redis recorded, and a request that was
- *       not granted left nothing held. A request that had to ask again under a new id (its queue
- *       entry or grant expired: a stalled client) breaks this, and with it FIFO, so it fails.
- *       A client that gave up (timeout, cancel) must have been cancelled in Redis. And every time
- *       a client recorded was read from the same wall clock that Redis stamps its log with (one
- *       machine: CLOCK_REALTIME), so a request's arrival in Redis must lie between the client's
- *       "sending" and "answered" records (or after "sending", for a request cancelled at once,
- *       which may reach Redis after the client gave up on it).
+ *   <dd>Each client's requests are, one for one and in order, the request ids that carry its owner
+ *       ({@code rc-<n>}) in Redis: same weight, same kind (try or queue), the granted lease id is
+ *       that id, the tokens the client got are those Redis recorded, and a request that was not
+ *       granted left nothing held. A request that had to ask again under a new id (its queue entry
+ *       or grant expired: a stalled client) breaks this, and with it FIFO, so it fails. A client
+ *       that gave up (timeout, cancel) must have been cancelled in Redis. And every time a client
+ *       recorded was read from the same wall clock that Redis stamps its log with (one machine:
+ *       CLOCK_REALTIME), so a request's arrival in Redis must lie between the client's "sending"
+ *       and "answered" records (or after "sending", for a request cancelled at once, which may
+ *       reach Redis after the client gave up on it).
  *   <dt>fifo
- *   <dd>Strict FIFO, in Redis's order: if request B arrived (its first script call) while request
- *       A was queued (between A's {@code ZADD} to the queue and its {@code ZREM}), then B is not
+ *   <dd>Strict FIFO, in Redis's order: if request B arrived (its first script call) while request A
+ *       was queued (between A's {@code ZADD} to the queue and its {@code ZREM}), then B is not
  *       granted before A leaves the queue, whatever the weights (a heavy head blocks lighter
  *       requests behind it). A and B are then two waiters that queued at distinct times, A first,
  *       and since each client request is one Redis request (mapping), this is FIFO as the clients
@@ -63,18 +62,17 @@ import org.jspecify.annotations.Nullable;
  *       both were; the test requires many.
  *   <dt>loss
  *   <dd>No lease is lost without being reported: a lease Redis expired was reported lost by its
- *       holder (its {@code lost()} completed, or {@code isHeld()} was false before it released);
- *       a release that answered false (Redis no longer had it) came after such a report; a lease
+ *       holder (its {@code lost()} completed, or {@code isHeld()} was false before it released); a
+ *       release that answered false (Redis no longer had it) came after such a report; a lease
  *       reported lost did not release true. In this test only the paused client's lease may be
  *       lost, so any other loss, expiry or abandoned waiter fails (with a note that a machine
  *       stalled for a lease time would do that too). The paused lease must have been lost,
  *       reported, expired in Redis, and released false.
  *   <dt>resource
- *   <dd>The resource's own checks (the sum of the weights of the holders writing at once is at
- *       most the limit; tokens are well formed and never reused by another lease), and every
- *       holder it fenced off (a newer holder of one of its slots had written) or refused is one
- *       whose loss was reported: fencing a holder that was not told means two holders of one slot
- *       at once.
+ *   <dd>The resource's own checks (the sum of the weights of the holders writing at once is at most
+ *       the limit; tokens are well formed and never reused by another lease), and every holder it
+ *       fenced off (a newer holder of one of its slots had written) or refused is one whose loss
+ *       was reported: fencing a holder that was not told means two holders of one slot at once.
  *   <dt>timeout
  *   <dd>A request that timed out waited at least its timeout.
  * </dl>
@@ -326,8 +324,16 @@ final class RandomizedHistoryChecker {
 
     @Override
     public String toString() {
-      return "request " + id + " of " + owner + " (weight " + weight + (trying ? ", try" : "")
-          + "): arrived at " + arrival + (queued >= 0 ? ", queued at " + queued : "")
+      return "request "
+          + id
+          + " of "
+          + owner
+          + " (weight "
+          + weight
+          + (trying ? ", try" : "")
+          + "): arrived at "
+          + arrival
+          + (queued >= 0 ? ", queued at " + queued : "")
           + (waitEnd >= 0 ? ", left the queue at " + waitEnd : "")
           + (grant >= 0 ? ", granted at " + grant + " [" + grantTokens + "]" : "")
           + (outcome != null ? ", " + outcome + " at " + freed : "");
@@ -362,10 +368,13 @@ final class RandomizedHistoryChecker {
         byCheck.computeIfAbsent(v.substring(0, v.indexOf(']') + 1), k -> new ArrayList<>()).add(v);
       }
       StringBuilder text = new StringBuilder();
-      byCheck.forEach((check, list) -> text.append(check).append(' ').append(list.size()).append(" violation(s)\n"));
       byCheck.forEach(
-          (check, list) -> list.subList(0, Math.min(perCheck, list.size()))
-              .forEach(v -> text.append(v).append('\n')));
+          (check, list) ->
+              text.append(check).append(' ').append(list.size()).append(" violation(s)\n"));
+      byCheck.forEach(
+          (check, list) ->
+              list.subList(0, Math.min(perCheck, list.size()))
+                  .forEach(v -> text.append(v).append('\n')));
       return text.toString();
     }
 
@@ -431,8 +440,13 @@ final class RandomizedHistoryChecker {
         if (weightSum != slotHolder.size() && limitViolations++ < 20) {
           report.fail(
               "redis-limit",
-              "at " + pos + ", between calls, the holders' weights sum to " + weightSum
-                  + " but " + slotHolder.size() + " slots are held");
+              "at "
+                  + pos
+                  + ", between calls, the holders' weights sum to "
+                  + weightSum
+                  + " but "
+                  + slotHolder.size()
+                  + " slots are held");
         }
         if (cmd.equals("FCALL") && line.arg(2).equals("4") && line.arg(3).startsWith(keyTag)) {
           scripts++;
@@ -456,7 +470,8 @@ final class RandomizedHistoryChecker {
         if (cmd.equals("HMGET") || cmd.equals("HGET")) {
           for (int i = 2; i < line.args().size(); i++) {
             if (line.arg(i).startsWith("r:") && line.arg(i).length() > 2) {
-              RedisRequest r = requests.computeIfAbsent(line.arg(i).substring(2), RedisRequest::new);
+              RedisRequest r =
+                  requests.computeIfAbsent(line.arg(i).substring(2), RedisRequest::new);
               if (r.arrival < 0) { // a request's first call begins by looking it up
                 r.arrival = pos;
                 r.arrivalMicros = line.micros();
@@ -507,7 +522,14 @@ final class RandomizedHistoryChecker {
               if (other != null) {
                 report.fail(
                     "redis-limit",
-                    "at " + pos + " slot " + slot + " was given to " + id + " while " + other
+                    "at "
+                        + pos
+                        + " slot "
+                        + slot
+                        + " was given to "
+                        + id
+                        + " while "
+                        + other
                         + " held it");
               }
               int index = Integer.parseInt(slot);
@@ -524,8 +546,15 @@ final class RandomizedHistoryChecker {
           if ((weightSum > limit || slotHolder.size() > limit) && limitViolations++ < 20) {
             report.fail(
                 "redis-limit",
-                "at " + pos + " the holders' weights sum to " + weightSum + " on "
-                    + slotHolder.size() + " slots, over the limit " + limit + ": "
+                "at "
+                    + pos
+                    + " the holders' weights sum to "
+                    + weightSum
+                    + " on "
+                    + slotHolder.size()
+                    + " slots, over the limit "
+                    + limit
+                    + ": "
                     + holderWeight);
           }
           maxHeld = Math.max(maxHeld, slotHolder.size());
@@ -549,7 +578,8 @@ final class RandomizedHistoryChecker {
     report.count("redis: request ids", requests.size());
     report.count("redis: max permits held", maxHeld);
     report.count(
-        "redis: requests queued", (int) requests.values().stream().filter(r -> r.queued >= 0).count());
+        "redis: requests queued",
+        (int) requests.values().stream().filter(r -> r.queued >= 0).count());
     for (RedisRequest r : requests.values()) {
       if (r.owner == null) {
         report.fail("mapping", "Redis saw " + r + ", which no client's acquire carried");
@@ -584,8 +614,13 @@ final class RandomizedHistoryChecker {
       if (mine.size() != theirs.size()) {
         report.fail(
             "mapping",
-            "client " + c.client + " made " + mine.size() + " requests but Redis saw "
-                + theirs.size() + " request ids from it (a request that asked again under a new"
+            "client "
+                + c.client
+                + " made "
+                + mine.size()
+                + " requests but Redis saw "
+                + theirs.size()
+                + " request ids from it (a request that asked again under a new"
                 + " id: its waiter or grant expired in Redis)");
       }
       for (int i = 0; i < Math.min(mine.size(), theirs.size()); i++) {
@@ -604,8 +639,15 @@ final class RandomizedHistoryChecker {
                 && t.arrivalMicros > m.answeredMicros + CLOCK_SLACK_MICROS)) {
           report.fail(
               "mapping",
-              where + ": it arrived in Redis at " + t.arrivalMicros + " us, outside the client's"
-                  + " send-to-answer window [" + m.sendMicros + ", " + m.answeredMicros + "]");
+              where
+                  + ": it arrived in Redis at "
+                  + t.arrivalMicros
+                  + " us, outside the client's"
+                  + " send-to-answer window ["
+                  + m.sendMicros
+                  + ", "
+                  + m.answeredMicros
+                  + "]");
         }
         String outcome = String.valueOf(m.outcome);
         switch (outcome) {
@@ -617,19 +659,27 @@ final class RandomizedHistoryChecker {
             } else if (!t.grantTokens.equals(sortedTokens(m.tokens))) {
               report.fail(
                   "mapping",
-                  where + ": the client's tokens " + m.tokens + " are not Redis's "
+                  where
+                      + ": the client's tokens "
+                      + m.tokens
+                      + " are not Redis's "
                       + t.grantTokens);
             }
             if (Boolean.TRUE.equals(m.released) && !"released".equals(t.outcome)) {
-              report.fail("mapping", where + ": the release answered true but Redis has " + t.outcome);
+              report.fail(
+                  "mapping", where + ": the release answered true but Redis has " + t.outcome);
             }
           }
           case "TIMEOUT", "CANCEL" -> {
             if (!"cancelled".equals(t.outcome)) {
               report.fail(
                   "mapping",
-                  where + ": the client gave up (" + outcome + ") but Redis did not cancel it"
-                      + "\n" + c.excerpt(m));
+                  where
+                      + ": the client gave up ("
+                      + outcome
+                      + ") but Redis did not cancel it"
+                      + "\n"
+                      + c.excerpt(m));
             }
           }
           case "BUSY" -> {
@@ -684,7 +734,13 @@ final class RandomizedHistoryChecker {
           report.fail(
               "fifo",
               "B arrived while A was queued, and was granted before A left the queue:\n    A: "
-                  + a + "\n    B: " + b + "\n" + excerpt(clients, a) + "\n" + excerpt(clients, b));
+                  + a
+                  + "\n    B: "
+                  + b
+                  + "\n"
+                  + excerpt(clients, a)
+                  + "\n"
+                  + excerpt(clients, b));
         }
       }
     }
@@ -753,31 +809,40 @@ final class RandomizedHistoryChecker {
         RedisRequest inRedis = redis.get(r.leaseId);
         String redisOutcome = inRedis == null ? null : inRedis.outcome;
         if (r.released == null) {
-          report.fail("loss", r + " got lease " + r.leaseId + " and never released it\n" + c.excerpt(r));
+          report.fail(
+              "loss", r + " got lease " + r.leaseId + " and never released it\n" + c.excerpt(r));
           continue;
         }
         if (!r.released && !(r.lostBeforeRelease || !r.heldBeforeRelease)) {
           report.fail(
               "loss",
-              r + ": its release answered false (Redis no longer had the lease) but the lease"
-                  + " had not reported itself lost\n" + c.excerpt(r));
+              r
+                  + ": its release answered false (Redis no longer had the lease) but the lease"
+                  + " had not reported itself lost\n"
+                  + c.excerpt(r));
         }
         if ("expired".equals(redisOutcome) && !reported) {
           report.fail(
               "loss",
-              r + ": Redis expired lease " + r.leaseId + " but its holder never reported it lost\n"
+              r
+                  + ": Redis expired lease "
+                  + r.leaseId
+                  + " but its holder never reported it lost\n"
                   + c.excerpt(r));
         }
         if (lostAt != null && r.released) {
-          report.fail("loss", r + ": reported lost, yet its release answered true\n" + c.excerpt(r));
+          report.fail(
+              "loss", r + ": reported lost, yet its release answered true\n" + c.excerpt(r));
         }
         if (r.paused()) {
           pausedRounds++;
           if (lostAt == null || r.noLossAfterPause) {
             report.fail(
                 "loss",
-                r + ": paused past its lease time, its lease was not reported lost within 10 s of"
-                    + " resuming\n" + c.excerpt(r));
+                r
+                    + ": paused past its lease time, its lease was not reported lost within 10 s of"
+                    + " resuming\n"
+                    + c.excerpt(r));
           }
           if (!"expired".equals(redisOutcome)) {
             report.fail("loss", r + ": paused past its lease time, yet Redis has " + redisOutcome);
@@ -788,14 +853,19 @@ final class RandomizedHistoryChecker {
         } else if (lostAt != null || !r.released || "expired".equals(redisOutcome)) {
           report.fail(
               "loss",
-              r + ": a lease held for a few ms was lost (a bug, or this machine stalled the client"
-                  + " for a lease time)\n" + c.excerpt(r));
+              r
+                  + ": a lease held for a few ms was lost (a bug, or this machine stalled the client"
+                  + " for a lease time)\n"
+                  + c.excerpt(r));
         }
         for (String reply : r.resourceReplies) {
           if (reply.endsWith("FENCED") && !reported) {
             report.fail(
                 "resource",
-                r + ": the resource fenced it off (" + reply + ") but its loss was never reported\n"
+                r
+                    + ": the resource fenced it off ("
+                    + reply
+                    + ") but its loss was never reported\n"
                     + c.excerpt(r));
           }
         }
@@ -813,8 +883,12 @@ final class RandomizedHistoryChecker {
       if (!reported) {
         report.fail(
             "resource",
-            r + " was fenced off (" + fenced.getValue() + "), so another holder had its slot, but"
-                + " its loss was never reported: two holders at once\n" + c.excerpt(r));
+            r
+                + " was fenced off ("
+                + fenced.getValue()
+                + "), so another holder had its slot, but"
+                + " its loss was never reported: two holders at once\n"
+                + c.excerpt(r));
       }
     }
     for (RedisRequest r : redis.values()) {
@@ -845,8 +919,13 @@ final class RandomizedHistoryChecker {
         if ("TIMEOUT".equals(r.outcome) && r.elapsedNanos < r.param * 1_000_000L) {
           report.fail(
               "timeout",
-              r + " timed out after " + r.elapsedNanos / 1_000 + " us, before its timeout of "
-                  + r.param + " ms\n" + c.excerpt(r));
+              r
+                  + " timed out after "
+                  + r.elapsedNanos / 1_000
+                  + " us, before its timeout of "
+                  + r.param
+                  + " ms\n"
+                  + c.excerpt(r));
         }
       }
     }

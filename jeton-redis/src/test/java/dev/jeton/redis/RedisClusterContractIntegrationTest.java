@@ -1,9 +1,9 @@
 package dev.jeton.redis;
 
-import dev.jeton.redis.testing.Await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jeton.redis.testing.Await;
 import dev.jeton.redis.testing.RedisClusterServers;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,7 +72,9 @@ class RedisClusterContractIntegrationTest extends RedisContractTestBase {
           Thread.sleep(5);
         }
         held.release();
-        next.get(Await.HANG_GUARD.toSeconds(), java.util.concurrent.TimeUnit.SECONDS).releaseAsync().get();
+        next.get(Await.HANG_GUARD.toSeconds(), java.util.concurrent.TimeUnit.SECONDS)
+            .releaseAsync()
+            .get();
       }
     }
   }

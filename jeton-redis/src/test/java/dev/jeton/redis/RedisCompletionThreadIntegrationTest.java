@@ -57,7 +57,8 @@ class RedisCompletionThreadIntegrationTest extends RedisServerPerTest {
     for (Lease lease : leases) {
       // Registered at once: the reply is a round trip away, so the callback waits for it.
       released.add(
-          lease.releaseAsync()
+          lease
+              .releaseAsync()
               .thenApply(
                   answer -> {
                     if (onClientThread()) {

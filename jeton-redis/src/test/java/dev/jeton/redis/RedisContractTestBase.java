@@ -49,14 +49,13 @@ abstract class RedisContractTestBase extends SemaphoreContract {
 
   /**
    * A fleet-wide limit of thousands: with 3,000 holders (on a cluster, all on the node that owns
-   * the semaphore's hash tag) the limit, the queue and the hand-over to the oldest waiter hold,
-   * and every permit comes back. The contract's other tests cannot run under holders of their
-   * own semaphore that they do not know of (awaitIdle, for one, waits for none), so this case
-   * stands beside them.
+   * the semaphore's hash tag) the limit, the queue and the hand-over to the oldest waiter hold, and
+   * every permit comes back. The contract's other tests cannot run under holders of their own
+   * semaphore that they do not know of (awaitIdle, for one, waits for none), so this case stands
+   * beside them.
    */
   @Test
-  void thousandsOfHolders_theLimitHoldsAndTheOldestWaiterIsHandedTheNextPermit()
-      throws Exception {
+  void thousandsOfHolders_theLimitHoldsAndTheOldestWaiterIsHandedTheNextPermit() throws Exception {
     int holders = 3000;
     String name = "contract-many-" + created++;
     RedisSemaphore background = open(RedisSemaphore.builder(name).limit(holders + 1));

@@ -39,12 +39,17 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
         damage("timers of the wrong type", (r, k, h, w) -> replace(r, k + "timers")),
         damage("timers deleted", (r, k, h, w) -> r.command("DEL", k + "timers")),
         damage("the holder's timer removed", (r, k, h, w) -> r.command("ZREM", k + "timers", h)),
-        damage("the holder's timer moved ten years ahead",
+        damage(
+            "the holder's timer moved ten years ahead",
             (r, k, h, w) -> r.command("ZADD", k + "timers", "XX", yearsAhead(r, 10), h)),
-        damage("the holder's expiry and timer moved ten years ahead",
+        damage(
+            "the holder's expiry and timer moved ten years ahead",
             (r, k, h, w) -> {
               String record = r.command("HGET", k + "state", "r:" + h);
-              r.command("HSET", k + "state", "r:" + h,
+              r.command(
+                  "HSET",
+                  k + "state",
+                  "r:" + h,
                   record.replaceFirst("^(H\\|\\d+\\|)\\d+", "$1" + yearsAhead(r, 10)));
               r.command("ZADD", k + "timers", "XX", yearsAhead(r, 10), h);
             }),
@@ -56,14 +61,22 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
         damage("counters deleted", (r, k, h, w) -> r.command("HDEL", k + "state", "c")),
         damage("layout deleted", (r, k, h, w) -> r.command("HDEL", k + "state", "layout")),
         damage("layout garbage", (r, k, h, w) -> r.command("HSET", k + "state", "layout", "x")),
-        damage("the holder's record garbage",
+        damage(
+            "the holder's record garbage",
             (r, k, h, w) -> r.command("HSET", k + "state", "r:" + h, "\u001b[2J")),
-        damage("the holder's record deleted",
+        damage(
+            "the holder's record deleted",
             (r, k, h, w) -> r.command("HDEL", k + "state", "r:" + h)),
-        damage("the holder's record with more permits than slots",
-            (r, k, h, w) -> r.command("HSET", k + "state", "r:" + h,
-                r.command("HGET", k + "state", "r:" + h).replaceFirst("^H\\|1\\|", "H|2|"))),
-        damage("the waiter's record garbage",
+        damage(
+            "the holder's record with more permits than slots",
+            (r, k, h, w) ->
+                r.command(
+                    "HSET",
+                    k + "state",
+                    "r:" + h,
+                    r.command("HGET", k + "state", "r:" + h).replaceFirst("^H\\|1\\|", "H|2|"))),
+        damage(
+            "the waiter's record garbage",
             (r, k, h, w) -> r.command("HSET", k + "state", "r:" + w, "Q|x")),
         damage("a field not its own", (r, k, h, w) -> r.command("HSET", k + "state", "f", "v")),
         damage("state of the wrong type", (r, k, h, w) -> replace(r, k + "state")));
@@ -106,7 +119,8 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
     assertEquals(0, sem.queueLength(), what);
     assertEquals(List.of(), sem.status().holders(), what);
     String log = server.log();
-    assertTrue(log.contains("jeton: semaphore {jeton:damaged}:state was damaged ("),
+    assertTrue(
+        log.contains("jeton: semaphore {jeton:damaged}:state was damaged ("),
         "said in Redis's log: " + log);
   }
 
@@ -133,8 +147,8 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
     Lease held = sem.acquire(1);
     String state = "{jeton:huge}:state";
     String field = "r:" + held.id();
-    server.command("HSET", state, field,
-        server.command("HGET", state, field) + "x".repeat(40 << 20));
+    server.command(
+        "HSET", state, field, server.command("HGET", state, field) + "x".repeat(40 << 20));
 
     assertEquals(List.of(), sem.status().holders());
     Lease.LeaseLoss loss =
@@ -145,14 +159,16 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
   }
 
   /**
-   * The limit is the one thing the records cannot tell: damaged or missing, every call says so
-   * and how to set it; a handle still opens, and setting the limit repairs the state.
+   * The limit is the one thing the records cannot tell: damaged or missing, every call says so and
+   * how to set it; a handle still opens, and setting the limit repairs the state.
    */
   @Test
   void aDamagedLimit_isRefusedWithTheFixAndSettingItRepairsIt() throws Exception {
-    for (String[] damage : new String[][] {
-        {"HSET", "{jeton:limited}:state", "limit", "many"},
-        {"HDEL", "{jeton:limited}:state", "limit"}}) {
+    for (String[] damage :
+        new String[][] {
+          {"HSET", "{jeton:limited}:state", "limit", "many"},
+          {"HDEL", "{jeton:limited}:state", "limit"}
+        }) {
       RedisSemaphore sem = open("limited");
       ChildJvm holder = holder("limited");
       holder.await("GRANTED");
@@ -160,8 +176,10 @@ class RedisDamageIntegrationTest extends RedisServerPerTest {
       holder.signal("KILL");
       RedisCommandExecutionException refused =
           assertThrows(RedisCommandExecutionException.class, sem::available);
-      assertTrue(refused.getMessage().contains("has a damaged limit")
-          && refused.getMessage().contains("jeton limit --name limited N"), refused.getMessage());
+      assertTrue(
+          refused.getMessage().contains("has a damaged limit")
+              && refused.getMessage().contains("jeton limit --name limited N"),
+          refused.getMessage());
 
       RedisSemaphore opened =
           RedisSemaphore.builder("limited").uri(server.uri()).options(options()).open();

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.jeton.redis.testing.ChildJvm;
 import dev.jeton.redis.testing.Await;
+import dev.jeton.redis.testing.ChildJvm;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,8 +17,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Faults against real redis-server processes and real client processes: a holder killed or
- * paused, Redis restarted empty, the wake-up connection killed, requests replayed.
+ * Faults against real redis-server processes and real client processes: a holder killed or paused,
+ * Redis restarted empty, the wake-up connection killed, requests replayed.
  */
 class RedisFaultIntegrationTest extends RedisServerPerTest {
   private static final Duration LEASE = Duration.ofMillis(1500);
@@ -26,7 +26,8 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
   private static final Duration PATIENCE = Await.HANG_GUARD; // only against a hang
 
   private RedisSemaphore open(String name, int limit) {
-    return open(name, limit, RedisSemaphoreOptions.defaults().withLeaseTime(LEASE).withPollInterval(POLL));
+    return open(
+        name, limit, RedisSemaphoreOptions.defaults().withLeaseTime(LEASE).withPollInterval(POLL));
   }
 
   /** How this test's own handles reach Redis: {@link RedisSemaphore.Builder#jedis()} or not. */
@@ -106,10 +107,10 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
   }
 
   /**
-   * A waiter killed while queued, before its grant: the grant it never picks up lasts only as
-   * long as its queue entry would have (its waiter expiry after its last poll), not its lease
-   * time, and its slot goes to the next waiter with a newer fencing token. (It was held for the
-   * whole lease before: 30 s by default.)
+   * A waiter killed while queued, before its grant: the grant it never picks up lasts only as long
+   * as its queue entry would have (its waiter expiry after its last poll), not its lease time, and
+   * its slot goes to the next waiter with a newer fencing token. (It was held for the whole lease
+   * before: 30 s by default.)
    */
   @Test
   void waiterKilledBeforeItsGrant_permitsComeBackAtItsWaiterExpiryNotItsLeaseTime()
@@ -118,7 +119,13 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
     RedisSemaphore sem = open("dead-grant", 1);
     Lease held = sem.acquire(1);
     ChildJvm dead =
-        ChildJvm.start(LeaseHolder.class, server.uri(), "dead-grant", "1", "60000", "1",
+        ChildJvm.start(
+            LeaseHolder.class,
+            server.uri(),
+            "dead-grant",
+            "1",
+            "60000",
+            "1",
             Long.toString(waiterExpiryMillis));
     toClose.add(dead);
     Await.until(() -> sem.queueLength() == 1, "the child to queue");
@@ -132,9 +139,11 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
     LeaseInfo grant = sem.status().holders().get(0);
     assertEquals(dead.pid(), grant.pid());
     long lastsMillis = grant.expiresAt().toEpochMilli() - grant.since().toEpochMilli();
-    assertTrue(lastsMillis <= waiterExpiryMillis,
+    assertTrue(
+        lastsMillis <= waiterExpiryMillis,
         "the grant lasts until the waiter's entry would have expired, by Redis's clock: "
-            + lastsMillis + " ms");
+            + lastsMillis
+            + " ms");
 
     Lease lease = next.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     FencingToken before = grant.fencingTokens().get(0);
@@ -146,9 +155,9 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
 
   /**
    * A waiter paused (SIGSTOP) as it is granted, for longer than its waiter expiry: its grant
-   * expires and goes to the next waiter. Once it runs again it must not take the expired grant
-   * for a lease (one already lost, with a token older than the new holder's): it queues again,
-   * and gets a lease of its own when the new holder releases.
+   * expires and goes to the next waiter. Once it runs again it must not take the expired grant for
+   * a lease (one already lost, with a token older than the new holder's): it queues again, and gets
+   * a lease of its own when the new holder releases.
    */
   @Test
   void waiterPausedAcrossItsGrant_queuesAgainInsteadOfTakingTheExpiredGrant() throws Exception {
@@ -166,7 +175,8 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
     Lease lease = next.get(PATIENCE.toSeconds(), TimeUnit.SECONDS); // once that grant expired
     paused.signal("CONT");
     Await.until(() -> sem.queueLength() == 1, "the paused waiter to queue again");
-    assertFalse(paused.drain().stream().anyMatch(line -> line.startsWith("GRANTED")),
+    assertFalse(
+        paused.drain().stream().anyMatch(line -> line.startsWith("GRANTED")),
         "no lease while this one holds the only permit");
     long newer = lease.fencingTokens().get(0).token();
     lease.release();
@@ -178,8 +188,8 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
 
   /**
    * A live waiter granted from the queue, whose grant lasts its waiter expiry until it renews it
-   * (see above), renews it into a whole lease itself: it still holds once that expiry has passed
-   * by Redis's clock, long before the handle's first round of renewals (20 s here).
+   * (see above), renews it into a whole lease itself: it still holds once that expiry has passed by
+   * Redis's clock, long before the handle's first round of renewals (20 s here).
    */
   @Test
   void waiterGrantedFromTheQueue_keepsItsLeasePastItsWaiterExpiry() throws Exception {
@@ -257,15 +267,16 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
 
     Lease.LeaseLoss loss =
         held.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
-    assertTrue(loss.reason().contains("no longer held") || loss.reason().contains("renew"),
-        loss.reason());
+    assertTrue(
+        loss.reason().contains("no longer held") || loss.reason().contains("renew"), loss.reason());
     assertFalse(held.isHeld());
     Lease recovered = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     assertTrue(recovered.isHeld());
     FencingToken before = held.fencingTokens().get(0);
     FencingToken after = recovered.fencingTokens().get(0);
     assertEquals(before.slot(), after.slot());
-    assertTrue(after.token() > before.token(),
+    assertTrue(
+        after.token() > before.token(),
         "tokens keep growing although Redis lost them: " + before + " then " + after);
     assertEquals(1, sem.limit(), "the semaphore is recreated with the limit this handle knew");
     recovered.release();
@@ -275,9 +286,9 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
 
   /**
    * Only the state key lost (a DEL, or an eviction of that key alone) while the queue key stays,
-   * headed by a waiter whose process was killed: the semaphore is recreated as after a restart,
-   * not wedged by a queue head whose record went with the state (regression: every call failed
-   * on that head from then on).
+   * headed by a waiter whose process was killed: the semaphore is recreated as after a restart, not
+   * wedged by a queue head whose record went with the state (regression: every call failed on that
+   * head from then on).
    */
   @Test
   void stateKeyAloneLost_underADeadWaiter_holdersLearnItAndLiveWaitersRecover() throws Exception {
@@ -312,8 +323,7 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
    * batches, and every batch must learn of the loss before any waiter is granted.
    */
   @Test
-  void redisRestart_withThousandsOfHolders_noWaiterIsGrantedBeforeEveryOneKnows()
-      throws Exception {
+  void redisRestart_withThousandsOfHolders_noWaiterIsGrantedBeforeEveryOneKnows() throws Exception {
     noWaiterGrantedBeforeEveryOldHolderKnows("restart-many", 3000);
   }
 
@@ -334,8 +344,7 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
     List<CompletableFuture<Lease>> waiters = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       CompletableFuture<Lease> waiter = queueing.acquireLeaseAsync(1);
-      waiter.thenRun(
-          () -> believersAtGrant.add(holders.stream().filter(Lease::isHeld).count()));
+      waiter.thenRun(() -> believersAtGrant.add(holders.stream().filter(Lease::isHeld).count()));
       waiters.add(waiter);
     }
     Await.until(() -> holding.queueLength() == 3, "the waiters to queue");
@@ -350,7 +359,8 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
         List.of(0L, 0L, 0L),
         believersAtGrant,
         "old holders that still believed they held when a waiter was granted (limit "
-            + holderCount + ")");
+            + holderCount
+            + ")");
     for (Lease holder : holders) {
       holder.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     }
@@ -370,12 +380,12 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
     Lease held = sem.acquire(1);
     server.command("CONFIG", "SET", "maxmemory", "1"); // over it already: every write refused
     try {
-      RuntimeException refused =
-          assertThrows(RuntimeException.class, () -> sem.tryAcquire(1));
+      RuntimeException refused = assertThrows(RuntimeException.class, () -> sem.tryAcquire(1));
       assertTrue(String.valueOf(refused.getMessage()).contains("OOM"), refused.toString());
       Lease.LeaseLoss loss =
           held.lost().toCompletableFuture().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
-      assertTrue(loss.reason().contains("could not be renewed") && loss.reason().contains("OOM"),
+      assertTrue(
+          loss.reason().contains("could not be renewed") && loss.reason().contains("OOM"),
           loss.reason());
     } finally {
       server.command("CONFIG", "SET", "maxmemory", "0");
@@ -395,8 +405,11 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
 
     server.command("CLIENT", "KILL", "TYPE", "pubsub"); // and every subscription breaks
     assertTrue(held.releaseAsync().get(PATIENCE.toSeconds(), TimeUnit.SECONDS));
-    assertTrue(waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).releaseAsync()
-        .get(PATIENCE.toSeconds(), TimeUnit.SECONDS));
+    assertTrue(
+        waiter
+            .get(PATIENCE.toSeconds(), TimeUnit.SECONDS)
+            .releaseAsync()
+            .get(PATIENCE.toSeconds(), TimeUnit.SECONDS));
     assertEquals(1, sem.available());
 
     // And once Lettuce has resubscribed, wake-ups arrive again.
@@ -442,14 +455,11 @@ class RedisFaultIntegrationTest extends RedisServerPerTest {
     Lease granted = waiter.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     String lease = Long.toString(LEASE.toMillis());
     List<Object> replay =
-        rawCall(sem, "acquire", "queue", id, "1", lease, "h\t1\ttest")
-            .toCompletableFuture()
-            .get();
+        rawCall(sem, "acquire", "queue", id, "1", lease, "h\t1\ttest").toCompletableFuture().get();
     assertEquals("granted", ((List<?>) replay.get(0)).get(1));
     assertEquals(granted.id(), ((List<?>) replay.get(0)).get(0));
     assertEquals(0, sem.available(), "still one lease");
     granted.release();
     assertEquals(1, sem.available());
   }
-
 }

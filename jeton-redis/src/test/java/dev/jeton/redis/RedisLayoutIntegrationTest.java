@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The state's layout in Redis (semaphore.lua, layout 2) against a real redis-server: what a call
- * does must not grow with the holders, sweeps are bounded, and a state left by the previous
- * layout is taken over when idle and refused when in use.
+ * does must not grow with the holders, sweeps are bounded, and a state left by the previous layout
+ * is taken over when idle and refused when in use.
  */
 class RedisLayoutIntegrationTest extends RedisServerPerTest {
   /** Long enough that no renewal or expiry lands inside a measurement. */
@@ -127,8 +127,7 @@ class RedisLayoutIntegrationTest extends RedisServerPerTest {
 
   private static CompletableFuture<List<Object>> rawAcquire(
       RedisSemaphore sem, String id, String leaseMs) {
-    return rawCall(sem, "acquire", "queue", id, "1", leaseMs, "h\t1\ttest")
-        .toCompletableFuture();
+    return rawCall(sem, "acquire", "queue", id, "1", leaseMs, "h\t1\ttest").toCompletableFuture();
   }
 
   @Test
@@ -174,8 +173,10 @@ class RedisLayoutIntegrationTest extends RedisServerPerTest {
       code = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     server.command(
-        "FUNCTION", "LOAD",
-        "#!lua name=jeton_layout1\n" + code
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=jeton_layout1\n"
+            + code
             + "\nredis.register_function('jeton_layout1', semaphore)\n");
   }
 
@@ -183,8 +184,22 @@ class RedisLayoutIntegrationTest extends RedisServerPerTest {
   private String layout1Acquire(String name, String id) {
     String base = "{jeton:" + name + "}:";
     return server.command(
-        "FCALL", "jeton_layout1", "3", base + "state", base + "queue", base + "done",
-        "acquire", "2", base + "wake:old", "60000", "try", "10000", id, "1", "30000", "old");
+        "FCALL",
+        "jeton_layout1",
+        "3",
+        base + "state",
+        base + "queue",
+        base + "done",
+        "acquire",
+        "2",
+        base + "wake:old",
+        "60000",
+        "try",
+        "10000",
+        id,
+        "1",
+        "30000",
+        "old");
   }
 
   @Test
@@ -193,8 +208,17 @@ class RedisLayoutIntegrationTest extends RedisServerPerTest {
     assertTrue(layout1Acquire("old", "old-1").contains("granted"));
     String oldToken = server.command("HGET", "{jeton:old}:state", "token");
     server.command(
-        "FCALL", "jeton_layout1", "3", "{jeton:old}:state", "{jeton:old}:queue",
-        "{jeton:old}:done", "release", "2", "{jeton:old}:wake:old", "60000", "old-1");
+        "FCALL",
+        "jeton_layout1",
+        "3",
+        "{jeton:old}:state",
+        "{jeton:old}:queue",
+        "{jeton:old}:done",
+        "release",
+        "2",
+        "{jeton:old}:wake:old",
+        "60000",
+        "old-1");
 
     RedisSemaphore sem = open("old", 7, STILL);
     Lease lease = sem.acquire(2);

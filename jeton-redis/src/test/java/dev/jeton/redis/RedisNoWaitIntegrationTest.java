@@ -19,11 +19,11 @@ import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
 /**
- * Requests that do not wait (a zero timeout, {@code tryAcquire}) against a real redis-server:
- * sent as tries, never queued; and in the quarantine after Redis lost its state, failed with the
- * quarantine as the reason. Issue 29's regression tests: a zero timeout was sent as "queue" (it
- * sat in Redis's queue until its withdrawal came), and a try in quarantine answered "busy", as on
- * a full semaphore.
+ * Requests that do not wait (a zero timeout, {@code tryAcquire}) against a real redis-server: sent
+ * as tries, never queued; and in the quarantine after Redis lost its state, failed with the
+ * quarantine as the reason. Issue 29's regression tests: a zero timeout was sent as "queue" (it sat
+ * in Redis's queue until its withdrawal came), and a try in quarantine answered "busy", as on a
+ * full semaphore.
  */
 class RedisNoWaitIntegrationTest extends RedisServerPerTest {
   private static final long GUARD = Await.HANG_GUARD.toSeconds();
@@ -62,7 +62,8 @@ class RedisNoWaitIntegrationTest extends RedisServerPerTest {
   }
 
   private static TimeoutException timedOut(CompletableFuture<?> future) {
-    ExecutionException e = assertThrows(ExecutionException.class, () -> future.get(GUARD, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> future.get(GUARD, TimeUnit.SECONDS));
     return assertInstanceOf(TimeoutException.class, e.getCause(), () -> e.getCause().toString());
   }
 
@@ -128,8 +129,8 @@ class RedisNoWaitIntegrationTest extends RedisServerPerTest {
     restartedIntoQuarantine(sem);
     RedisMonitor monitor = RedisMonitor.start(server.port(), keyTag("restarted"));
 
-    assertQuarantine(assertThrows(SemaphoreQuarantinedException.class, () -> sem.tryAcquire(1)),
-        lease);
+    assertQuarantine(
+        assertThrows(SemaphoreQuarantinedException.class, () -> sem.tryAcquire(1)), lease);
     assertQuarantine(timedOut(sem.acquireLeaseAsync(1, Duration.ZERO)).getCause(), lease);
     assertQuarantine(
         assertThrows(TimeoutException.class, () -> sem.acquire(1, Duration.ZERO)).getCause(),

@@ -48,22 +48,22 @@ import org.junit.jupiter.api.io.TempDir;
  * A randomized run: {@value #CLIENTS} client processes ({@link RandomClient}) each make {@value
  * #REQUESTS} requests of random weight on one Redis semaphore of limit {@value #LIMIT}: blocking,
  * with short timeouts, asynchronous and cancelled after a short delay, or tryAcquire. Each lease
- * granted is used at a fenced resource this test runs, then released. In the middle, one client
- * is frozen (SIGSTOP) while it holds a lease, for longer than the lease time, so that one lease
- * is lost and must be reported.
+ * granted is used at a fenced resource this test runs, then released. In the middle, one client is
+ * frozen (SIGSTOP) while it holds a lease, for longer than the lease time, so that one lease is
+ * lost and must be reported.
  *
- * <p>Everything is recorded: Redis's own log of every command it ran (MONITOR, scripts'
- * commands included: a total order of the semaphore's history), each client's history, what the
- * resource saw, and samples of Redis's state taken from outside every 20 ms. Then {@link
+ * <p>Everything is recorded: Redis's own log of every command it ran (MONITOR, scripts' commands
+ * included: a total order of the semaphore's history), each client's history, what the resource
+ * saw, and samples of Redis's state taken from outside every 20 ms. Then {@link
  * RandomizedHistoryChecker} checks that the limit was never exceeded in Redis's view nor at the
  * resource, that no lease was lost without being reported, and that FIFO order was kept among
  * waiters that queued at distinct times (its javadoc says exactly how). Last, the checker is run
- * again on copies of this run's records with one fault put in each, to show that each check
- * fails when it should.
+ * again on copies of this run's records with one fault put in each, to show that each check fails
+ * when it should.
  *
- * <p>Assumption: every process runs on this machine, so the client's wall clock and the one
- * Redis stamps its log with are the same clock (CLOCK_REALTIME); the checker uses that only to
- * confirm that it matched each client request to the right request in Redis.
+ * <p>Assumption: every process runs on this machine, so the client's wall clock and the one Redis
+ * stamps its log with are the same clock (CLOCK_REALTIME); the checker uses that only to confirm
+ * that it matched each client request to the right request in Redis.
  *
  * <p>The seed is printed; {@code -Djeton.randomized.seed=<seed>} replays the same random choices
  * (the interleaving still varies).
@@ -71,18 +71,21 @@ import org.junit.jupiter.api.io.TempDir;
 class RedisRandomizedIntegrationTest {
   static final int CLIENTS = 8;
   static final int LIMIT = 5;
+
   /**
-   * Leases a handle of this JVM holds all through the run, so that the clients compete for
-   * {@value #LIMIT} permits of a semaphore with thousands of holders (its state must not grow
-   * per call with them); released at the end, which spills their slots into the spare list.
+   * Leases a handle of this JVM holds all through the run, so that the clients compete for {@value
+   * #LIMIT} permits of a semaphore with thousands of holders (its state must not grow per call with
+   * them); released at the end, which spills their slots into the spare list.
    */
   static final int HELD_IN_BACKGROUND = 1000;
+
   static final int SEMAPHORE_LIMIT = LIMIT + HELD_IN_BACKGROUND;
   static final int REQUESTS = 150;
   private static final Duration LEASE = Duration.ofSeconds(2);
   private static final Duration PAUSE = Duration.ofMillis(3500); // longer than the lease
   private static final String NAME = "randomized";
-  private static final String KEY_TAG = "{" + RedisSemaphoreOptions.DEFAULT_KEY_PREFIX + ":" + NAME + "}:";
+  private static final String KEY_TAG =
+      "{" + RedisSemaphoreOptions.DEFAULT_KEY_PREFIX + ":" + NAME + "}:";
 
   @Test
   // Only against a hang, above the suite's default of 120 s: eight client JVMs take about 95 s
@@ -90,8 +93,12 @@ class RedisRandomizedIntegrationTest {
   @Timeout(value = 30, unit = TimeUnit.MINUTES)
   void randomizedClients_limitKeptLossesReportedAndFifoKept(@TempDir Path dir) throws Exception {
     long seed = Long.getLong("jeton.randomized.seed", new SecureRandom().nextLong());
-    System.out.println("RedisRandomizedIntegrationTest seed " + seed
-        + " (replay with -Djeton.randomized.seed=" + seed + ")");
+    System.out.println(
+        "RedisRandomizedIntegrationTest seed "
+            + seed
+            + " (replay with -Djeton.randomized.seed="
+            + seed
+            + ")");
     long startedNanos = System.nanoTime();
     List<ChildJvm> children = new ArrayList<>();
     List<MonitorLine> log;
@@ -135,8 +142,11 @@ class RedisRandomizedIntegrationTest {
         Thread.sleep(PAUSE.toMillis());
         paused.signal("CONT");
         paused.tell("go");
-        System.out.println("paused client 0 for " + PAUSE.toMillis() + " ms holding "
-            + holding.substring("HOLDING ".length()));
+        System.out.println(
+            "paused client 0 for "
+                + PAUSE.toMillis()
+                + " ms holding "
+                + holding.substring("HOLDING ".length()));
 
         for (int k = 0; k < CLIENTS; k++) {
           ChildJvm child = children.get(k);
@@ -160,8 +170,13 @@ class RedisRandomizedIntegrationTest {
       for (String[] probe :
           List.of(
               // the counters used + queued, the first two of the field c
-              new String[] {"EVAL", "local u, q = string.match(redis.call('HGET', KEYS[1], 'c'),"
-                  + " '^(%d+)|(%d+)|') return tonumber(u) + tonumber(q)", "1", KEY_TAG + "state"},
+              new String[] {
+                "EVAL",
+                "local u, q = string.match(redis.call('HGET', KEYS[1], 'c'),"
+                    + " '^(%d+)|(%d+)|') return tonumber(u) + tonumber(q)",
+                "1",
+                KEY_TAG + "state"
+              },
               // the leases and waiters left: timers scored below the tombstones' band (2^50)
               new String[] {"ZCOUNT", KEY_TAG + "timers", "-inf", "(1125899906842624"},
               new String[] {"ZCARD", KEY_TAG + "queue"})) {
@@ -180,15 +195,31 @@ class RedisRandomizedIntegrationTest {
         RandomizedHistoryChecker.check(
             SEMAPHORE_LIMIT, KEY_TAG, histories, log, resourceReport, samplerReport);
     endState.forEach(problem -> report.fail("end-state", problem));
-    System.out.println("RedisRandomizedIntegrationTest: " + CLIENTS + " clients x " + REQUESTS
-        + " requests, limit " + LIMIT + ", lease " + LEASE.toMillis() + " ms; run "
-        + TimeUnit.NANOSECONDS.toMillis(runNanos) + " ms, total "
-        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos) + " ms\n"
-        + report.summary());
+    System.out.println(
+        "RedisRandomizedIntegrationTest: "
+            + CLIENTS
+            + " clients x "
+            + REQUESTS
+            + " requests, limit "
+            + LIMIT
+            + ", lease "
+            + LEASE.toMillis()
+            + " ms; run "
+            + TimeUnit.NANOSECONDS.toMillis(runNanos)
+            + " ms, total "
+            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos)
+            + " ms\n"
+            + report.summary());
     if (!report.violations.isEmpty()) {
       Path kept = keep(dir, log, seed);
-      fail(report.violations.size() + " violations (seed " + seed + "; records kept in " + kept
-          + "):\n" + report.violationSummary(5));
+      fail(
+          report.violations.size()
+              + " violations (seed "
+              + seed
+              + "; records kept in "
+              + kept
+              + "):\n"
+              + report.violationSummary(5));
     }
 
     // Not vacuous: enough of everything happened for the checks to mean something.
@@ -204,15 +235,14 @@ class RedisRandomizedIntegrationTest {
     assertTrue(report.count("fifo: pairs both granted") >= 200, "FIFO pairs compared");
     assertTrue(report.count("sampler: samples") >= 50, "samples");
     assertEquals(1, report.count("leases lost and reported"), "the paused lease, and only it");
-    assertEquals(
-        CLIENTS * REQUESTS, report.count("mapping: requests matched"), "requests matched");
+    assertEquals(CLIENTS * REQUESTS, report.count("mapping: requests matched"), "requests matched");
 
     checkTheChecksCanFail(histories, log, resourceReport, samplerReport);
   }
 
   /**
-   * Puts one fault at a time into this run's records and checks that the checker finds it: a
-   * clean run passing proves nothing if a check cannot fail.
+   * Puts one fault at a time into this run's records and checks that the checker finds it: a clean
+   * run passing proves nothing if a check cannot fail.
    */
   private static void checkTheChecksCanFail(
       List<ClientHistory> histories,
@@ -226,7 +256,10 @@ class RedisRandomizedIntegrationTest {
     List<MonitorLine> overGranted = new ArrayList<>(log);
     overGranted.add(
         saturatedAt(log) + 1,
-        lua("HSET", KEY_TAG + "state", "r:intruder",
+        lua(
+            "HSET",
+            KEY_TAG + "state",
+            "r:intruder",
             "H|1|0|0|" + (SEMAPHORE_LIMIT + 2) + ":1|rc-x"));
     expect("redis-limit", "over the limit", histories, overGranted, resource, sampler);
 
@@ -242,10 +275,13 @@ class RedisRandomizedIntegrationTest {
     expect(
         "loss",
         "never reported it lost",
-        mutate(histories, 0, lines -> {
-          lines.removeIf(line -> line.startsWith("LOST "));
-          replaceFirst(lines, "RELEASE ", " false true false ", " true false false ");
-        }),
+        mutate(
+            histories,
+            0,
+            lines -> {
+              lines.removeIf(line -> line.startsWith("LOST "));
+              replaceFirst(lines, "RELEASE ", " false true false ", " true false false ");
+            }),
         log,
         resource,
         sampler);
@@ -254,8 +290,10 @@ class RedisRandomizedIntegrationTest {
     expect(
         "loss",
         "had not reported itself lost",
-        mutate(histories, 1, lines -> replaceFirst(lines, "RELEASE ", " true false true ",
-            " true false false ")),
+        mutate(
+            histories,
+            1,
+            lines -> replaceFirst(lines, "RELEASE ", " true false true ", " true false false ")),
         log,
         resource,
         sampler);
@@ -278,23 +316,27 @@ class RedisRandomizedIntegrationTest {
         "never reported",
         histories,
         log,
-        new ResourceReport(resource.begins(), resource.maxOccupancy(), resource.violations(), fenced),
+        new ResourceReport(
+            resource.begins(), resource.maxOccupancy(), resource.violations(), fenced),
         sampler);
 
     // timeout: a request that gave up early.
     expect(
         "timeout",
         "before its timeout",
-        mutate(histories, 4, lines -> {
-          for (int i = 0; i < lines.size(); i++) {
-            String[] f = lines.get(i).split(" ");
-            if (f[0].equals("TIMEOUT")) {
-              lines.set(i, "TIMEOUT " + f[1] + " 1 " + f[3]);
-              return;
-            }
-          }
-          throw new AssertionError("client 4 never timed out");
-        }),
+        mutate(
+            histories,
+            4,
+            lines -> {
+              for (int i = 0; i < lines.size(); i++) {
+                String[] f = lines.get(i).split(" ");
+                if (f[0].equals("TIMEOUT")) {
+                  lines.set(i, "TIMEOUT " + f[1] + " 1 " + f[3]);
+                  return;
+                }
+              }
+              throw new AssertionError("client 4 never timed out");
+            }),
         log,
         resource,
         sampler);
@@ -311,8 +353,12 @@ class RedisRandomizedIntegrationTest {
     List<String> lines = new ArrayList<>();
     for (int pos = 0; pos < log.size(); pos++) {
       MonitorLine line = log.get(pos);
-      lines.add(pos + " " + line.micros() + (line.lua() ? " lua " : " client ")
-          + (line.args().size() > 40 ? line.args().subList(0, 40) + "..." : line.args()));
+      lines.add(
+          pos
+              + " "
+              + line.micros()
+              + (line.lua() ? " lua " : " client ")
+              + (line.args().size() > 40 ? line.args().subList(0, 40) + "..." : line.args()));
     }
     Files.write(kept.resolve("redis-monitor.log"), lines, StandardCharsets.UTF_8);
     return kept;
@@ -338,7 +384,8 @@ class RedisRandomizedIntegrationTest {
     Report report =
         RandomizedHistoryChecker.check(SEMAPHORE_LIMIT, KEY_TAG, histories, log, resource, sampler);
     assertTrue(
-        report.violations.stream().anyMatch(v -> v.startsWith("[" + check + "]") && v.contains(words)),
+        report.violations.stream()
+            .anyMatch(v -> v.startsWith("[" + check + "]") && v.contains(words)),
         "the " + check + " check must catch the fault put in; it reported: " + report.violations);
   }
 
@@ -364,9 +411,7 @@ class RedisRandomizedIntegrationTest {
     Map<String, Integer> holders = new HashMap<>(); // lease id -> weight
     for (int pos = 0; pos < log.size(); pos++) {
       MonitorLine line = log.get(pos);
-      if (line.lua()
-          && line.command().equals("HSET")
-          && line.arg(1).equals(KEY_TAG + "state")) {
+      if (line.lua() && line.command().equals("HSET") && line.arg(1).equals(KEY_TAG + "state")) {
         for (int i = 2; i + 1 < line.args().size(); i += 2) { // ends first, as the checker does
           if (line.arg(i + 1).startsWith("D|")) {
             holders.remove(line.arg(i).substring(2));
@@ -434,7 +479,8 @@ class RedisRandomizedIntegrationTest {
     for (int k = 0; k < CLIENTS; k++) {
       histories.add(
           new ClientHistory(
-              k, Files.readAllLines(dir.resolve("client-" + k + ".history"), StandardCharsets.UTF_8)));
+              k,
+              Files.readAllLines(dir.resolve("client-" + k + ".history"), StandardCharsets.UTF_8)));
     }
     return histories;
   }
@@ -443,8 +489,8 @@ class RedisRandomizedIntegrationTest {
 
   /**
    * Redis's MONITOR stream, read on its own connection from before the first client starts: every
-   * command Redis runs, scripts' commands included, in the order it runs them. Keeps the lines
-   * that name the semaphore's keys.
+   * command Redis runs, scripts' commands included, in the order it runs them. Keeps the lines that
+   * name the semaphore's keys.
    */
   static final class RedisMonitor implements AutoCloseable {
     private final Socket socket;
@@ -467,8 +513,7 @@ class RedisRandomizedIntegrationTest {
       out.flush();
       BufferedReader in =
           new BufferedReader(
-              new InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1),
-              1 << 16);
+              new InputStreamReader(socket.getInputStream(), StandardCharsets.ISO_8859_1), 1 << 16);
       String ok = in.readLine();
       if (!"+OK".equals(ok)) {
         socket.close();
@@ -526,9 +571,8 @@ class RedisRandomizedIntegrationTest {
   // ------------------------------------------------------------------------------ the sampler
 
   /**
-   * Redis's state seen from outside every 20 ms, by a script of its own (so atomically): the
-   * slots held, the holders' weights and the count of permits used, none above the limit, and
-   * all equal.
+   * Redis's state seen from outside every 20 ms, by a script of its own (so atomically): the slots
+   * held, the holders' weights and the count of permits used, none above the limit, and all equal.
    */
   static final class Sampler implements AutoCloseable {
     private static final String SCRIPT =
@@ -572,10 +616,7 @@ class RedisRandomizedIntegrationTest {
         try {
           long began = System.nanoTime();
           String[] reply =
-              redis
-                  .command(
-                      "EVAL", SCRIPT, "2", KEY_TAG + "state", KEY_TAG + "timers")
-                  .split("\n");
+              redis.command("EVAL", SCRIPT, "2", KEY_TAG + "state", KEY_TAG + "timers").split("\n");
           int held = Integer.parseInt(reply[0]);
           int weights = Integer.parseInt(reply[1]);
           int used = Integer.parseInt(reply[2]);
@@ -583,8 +624,15 @@ class RedisRandomizedIntegrationTest {
           maxHeld = Math.max(maxHeld, held);
           if (held > limit || weights > limit || held != weights || used != weights) {
             violations.add(
-                "Redis held " + held + " slots for holders of total weight " + weights
-                    + ", counted as " + used + " used (limit " + limit + ")");
+                "Redis held "
+                    + held
+                    + " slots for holders of total weight "
+                    + weights
+                    + ", counted as "
+                    + used
+                    + " used (limit "
+                    + limit
+                    + ")");
           }
           // Its script reads every lease (the background ones too) and stops Redis meanwhile:
           // leave Redis to the clients at least four times as long.
@@ -615,13 +663,13 @@ class RedisRandomizedIntegrationTest {
 
   /**
    * The fenced resource: a line server on loopback that every holder writes to while it holds
-   * ({@code BEGIN <lease> <weight> <tokens>}, {@code WRITE <lease> <tokens>}, {@code END
-   * <lease>}; answers {@code OK} or {@code FENCED}). It admits each write with a {@link
-   * FencingGuard}. A holder's session runs from its BEGIN to its END; when a newer holder of one
-   * of its slots is admitted, the older session is fenced off (its writes are refused from then
-   * on, and it no longer counts). At every admitted BEGIN the weights of the sessions open and
-   * not fenced off must sum to at most the limit. Who was fenced off goes to the checker, which
-   * requires each to have been told its lease was lost.
+   * ({@code BEGIN <lease> <weight> <tokens>}, {@code WRITE <lease> <tokens>}, {@code END <lease>};
+   * answers {@code OK} or {@code FENCED}). It admits each write with a {@link FencingGuard}. A
+   * holder's session runs from its BEGIN to its END; when a newer holder of one of its slots is
+   * admitted, the older session is fenced off (its writes are refused from then on, and it no
+   * longer counts). At every admitted BEGIN the weights of the sessions open and not fenced off
+   * must sum to at most the limit. Who was fenced off goes to the checker, which requires each to
+   * have been told its lease was lost.
    */
   static final class FencedResource implements AutoCloseable {
     private final int limit;
@@ -725,8 +773,14 @@ class RedisRandomizedIntegrationTest {
         Long last = lastToken.get(t.slot());
         if (last != null && last == t.token() && !lastTokenLease.get(t.slot()).equals(lease)) {
           violations.add(
-              lease + " came with token " + t.token() + " for slot " + t.slot() + ", already "
-                  + lastTokenLease.get(t.slot()) + "'s");
+              lease
+                  + " came with token "
+                  + t.token()
+                  + " for slot "
+                  + t.slot()
+                  + ", already "
+                  + lastTokenLease.get(t.slot())
+                  + "'s");
         }
       }
       if (tokens.size() != weight) {
@@ -757,8 +811,12 @@ class RedisRandomizedIntegrationTest {
         StringBuilder who = new StringBuilder();
         open.values().forEach(s -> who.append(' ').append(s.lease).append('x').append(s.weight));
         violations.add(
-            "holders of total weight " + occupancy + " wrote at once, over the limit " + limit
-                + ":" + who);
+            "holders of total weight "
+                + occupancy
+                + " wrote at once, over the limit "
+                + limit
+                + ":"
+                + who);
       }
       return "OK";
     }

@@ -17,8 +17,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * A request's future completed from outside (cancel, complete, completeExceptionally) withdraws
- * the request, and a grant that loses to it is given back: the rule of every Jeton future.
+ * A request's future completed from outside (cancel, complete, completeExceptionally) withdraws the
+ * request, and a grant that loses to it is given back: the rule of every Jeton future.
  */
 class RedisRequestWithdrawalIntegrationTest extends RedisServerPerTest {
   private RedisSemaphore open(RedisSemaphore.Builder builder) {
@@ -75,8 +75,7 @@ class RedisRequestWithdrawalIntegrationTest extends RedisServerPerTest {
   }
 
   @Test
-  void cancelRacingWithAGrant_manyTimes_givesTheGrantBackAndKeepsTheCountExact()
-      throws Exception {
+  void cancelRacingWithAGrant_manyTimes_givesTheGrantBackAndKeepsTheCountExact() throws Exception {
     RedisSemaphore sem = open(RedisSemaphore.builder("race").limit(2));
     Random random = new Random(7);
     int cancelled = 0;

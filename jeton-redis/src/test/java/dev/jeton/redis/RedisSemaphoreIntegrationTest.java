@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jeton.Permit;
 import dev.jeton.internal.ThisProcess;
 import dev.jeton.redis.testing.Await;
 import dev.jeton.redis.testing.RedisServer;
@@ -15,16 +16,15 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
-import dev.jeton.Permit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /** What the Redis semaphore adds to the contract, against a real redis-server. */
@@ -104,8 +104,10 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
     assertEquals(3, open(builder("lim")).limit(), "no limit: opens the existing one");
     IllegalArgumentException missing =
         assertThrows(IllegalArgumentException.class, () -> builder("nobody").open());
-    assertTrue(missing.getMessage().contains("there is no semaphore 'nobody'"), missing.getMessage());
-    for (String bad : List.of("", "a b", "a{b}", "a:b", "..", ".", ".hidden", "x".repeat(201), "é")) {
+    assertTrue(
+        missing.getMessage().contains("there is no semaphore 'nobody'"), missing.getMessage());
+    for (String bad :
+        List.of("", "a b", "a{b}", "a:b", "..", ".", ".hidden", "x".repeat(201), "é")) {
       IllegalArgumentException e =
           assertThrows(IllegalArgumentException.class, () -> RedisSemaphore.builder(bad));
       assertTrue(e.getMessage().contains("'" + bad + "'"), e.getMessage());
@@ -133,18 +135,22 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
     assertThrows(IllegalArgumentException.class, () -> d.withRenewInterval(Duration.ofSeconds(30)));
     assertThrows(IllegalArgumentException.class, () -> d.withWaiterExpiry(Duration.ofSeconds(1)));
     assertThrows(IllegalArgumentException.class, () -> d.withLeaseTime(Duration.ZERO));
-    assertThrows(IllegalArgumentException.class, () -> d.withReplicaAcks(-1, Duration.ofSeconds(1)));
+    assertThrows(
+        IllegalArgumentException.class, () -> d.withReplicaAcks(-1, Duration.ofSeconds(1)));
     assertEquals(Duration.ofSeconds(5), d.withPollInterval(Duration.ofMillis(500)).waiterExpiry());
   }
 
   @Test
   void options_withLeaseTimeKeepsARenewIntervalSetExplicitly() {
     RedisSemaphoreOptions d = RedisSemaphoreOptions.defaults();
-    assertEquals(Duration.ofSeconds(20), d.withLeaseTime(Duration.ofSeconds(60)).renewInterval(),
+    assertEquals(
+        Duration.ofSeconds(20),
+        d.withLeaseTime(Duration.ofSeconds(60)).renewInterval(),
         "the default follows the lease time");
     assertEquals(
         Duration.ofSeconds(5),
-        d.withRenewInterval(Duration.ofSeconds(5)).withLeaseTime(Duration.ofSeconds(60))
+        d.withRenewInterval(Duration.ofSeconds(5))
+            .withLeaseTime(Duration.ofSeconds(60))
             .renewInterval(),
         "an interval set explicitly is kept");
     IllegalArgumentException tooLong =
@@ -154,7 +160,8 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
     assertTrue(tooLong.getMessage().contains("renewInterval (PT5S)"), tooLong.getMessage());
     assertEquals(
         Duration.ofSeconds(3),
-        d.withWaiterExpiry(Duration.ofSeconds(3)).withPollInterval(Duration.ofMillis(500))
+        d.withWaiterExpiry(Duration.ofSeconds(3))
+            .withPollInterval(Duration.ofMillis(500))
             .waiterExpiry(),
         "a waiter expiry set explicitly is kept too");
   }
@@ -182,7 +189,8 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
     held.release();
     first.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS).release();
     second.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS).release();
-    assertEquals(List.of("who"), RedisSemaphore.list(server.uri(), RedisSemaphoreOptions.defaults()));
+    assertEquals(
+        List.of("who"), RedisSemaphore.list(server.uri(), RedisSemaphoreOptions.defaults()));
   }
 
   @Test
@@ -200,8 +208,12 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
     assertFalse(lease.lost().toCompletableFuture().isDone());
     assertEquals(0, sem.available(), "Redis still has it");
     List<FencingToken> before = lease.fencingTokens();
-    assertTrue(lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS), "released while held");
-    assertFalse(lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS), "a second release says no");
+    assertTrue(
+        lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS),
+        "released while held");
+    assertFalse(
+        lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS),
+        "a second release says no");
     Lease again = sem.acquire(2);
     for (int i = 0; i < 2; i++) {
       assertEquals(before.get(i).slot(), again.fencingTokens().get(i).slot());
@@ -213,7 +225,10 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
   @Test
   void functionFlushed_isReloadedTransparently() throws Exception {
     RedisSemaphore sem = open(builder("flush").limit(1));
-    assertTrue(sem.acquire(1).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS)); // nothing in flight
+    assertTrue(
+        sem.acquire(1)
+            .releaseAsync()
+            .get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS)); // nothing in flight
     assertEquals("OK", server.command("FUNCTION", "FLUSH"));
     assertEquals("", server.command("FUNCTION", "LIST"), "no library left");
     Lease lease = sem.acquire(1, Await.HANG_GUARD);
@@ -226,8 +241,10 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
   void redisUnreachable_acquireFailsWithinItsTimeoutWithTheCause() throws Exception {
     // Recreated after the restart, it grants nothing for one lease time: keep that short.
     RedisSemaphore sem =
-        open(builder("down").limit(1).options(
-            RedisSemaphoreOptions.defaults().withLeaseTime(Duration.ofSeconds(2))));
+        open(
+            builder("down")
+                .limit(1)
+                .options(RedisSemaphoreOptions.defaults().withLeaseTime(Duration.ofSeconds(2))));
     server.kill();
     TimeoutException e =
         assertThrows(TimeoutException.class, () -> sem.acquire(1, Duration.ofMillis(500)));
@@ -289,9 +306,10 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
       one.close();
       // The handle's own two connections close (and its subscription ends); the client stays.
       Await.until(
-          () -> server.command("PUBSUB", "NUMSUB", channel).endsWith("\n0")
-              && server.command("CLIENT", "LIST").split("\n").length
-                  == before.split("\n").length,
+          () ->
+              server.command("PUBSUB", "NUMSUB", channel).endsWith("\n0")
+                  && server.command("CLIENT", "LIST").split("\n").length
+                      == before.split("\n").length,
           "the closed handle's connections to go");
       RedisSemaphore two = RedisSemaphore.builder("c").client(client).open();
       assertEquals(1, two.available());
@@ -312,20 +330,27 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
         Thread.sleep(20);
       }
       RedisSemaphore one =
-          open(builder("acked").limit(1).options(
-              RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))));
+          open(
+              builder("acked")
+                  .limit(1)
+                  .options(
+                      RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))));
       Lease lease = one.acquire(1, Await.HANG_GUARD);
       // the counters, used first
-      assertTrue(replica.command("HGET", "{jeton:acked}:state", "c").startsWith("1|"),
+      assertTrue(
+          replica.command("HGET", "{jeton:acked}:state", "c").startsWith("1|"),
           "the replica has the lease once it is granted");
       lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
 
       RedisSemaphore two =
-          open(builder("acked").options(
-              RedisSemaphoreOptions.defaults().withReplicaAcks(2, Duration.ofMillis(100))));
+          open(
+              builder("acked")
+                  .options(
+                      RedisSemaphoreOptions.defaults().withReplicaAcks(2, Duration.ofMillis(100))));
       TimeoutException e =
           assertThrows(TimeoutException.class, () -> two.acquire(1, Duration.ofSeconds(5)));
-      assertTrue(String.valueOf(e.getCause()).contains("reached 1 replicas, not 2"),
+      assertTrue(
+          String.valueOf(e.getCause()).contains("reached 1 replicas, not 2"),
           String.valueOf(e.getCause()));
       Await.until(() -> two.available() == 1, "grants that missed replicas to be given back");
     }
@@ -353,17 +378,19 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
     RedisSemaphore other = open(builder(name).limit(1));
     BlockingQueue<CompletableFuture<Long>> waits = new LinkedBlockingQueue<>();
     AtomicBoolean acknowledgeAll = new AtomicBoolean();
-    RedisSemaphore sem = RedisSemaphores.openAnsweringReplicaWaits(
-        builder(name).options(
-            RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))),
-        () -> {
-          if (acknowledgeAll.get()) {
-            return CompletableFuture.completedFuture(1L);
-          }
-          CompletableFuture<Long> wait = new CompletableFuture<>();
-          waits.add(wait);
-          return wait;
-        });
+    RedisSemaphore sem =
+        RedisSemaphores.openAnsweringReplicaWaits(
+            builder(name)
+                .options(
+                    RedisSemaphoreOptions.defaults().withReplicaAcks(1, Duration.ofSeconds(2))),
+            () -> {
+              if (acknowledgeAll.get()) {
+                return CompletableFuture.completedFuture(1L);
+              }
+              CompletableFuture<Long> wait = new CompletableFuture<>();
+              waits.add(wait);
+              return wait;
+            });
     toClose.add(sem);
     Lease held = other.acquire(1);
     CompletableFuture<Lease> waiter = sem.acquireLeaseAsync(1);
@@ -374,8 +401,15 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
 
     // The same grant again, as a poll's reply crossing the wake-up brings it.
     LeaseInfo grant = other.status().holders().get(0);
-    RedisSemaphores.wakeUp(sem, System.currentTimeMillis() + " " + grant.id() + "|granted|"
-        + grant.expiresAt().toEpochMilli() + "|" + FencingToken.format(grant.fencingTokens()));
+    RedisSemaphores.wakeUp(
+        sem,
+        System.currentTimeMillis()
+            + " "
+            + grant.id()
+            + "|granted|"
+            + grant.expiresAt().toEpochMilli()
+            + "|"
+            + FencingToken.format(grant.fencingTokens()));
     List<CompletableFuture<Long>> later = new ArrayList<>();
     waits.drainTo(later);
     acknowledgeAll.set(true);
@@ -388,11 +422,11 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
         () -> {
           RedisSemaphore.Status status = other.status();
           return status.waiters().isEmpty()
-              && status.holders().stream().map(LeaseInfo::id).toList().equals(
-                  List.of(lease.id()));
+              && status.holders().stream().map(LeaseInfo::id).toList().equals(List.of(lease.id()));
         },
         "Redis to hold the caller's lease " + lease.id() + " and nothing else");
-    assertTrue(lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS), "Redis held it");
+    assertTrue(
+        lease.releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS), "Redis held it");
   }
 
   @Test
@@ -413,9 +447,9 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
   }
 
   /**
-   * Regression test: close() returned while the handle's own client was still stopping, and a
-   * JVM that exits while one of its threads is in native code (an I/O thread in its selector)
-   * waits 300 ms first: a third of `jeton run --redis` commands took that much longer.
+   * Regression test: close() returned while the handle's own client was still stopping, and a JVM
+   * that exits while one of its threads is in native code (an I/O thread in its selector) waits 300
+   * ms first: a third of `jeton run --redis` commands took that much longer.
    */
   @Test
   void close_withNoLeaseHeld_returnsWhenTheHandlesOwnThreadsHaveStopped() throws Exception {
@@ -435,8 +469,14 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
       assertFalse(started.isEmpty(), "the handle's client started threads");
       sem.close();
       for (Thread t : started) {
-        assertFalse(t.isAlive(), "round " + round + ": " + t.getName() + " runs after close(): "
-            + java.util.Arrays.toString(t.getStackTrace()));
+        assertFalse(
+            t.isAlive(),
+            "round "
+                + round
+                + ": "
+                + t.getName()
+                + " runs after close(): "
+                + java.util.Arrays.toString(t.getStackTrace()));
       }
     }
   }
@@ -471,10 +511,10 @@ class RedisSemaphoreIntegrationTest extends RedisServerPerTest {
       held.release();
       Thread io = closer.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
       assertTrue(io.getName().startsWith("custom-"), io.getName());
-      Await.until(
-          () -> closeReturned.get() || waitsInClose(io), "close() to return or to wait");
+      Await.until(() -> closeReturned.get() || waitsInClose(io), "close() to return or to wait");
       assertTrue(closeReturned.get(), "close() waited on the I/O thread");
-      assertThrows(Exception.class, () -> second.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
+      assertThrows(
+          Exception.class, () -> second.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS));
       Await.until(() -> holder.available() == 1, "the lease to be released");
     } finally {
       client.shutdown();

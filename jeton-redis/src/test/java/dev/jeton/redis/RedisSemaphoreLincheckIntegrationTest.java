@@ -1,8 +1,8 @@
 package dev.jeton.redis;
 
-import dev.jeton.redis.testing.Await;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
+import dev.jeton.redis.testing.Await;
 import dev.jeton.redis.testing.RedisServer;
 import java.util.ArrayDeque;
 import java.util.Optional;
@@ -24,9 +24,9 @@ import org.junit.jupiter.api.Timeout;
  * results of some sequential order of the in-process semaphore, {@link Spec}. Each thread releases
  * only what it holds, and waits for Redis to confirm, so that the next operation sees it.
  *
- * <p>Another handle holds {@value #BACKGROUND_HOLDERS} leases of the same semaphore throughout,
- * as a fleet-wide limit of thousands would have: the limit in Redis is {@value #LIMIT} more than
- * that, so the {@link Spec}'s semaphore of {@value #LIMIT} gives the same answers, from a state of
+ * <p>Another handle holds {@value #BACKGROUND_HOLDERS} leases of the same semaphore throughout, as
+ * a fleet-wide limit of thousands would have: the limit in Redis is {@value #LIMIT} more than that,
+ * so the {@link Spec}'s semaphore of {@value #LIMIT} gives the same answers, from a state of
  * thousands of records.
  */
 @Param(name = "permits", gen = IntGen.class, conf = "1:2")
@@ -45,12 +45,13 @@ public class RedisSemaphoreLincheckIntegrationTest {
   private final RedisSemaphore semaphore;
 
   @SuppressWarnings("unchecked")
-  private final ArrayDeque<Permit>[] held = new ArrayDeque[THREADS + 2]; // ids from 0 to THREADS + 1
+  private final ArrayDeque<Permit>[] held =
+      new ArrayDeque[THREADS + 2]; // ids from 0 to THREADS + 1
 
   /**
    * A scenario reuses the previous scenario's semaphore only if that one ended with everything
-   * given back (its validation passed); otherwise it gets a new one (a new name), so that nothing
-   * a failed scenario left behind leaks into the next.
+   * given back (its validation passed); otherwise it gets a new one (a new name), so that nothing a
+   * failed scenario left behind leaks into the next.
    */
   public RedisSemaphoreLincheckIntegrationTest() {
     RedisSemaphore old = previous;
@@ -141,7 +142,9 @@ public class RedisSemaphoreLincheckIntegrationTest {
     return semaphore.queueLength();
   }
 
-  /** Runs after each scenario: gives back what the threads still hold, and checks it is all back. */
+  /**
+   * Runs after each scenario: gives back what the threads still hold, and checks it is all back.
+   */
   @Validate
   public void releaseEverything() throws Exception {
     for (ArrayDeque<Permit> permits : held) {
@@ -161,7 +164,8 @@ public class RedisSemaphoreLincheckIntegrationTest {
     private final Semaphore model = Semaphore.create(LIMIT);
 
     @SuppressWarnings("unchecked")
-    private final ArrayDeque<Permit>[] held = new ArrayDeque[THREADS + 2]; // ids from 0 to THREADS + 1
+    private final ArrayDeque<Permit>[] held =
+        new ArrayDeque[THREADS + 2]; // ids from 0 to THREADS + 1
 
     public Spec() {
       for (int i = 0; i < held.length; i++) {

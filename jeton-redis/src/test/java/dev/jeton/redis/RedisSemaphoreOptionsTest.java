@@ -19,11 +19,12 @@ class RedisSemaphoreOptionsTest {
     Duration day = Duration.ofHours(24);
     assertEquals(day, defaults.withLeaseTime(day).leaseTime());
     assertEquals(day, defaults.withWaiterExpiry(day).waiterExpiry());
-    IllegalArgumentException lease = assertThrows(IllegalArgumentException.class,
-        () -> defaults.withLeaseTime(day.plusMillis(1)));
-    assertTrue(lease.getMessage().startsWith("leaseTime must be at most 24 hours"),
-        lease.getMessage());
-    assertThrows(IllegalArgumentException.class,
-        () -> defaults.withWaiterExpiry(day.plusMillis(1)));
+    IllegalArgumentException lease =
+        assertThrows(
+            IllegalArgumentException.class, () -> defaults.withLeaseTime(day.plusMillis(1)));
+    assertTrue(
+        lease.getMessage().startsWith("leaseTime must be at most 24 hours"), lease.getMessage());
+    assertThrows(
+        IllegalArgumentException.class, () -> defaults.withWaiterExpiry(day.plusMillis(1)));
   }
 }

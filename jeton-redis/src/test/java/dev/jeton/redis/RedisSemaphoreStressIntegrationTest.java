@@ -12,8 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -41,7 +41,10 @@ class RedisSemaphoreStressIntegrationTest {
       List<RedisSemaphore> handles = new ArrayList<>();
       for (int i = 0; i < HANDLES; i++) {
         handles.add(
-            RedisSemaphore.builder("stress").uri(server.uri()).limitIfNew(LIMIT).options(options)
+            RedisSemaphore.builder("stress")
+                .uri(server.uri())
+                .limitIfNew(LIMIT)
+                .options(options)
                 .open());
       }
       AtomicInteger inside = new AtomicInteger();
@@ -69,7 +72,9 @@ class RedisSemaphoreStressIntegrationTest {
                       peak.accumulateAndGet(now, Math::max);
                       Thread.sleep(random.nextInt(3));
                       inside.addAndGet(-weight);
-                      ((Lease) permit.get()).releaseAsync().get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
+                      ((Lease) permit.get())
+                          .releaseAsync()
+                          .get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS);
                     }
                   } catch (Throwable e) {
                     failures.add(e);
@@ -147,8 +152,8 @@ class RedisSemaphoreStressIntegrationTest {
   }
 
   /** One request of a random kind; empty if it gave up (timeout, cancel, busy). */
-  private static Optional<Permit> attempt(
-      RedisSemaphore sem, int weight, ThreadLocalRandom random) throws Exception {
+  private static Optional<Permit> attempt(RedisSemaphore sem, int weight, ThreadLocalRandom random)
+      throws Exception {
     switch (random.nextInt(4)) {
       case 0:
         return Optional.of(sem.acquire(weight));
@@ -165,7 +170,8 @@ class RedisSemaphoreStressIntegrationTest {
           return Optional.empty();
         }
         try {
-          return Optional.of(future.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS)); // the grant won the race
+          return Optional.of(
+              future.get(Await.HANG_GUARD.toSeconds(), TimeUnit.SECONDS)); // the grant won the race
         } catch (CancellationException | ExecutionException e) {
           throw new AssertionError("cancel lost but the future did not hold a permit", e);
         }

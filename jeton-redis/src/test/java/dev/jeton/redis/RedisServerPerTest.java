@@ -7,9 +7,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * What the suites against a redis-server of their own per test share: the server, started
- * before each test, and what the test opened (handles, child processes), closed after it, before
- * the server.
+ * What the suites against a redis-server of their own per test share: the server, started before
+ * each test, and what the test opened (handles, child processes), closed after it, before the
+ * server.
  */
 abstract class RedisServerPerTest {
   RedisServer server;

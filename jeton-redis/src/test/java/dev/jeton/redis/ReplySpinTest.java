@@ -79,8 +79,8 @@ class ReplySpinTest {
   }
 
   /**
-   * Stress: threads of many handles spin at once, each held inside its spin until released; no
-   * more than MAX_SPINNERS are ever inside, and the others do not spin at all.
+   * Stress: threads of many handles spin at once, each held inside its spin until released; no more
+   * than MAX_SPINNERS are ever inside, and the others do not spin at all.
    */
   @Test
   void atMostHalfTheCoresSpinAtOnce() throws Exception {

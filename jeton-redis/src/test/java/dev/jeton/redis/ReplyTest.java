@@ -16,7 +16,10 @@ class ReplyTest {
     Reply reply =
         new Reply(
             List.of(
-                3L, 2L, 1L, "1700000000123",
+                3L,
+                2L,
+                1L,
+                "1700000000123",
                 List.of("a", "granted", "1700000010123", "0:41,1:42"),
                 List.of("b", "queued")));
     assertEquals(3, reply.limit);
@@ -28,8 +31,7 @@ class ReplyTest {
     assertEquals("a", Reply.id(granted));
     assertEquals("granted", Reply.status(granted));
     assertEquals(1700000010123L, Reply.expiry(granted));
-    assertEquals(
-        List.of(new FencingToken(0, 41), new FencingToken(1, 42)), Reply.tokens(granted));
+    assertEquals(List.of(new FencingToken(0, 41), new FencingToken(1, 42)), Reply.tokens(granted));
     assertEquals("queued", Reply.status(reply.item(1)));
   }
 
@@ -70,9 +72,7 @@ class ReplyTest {
     assertNotNull(wake);
     assertEquals(1700000000123L, wake.serverMillis());
     assertEquals(
-        List.of(
-            List.of("a", "granted", "1700000010123", "0:41"),
-            List.of("b", "cancelled")),
+        List.of(List.of("a", "granted", "1700000010123", "0:41"), List.of("b", "cancelled")),
         wake.items());
     assertEquals(List.of(new FencingToken(0, 41)), Reply.tokens(wake.items().get(0)));
   }
@@ -81,8 +81,7 @@ class ReplyTest {
   void wake_keepsEmptyFieldsAndSkipsEntriesWithoutABar() {
     Reply.Wake wake = Reply.Wake.parse("7 a|granted|9| junk  b|expired");
     assertNotNull(wake);
-    assertEquals(
-        List.of(List.of("a", "granted", "9", ""), List.of("b", "expired")), wake.items());
+    assertEquals(List.of(List.of("a", "granted", "9", ""), List.of("b", "expired")), wake.items());
   }
 
   @Test

@@ -24,15 +24,15 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>An admitted exchange goes down the chain holding its ticket, which is closed when the chain
- * returns, or abandoned if it throws (the handler's failure says nothing about capacity). A
- * handler that hands its exchange to another thread to answer later would release the permit too
- * early: with this server, answer within the handler. A client that never reads its response
- * keeps the handler's write blocked, and the permit taken, until the server gives up on it,
- * which it does only with {@code -Dsun.net.httpserver.maxRspTime=<seconds>} set.
+ * returns, or abandoned if it throws (the handler's failure says nothing about capacity). A handler
+ * that hands its exchange to another thread to answer later would release the permit too early:
+ * with this server, answer within the handler. A client that never reads its response keeps the
+ * handler's write blocked, and the permit taken, until the server gives up on it, which it does
+ * only with {@code -Dsun.net.httpserver.maxRspTime=<seconds>} set.
  *
  * <p>A rejected exchange gets, by default, the rejection's status (503 or 429), a {@code
- * Retry-After} header in whole seconds, {@code Content-Type: text/plain; charset=utf-8} and a
- * short body naming the reason; a {@link RejectionHandler} given to the constructor writes its own
+ * Retry-After} header in whole seconds, {@code Content-Type: text/plain; charset=utf-8} and a short
+ * body naming the reason; a {@link RejectionHandler} given to the constructor writes its own
  * response instead. In queued mode, the server thread waits in the filter while the exchange is
  * queued, so give the server an executor with more threads than the limit.
  */
@@ -90,11 +90,10 @@ public final class AdmissionFilter extends Filter {
 
   /**
    * The default answer to a rejection: its status, {@code Retry-After}, {@code Content-Type:
-   * text/plain; charset=utf-8} and {@link Rejection#message()} as the body (none for {@code
-   * HEAD}); then closes the exchange.
+   * text/plain; charset=utf-8} and {@link Rejection#message()} as the body (none for {@code HEAD});
+   * then closes the exchange.
    */
-  public static void writeRejection(HttpExchange exchange, Rejection rejection)
-      throws IOException {
+  public static void writeRejection(HttpExchange exchange, Rejection rejection) throws IOException {
     try (exchange) {
       exchange.getRequestBody().close();
       byte[] body = rejection.message().getBytes(StandardCharsets.UTF_8);

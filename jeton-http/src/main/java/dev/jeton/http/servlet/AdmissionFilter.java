@@ -30,20 +30,20 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>an asynchronous request (one whose servlet called {@code startAsync} and did not finish it
  *       before the chain returned) until its {@link jakarta.servlet.AsyncListener} sees the first
  *       of: complete ({@link Ticket#close()}), timeout ({@link Ticket#dropped()}: an overloaded
- *       backend is the usual cause) or error ({@link Ticket#abandon()}: the client went away or
- *       the work failed). A later {@code startAsync} on the same request keeps the ticket.
+ *       backend is the usual cause) or error ({@link Ticket#abandon()}: the client went away or the
+ *       work failed). A later {@code startAsync} on the same request keeps the ticket.
  * </ul>
  *
  * <p>Either way, the ticket is also held until every task the application gave to {@code
  * AsyncContext.start} has returned, however long after the container answered the client: a
  * container that times a request out cannot stop the work started for it, and the limit counts
- * work, not connections. For that the application sees the request wrapped (its {@code
- * startAsync} and {@code getAsyncContext} return a context that counts the tasks). Work the
- * application runs on threads of its own is counted only until the container is done with the
- * request: stop it when the request times out (an {@code AsyncListener}'s {@code onTimeout}), or
- * run it with {@code AsyncContext.start}. A client that never reads its response holds the
- * permit while the write blocks: the container's write timeout bounds it (Jetty's connector idle
- * timeout, Tomcat's {@code connectionTimeout}).
+ * work, not connections. For that the application sees the request wrapped (its {@code startAsync}
+ * and {@code getAsyncContext} return a context that counts the tasks). Work the application runs on
+ * threads of its own is counted only until the container is done with the request: stop it when the
+ * request times out (an {@code AsyncListener}'s {@code onTimeout}), or run it with {@code
+ * AsyncContext.start}. A client that never reads its response holds the permit while the write
+ * blocks: the container's write timeout bounds it (Jetty's connector idle timeout, Tomcat's {@code
+ * connectionTimeout}).
  *
  * <p>Only {@link DispatcherType#REQUEST} dispatches are limited: the {@code ASYNC} dispatch of
  * {@code AsyncContext.dispatch()}, and {@code FORWARD}, {@code INCLUDE} and {@code ERROR}

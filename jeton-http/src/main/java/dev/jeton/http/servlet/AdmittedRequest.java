@@ -14,10 +14,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The request an admitted request's application sees: the container's, except that its {@code
- * AsyncContext} tells the request's {@link TicketHold} of each task given to {@code start}, so
- * that the ticket is held until the task returns, and the listeners added to it are given that
- * context in their events, so that a task an {@code onTimeout} starts is held for too. Everything
- * else is the container's.
+ * AsyncContext} tells the request's {@link TicketHold} of each task given to {@code start}, so that
+ * the ticket is held until the task returns, and the listeners added to it are given that context
+ * in their events, so that a task an {@code onTimeout} starts is held for too. Everything else is
+ * the container's.
  */
 final class AdmittedRequest extends HttpServletRequestWrapper {
   private final TicketHold hold;

@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Holds an admitted request's ticket until the request really completes (its last async cycle's
  * {@code onComplete}, or its only dispatch's return), every later dispatch of it has returned and
- * every task its application started with {@code AsyncContext.start} has returned; then ends it
- * the way its first ending event said (a timeout, an error, or completion).
+ * every task its application started with {@code AsyncContext.start} has returned; then ends it the
+ * way its first ending event said (a timeout, an error, or completion).
  */
 final class TicketHold {
   /*
@@ -67,8 +67,8 @@ final class TicketHold {
   }
 
   /**
-   * A task or a later dispatch of the request starts; false if the ticket has ended already (it
-   * is not held for).
+   * A task or a later dispatch of the request starts; false if the ticket has ended already (it is
+   * not held for).
    */
   boolean taskStarted() {
     while (true) {

@@ -3,8 +3,8 @@
  * that admits each request through an {@link dev.jeton.http.AdmissionControl}, for Spring MVC,
  * Jetty, Tomcat, Undertow and any other servlet container.
  *
- * <p>Every type in this package is null-marked: no parameter or result is {@code null} unless it
- * is annotated {@code @Nullable}.
+ * <p>Every type in this package is null-marked: no parameter or result is {@code null} unless it is
+ * annotated {@code @Nullable}.
  */
 @NullMarked
 package dev.jeton.http.servlet;

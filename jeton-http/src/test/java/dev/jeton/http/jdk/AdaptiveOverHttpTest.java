@@ -32,20 +32,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The adaptive limit end to end, as issue 14 asks: a JDK {@code HttpServer} whose endpoint does
- * 20 ms of work and can do {@code capacity} at once (a FIFO semaphore inside the handler stands
- * for a pool; beyond it requests wait inside the server, so latency grows), behind the filter with
- * an {@link AdaptiveLimit} from 4 up to 256, and closed-loop clients of the JDK {@code HttpClient}
- * that always want more than the capacity. The capacity is 32, then 8, then 32 again: in each
- * phase the limit settles near it and then stays near it.
+ * The adaptive limit end to end, as issue 14 asks: a JDK {@code HttpServer} whose endpoint does 20
+ * ms of work and can do {@code capacity} at once (a FIFO semaphore inside the handler stands for a
+ * pool; beyond it requests wait inside the server, so latency grows), behind the filter with an
+ * {@link AdaptiveLimit} from 4 up to 256, and closed-loop clients of the JDK {@code HttpClient}
+ * that always want more than the capacity. The capacity is 32, then 8, then 32 again: in each phase
+ * the limit settles near it and then stays near it.
  *
- * <p>Event-driven: each phase waits until the limit has come within [C/2, 2C] (a deadline only as
- * a hang guard), then takes 40 readings of it, one every 25 completed requests (about a
- * window of samples each), and asserts what
- * the stress test of {@code AdaptiveLimit} asserts on a loaded machine: the median within [C/2,
- * 2C] and three quarters of the readings too (a stall of the machine is latency as well, and dips
- * the limit for a window or two). Every answer is a 200 or a 503 with a Retry-After; nothing is
- * left in flight at the end.
+ * <p>Event-driven: each phase waits until the limit has come within [C/2, 2C] (a deadline only as a
+ * hang guard), then takes 40 readings of it, one every 25 completed requests (about a window of
+ * samples each), and asserts what the stress test of {@code AdaptiveLimit} asserts on a loaded
+ * machine: the median within [C/2, 2C] and three quarters of the readings too (a stall of the
+ * machine is latency as well, and dips the limit for a window or two). Every answer is a 200 or a
+ * 503 with a Retry-After; nothing is left in flight at the end.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS) // a hang guard only
 class AdaptiveOverHttpTest {
@@ -154,7 +153,10 @@ class AdaptiveOverHttpTest {
           continue;
         }
         boolean retryAfter =
-            response.headers().firstValue("Retry-After").filter(v -> v.matches("[1-9][0-9]*"))
+            response
+                .headers()
+                .firstValue("Retry-After")
+                .filter(v -> v.matches("[1-9][0-9]*"))
                 .isPresent();
         if (status == 503 && retryAfter) {
           TimeUnit.MILLISECONDS.sleep(2);

@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The filter in a real JDK {@code HttpServer} on port 0, driven by the JDK's {@code HttpClient}:
- * the limit holds under many concurrent requests (counted inside the handler), rejections are
- * well formed, nothing leaks.
+ * the limit holds under many concurrent requests (counted inside the handler), rejections are well
+ * formed, nothing leaks.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS) // a hang guard only
 class AdmissionFilterTest {
@@ -75,12 +75,15 @@ class AdmissionFilterTest {
     AdmissionControl<HttpExchange> control =
         AdmissionControl.<HttpExchange>builder().limit(1).build();
     AtomicInteger calls = new AtomicInteger();
-    URI uri = fixture.start(new AdmissionFilter(control), exchange -> {
-      if (calls.getAndIncrement() == 0) {
-        throw new IllegalStateException("handler bug");
-      }
-      respond(exchange, 200, "fine");
-    });
+    URI uri =
+        fixture.start(
+            new AdmissionFilter(control),
+            exchange -> {
+              if (calls.getAndIncrement() == 0) {
+                throw new IllegalStateException("handler bug");
+              }
+              respond(exchange, 200, "fine");
+            });
     try {
       fixture.get(uri).join(); // the server drops the connection: the client fails or sees an error
     } catch (RuntimeException expected) {
@@ -130,8 +133,8 @@ class AdmissionFilterTest {
   }
 
   /**
-   * Regression: a semaphore that threw (a remote one out of reach) escaped the filter, and the
-   * JDK server dropped the connection without an answer (a servlet container answers 500).
+   * Regression: a semaphore that threw (a remote one out of reach) escaped the filter, and the JDK
+   * server dropped the connection without an answer (a servlet container answers 500).
    */
   @Test
   void aSemaphoreThatFailsIsAnswered503WithRetryAfter() throws Exception {
@@ -155,11 +158,14 @@ class AdmissionFilterTest {
     AdmissionControl<HttpExchange> control =
         AdmissionControl.<HttpExchange>builder().limit(1).build();
     CountDownLatch release = new CountDownLatch(1);
-    AdmissionFilter filter = new AdmissionFilter(control, (exchange, rejection) -> {
-      String retryAfter = Long.toString(rejection.retryAfterSeconds());
-      exchange.getResponseHeaders().set("Retry-After", retryAfter);
-      respond(exchange, rejection.status(), "{\"error\":\"" + rejection.reason() + "\"}");
-    });
+    AdmissionFilter filter =
+        new AdmissionFilter(
+            control,
+            (exchange, rejection) -> {
+              String retryAfter = Long.toString(rejection.retryAfterSeconds());
+              exchange.getResponseHeaders().set("Retry-After", retryAfter);
+              respond(exchange, rejection.status(), "{\"error\":\"" + rejection.reason() + "\"}");
+            });
     URI uri = fixture.start(filter, heldUntil(release));
     CompletableFuture<HttpResponse<String>> holding = fixture.get(uri);
     awaitTrue(() -> fixture.atWork.now() == 1, "the first request at work");

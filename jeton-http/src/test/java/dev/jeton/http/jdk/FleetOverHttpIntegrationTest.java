@@ -38,8 +38,8 @@ import org.junit.jupiter.api.Timeout;
  * flight on either server, and Redis has every permit back.
  *
  * <p>First the admitted requests are held on a latch, so the fleet limit is reached for certain
- * (nothing is released meanwhile, so a request is refused only when Redis has every permit
- * taken); then a churn of short requests, where permits come and go across the two servers.
+ * (nothing is released meanwhile, so a request is refused only when Redis has every permit taken);
+ * then a churn of short requests, where permits come and go across the two servers.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS) // a hang guard only
 class FleetOverHttpIntegrationTest {
@@ -94,11 +94,11 @@ class FleetOverHttpIntegrationTest {
   }
 
   /**
-   * Releases the held requests; asserts that {@code admitted} were, that the rest were rejected
-   * for {@code reason}; then runs the churn and asserts that nothing is left.
+   * Releases the held requests; asserts that {@code admitted} were, that the rest were rejected for
+   * {@code reason}; then runs the churn and asserts that nothing is left.
    */
-  private void releaseAndChurn(List<CompletableFuture<HttpResponse<String>>> held, int admitted,
-      String reason) {
+  private void releaseAndChurn(
+      List<CompletableFuture<HttpResponse<String>>> held, int admitted, String reason) {
     awaitTrue(() -> atWork.now() == FLEET_LIMIT, "the admitted requests at work", () -> controls);
     assertEquals(0, semaphores.get(0).available());
     release.countDown();
@@ -123,28 +123,29 @@ class FleetOverHttpIntegrationTest {
     startFleet(mode -> mode);
     List<CompletableFuture<HttpResponse<String>>> held = spread(HELD_REQUESTS);
     awaitTrue(
-        () -> sum(c -> c.inFlight()) == FLEET_LIMIT
-            && sum(c -> c.stats().rejectedTotal()) == HELD_REQUESTS - FLEET_LIMIT,
+        () ->
+            sum(c -> c.inFlight()) == FLEET_LIMIT
+                && sum(c -> c.stats().rejectedTotal()) == HELD_REQUESTS - FLEET_LIMIT,
         "the fleet limit admitted, the others rejected",
         () -> controls);
     releaseAndChurn(held, FLEET_LIMIT, "LIMIT_REACHED");
   }
 
   /**
-   * Queued, the queues fill while the first tryAcquires are still on their way to Redis (a
-   * request queues behind anyone queued, whatever Redis says), and each pump then takes what is
-   * left of the fleet limit for its queue: how many stay queued on each server is a race, but in
-   * the end the fleet limit is taken, and every request is at work, queued or rejected.
+   * Queued, the queues fill while the first tryAcquires are still on their way to Redis (a request
+   * queues behind anyone queued, whatever Redis says), and each pump then takes what is left of the
+   * fleet limit for its queue: how many stay queued on each server is a race, but in the end the
+   * fleet limit is taken, and every request is at work, queued or rejected.
    */
   @Test
-  void queued_theFleetLimitHoldsAcrossTwoServers_theQueuedServedAfterTheRelease()
-      throws Exception {
+  void queued_theFleetLimitHoldsAcrossTwoServers_theQueuedServedAfterTheRelease() throws Exception {
     int maxQueue = 8;
     startFleet(mode -> mode.queue(maxQueue, Duration.ofMinutes(2)));
     List<CompletableFuture<HttpResponse<String>>> held = spread(HELD_REQUESTS);
     awaitTrue(
-        () -> sum(c -> c.inFlight()) == FLEET_LIMIT
-            && sum(c -> c.inFlight() + c.queued() + c.stats().rejectedTotal()) == HELD_REQUESTS,
+        () ->
+            sum(c -> c.inFlight()) == FLEET_LIMIT
+                && sum(c -> c.inFlight() + c.queued() + c.stats().rejectedTotal()) == HELD_REQUESTS,
         "the fleet limit admitted, the others queued or rejected",
         () -> controls);
     controls.forEach(c -> assertTrue(c.queued() <= maxQueue, c::toString));

@@ -31,14 +31,14 @@ import org.junit.jupiter.api.Timeout;
  * Partitions end to end, as issue 14 asks: a limit per tenant (the {@code X-Tenant} header) and a
  * global limit, in a real JDK {@code HttpServer} driven by the JDK's {@code HttpClient}. Three
  * tenants send many requests at once, and the handler holds every admitted one on a latch, so the
- * limits are reached for certain rather than by chance: counted inside the handler, no tenant
- * ever has more than its limit at work and all of them together never more than the global
- * limit; every other request is a well-formed rejection. After the release, a churn of short
- * requests, under the same limits; at the end, nothing is in flight.
+ * limits are reached for certain rather than by chance: counted inside the handler, no tenant ever
+ * has more than its limit at work and all of them together never more than the global limit; every
+ * other request is a well-formed rejection. After the release, a churn of short requests, under the
+ * same limits; at the end, nothing is in flight.
  *
- * <p>Nothing is released while the latch holds, so the permits held only grow and the end state
- * is fixed: with 3 tenants of limit 2 under a global limit of 5, exactly 5 at work; queued, each
- * queue stays as it filled (a waiter cannot be served), so the total cap is reached too.
+ * <p>Nothing is released while the latch holds, so the permits held only grow and the end state is
+ * fixed: with 3 tenants of limit 2 under a global limit of 5, exactly 5 at work; queued, each queue
+ * stays as it filled (a waiter cannot be served), so the total cap is reached too.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS) // a hang guard only
 class PartitionsOverHttpTest {
@@ -68,15 +68,17 @@ class PartitionsOverHttpTest {
   /** Starts the server with work that is counted per tenant and held until {@link #release}. */
   private URI start(AdmissionControl<HttpExchange> control) throws IOException {
     HttpHandler held = heldUntil(release);
-    return fixture.start(new AdmissionFilter(control), exchange -> {
-      Gauge tenant = atWorkPerTenant.computeIfAbsent(tenant(exchange), t -> new Gauge());
-      tenant.enter();
-      try {
-        held.handle(exchange);
-      } finally {
-        tenant.exit();
-      }
-    });
+    return fixture.start(
+        new AdmissionFilter(control),
+        exchange -> {
+          Gauge tenant = atWorkPerTenant.computeIfAbsent(tenant(exchange), t -> new Gauge());
+          tenant.enter();
+          try {
+            held.handle(exchange);
+          } finally {
+            tenant.exit();
+          }
+        });
   }
 
   /** Sends {@code each} requests per tenant at once, the tenants interleaved. */
@@ -103,8 +105,8 @@ class PartitionsOverHttpTest {
   }
 
   /**
-   * After the release, a churn of short requests; then: the limits held throughout, and nothing
-   * is left.
+   * After the release, a churn of short requests; then: the limits held throughout, and nothing is
+   * left.
    */
   private void churnThenAssertLimitsHeldAndNothingLeft(
       AdmissionControl<HttpExchange> control, URI uri, int rejectStatus) {

@@ -24,11 +24,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The order in which the queue is served, end to end in a real JDK {@code HttpServer} driven by
- * the JDK's {@code HttpClient}: by priority (the {@code X-Priority} header) and newest first. A
- * limit of 1 is held by a first request on a latch while the others queue, one at a time (each
- * sent once the one before is counted in {@code queued()}, so their arrival order is known);
- * after the release, the handler records the order it saw them in ({@code X-Id}).
+ * The order in which the queue is served, end to end in a real JDK {@code HttpServer} driven by the
+ * JDK's {@code HttpClient}: by priority (the {@code X-Priority} header) and newest first. A limit
+ * of 1 is held by a first request on a latch while the others queue, one at a time (each sent once
+ * the one before is counted in {@code queued()}, so their arrival order is known); after the
+ * release, the handler records the order it saw them in ({@code X-Id}).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS) // a hang guard only
 class QueueOrderOverHttpTest {
@@ -54,10 +54,13 @@ class QueueOrderOverHttpTest {
   private void startHeld(AdmissionControl<HttpExchange> admission) throws IOException {
     control = admission;
     HttpHandler held = heldUntil(release);
-    uri = fixture.start(new AdmissionFilter(admission), exchange -> {
-      served.add(exchange.getRequestHeaders().getFirst("X-Id"));
-      held.handle(exchange);
-    });
+    uri =
+        fixture.start(
+            new AdmissionFilter(admission),
+            exchange -> {
+              served.add(exchange.getRequestHeaders().getFirst("X-Id"));
+              held.handle(exchange);
+            });
     send("held", 0);
     awaitTrue(() -> fixture.atWork.now() == 1, "the first request at work");
   }

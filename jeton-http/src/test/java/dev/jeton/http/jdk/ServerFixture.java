@@ -78,16 +78,23 @@ final class ServerFixture implements AutoCloseable {
   URI start(AdmissionFilter filter, HttpHandler work) throws IOException {
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1024);
     server.setExecutor(serverThreads);
-    server.createContext("/", exchange -> {
-      atWork.enter();
-      try {
-        work.handle(exchange);
-      } finally {
-        atWork.exit();
-      }
-    }).getFilters().add(filter);
-    server.createContext("/health", exchange -> respond(exchange, 200, "ok"))
-        .getFilters().add(filter);
+    server
+        .createContext(
+            "/",
+            exchange -> {
+              atWork.enter();
+              try {
+                work.handle(exchange);
+              } finally {
+                atWork.exit();
+              }
+            })
+        .getFilters()
+        .add(filter);
+    server
+        .createContext("/health", exchange -> respond(exchange, 200, "ok"))
+        .getFilters()
+        .add(filter);
     server.start();
     return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/");
   }
@@ -156,8 +163,8 @@ final class ServerFixture implements AutoCloseable {
   }
 
   /**
-   * Asserts that every response is a 200 or a well-formed rejection with {@code rejectStatus},
-   * and that at least one is a 200; returns how many are.
+   * Asserts that every response is a 200 or a well-formed rejection with {@code rejectStatus}, and
+   * that at least one is a 200; returns how many are.
    */
   static int assertOnlyOkOrRejected(List<HttpResponse<String>> responses, int rejectStatus) {
     int ok = 0;

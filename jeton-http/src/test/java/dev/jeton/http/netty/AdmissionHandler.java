@@ -27,7 +27,9 @@ final class AdmissionHandler extends SimpleChannelInboundHandler<FullHttpRequest
   private final Executor workers; // the application may block: never on an event loop
   private final Function<FullHttpRequest, FullHttpResponse> app;
 
-  AdmissionHandler(AdmissionControl<FullHttpRequest> control, Executor workers,
+  AdmissionHandler(
+      AdmissionControl<FullHttpRequest> control,
+      Executor workers,
       Function<FullHttpRequest, FullHttpResponse> app) {
     super(false); // the request outlives channelRead0: released when the application is done
     this.control = control;
@@ -40,37 +42,46 @@ final class AdmissionHandler extends SimpleChannelInboundHandler<FullHttpRequest
     CompletableFuture<Decision> decision = control.admitAsync(request);
     ChannelFutureListener gone = closed -> decision.cancel(false); // the client left the queue
     ctx.channel().closeFuture().addListener(gone);
-    decision.whenComplete((d, cancelled) -> { // on the thread that decided: must not block
-      ctx.channel().closeFuture().removeListener(gone);
-      if (d instanceof Ticket ticket) {
-        CompletableFuture.supplyAsync(() -> app.apply(request), workers)
-            .whenComplete((response, failed) -> {
-              request.release();
-              ctx.writeAndFlush(failed == null ? response
-                      : text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error\n"))
-                  .addListener(written -> {
-                    if (failed == null && written.isSuccess()) {
-                      ticket.close();
-                    } else {
-                      ticket.abandon(); // the application threw, or the client is gone
-                    }
-                  });
-            });
-      } else {
-        request.release();
-        if (d instanceof Rejection r) { // else the request was withdrawn from the queue
-          FullHttpResponse response = text(HttpResponseStatus.valueOf(r.status()), r.message());
-          response.headers().set(HttpHeaderNames.RETRY_AFTER, r.retryAfterSeconds());
-          ctx.writeAndFlush(response);
-        }
-      }
-    });
+    decision.whenComplete(
+        (d, cancelled) -> { // on the thread that decided: must not block
+          ctx.channel().closeFuture().removeListener(gone);
+          if (d instanceof Ticket ticket) {
+            CompletableFuture.supplyAsync(() -> app.apply(request), workers)
+                .whenComplete(
+                    (response, failed) -> {
+                      request.release();
+                      ctx.writeAndFlush(
+                              failed == null
+                                  ? response
+                                  : text(
+                                      HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error\n"))
+                          .addListener(
+                              written -> {
+                                if (failed == null && written.isSuccess()) {
+                                  ticket.close();
+                                } else {
+                                  ticket.abandon(); // the application threw, or the client is gone
+                                }
+                              });
+                    });
+          } else {
+            request.release();
+            if (d instanceof Rejection r) { // else the request was withdrawn from the queue
+              FullHttpResponse response = text(HttpResponseStatus.valueOf(r.status()), r.message());
+              response.headers().set(HttpHeaderNames.RETRY_AFTER, r.retryAfterSeconds());
+              ctx.writeAndFlush(response);
+            }
+          }
+        });
   }
 
   static FullHttpResponse text(HttpResponseStatus status, String body) {
-    FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
-        Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
-    response.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
+    FullHttpResponse response =
+        new DefaultFullHttpResponse(
+            HttpVersion.HTTP_1_1, status, Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+    response
+        .headers()
+        .set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
         .setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
     return response;
   }

@@ -45,17 +45,17 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's Netty example ({@link AdmissionHandler} and the wiring between the markers
- * below), run end to end: a Netty server on a loopback port, the JDK's HttpClient, an
- * application that holds each request until the test releases it. Every wait is for an event;
- * the deadlines only keep a failure from hanging the build.
+ * The README's Netty example ({@link AdmissionHandler} and the wiring between the markers below),
+ * run end to end: a Netty server on a loopback port, the JDK's HttpClient, an application that
+ * holds each request until the test releases it. Every wait is for an event; the deadlines only
+ * keep a failure from hanging the build.
  */
 class NettyReadmeExampleTest {
   private static final long GUARD_SECONDS = 60;
@@ -104,18 +104,24 @@ class NettyReadmeExampleTest {
     // README: netty wiring
     AdmissionHandler admission = new AdmissionHandler(control, workers, app); // one for all
     // README: end
-    ServerBootstrap bootstrap = new ServerBootstrap()
-        .group(group)
-        .channel(NioServerSocketChannel.class)
-        .childHandler(new ChannelInitializer<SocketChannel>() {
-          @Override
-          protected void initChannel(SocketChannel ch) {
-            // README: netty wiring, in the server's ChannelInitializer
-            ch.pipeline().addLast(new HttpServerCodec(), new HttpServerKeepAliveHandler(),
-                new HttpObjectAggregator(1 << 20), admission);
-            // README: end
-          }
-        });
+    ServerBootstrap bootstrap =
+        new ServerBootstrap()
+            .group(group)
+            .channel(NioServerSocketChannel.class)
+            .childHandler(
+                new ChannelInitializer<SocketChannel>() {
+                  @Override
+                  protected void initChannel(SocketChannel ch) {
+                    // README: netty wiring, in the server's ChannelInitializer
+                    ch.pipeline()
+                        .addLast(
+                            new HttpServerCodec(),
+                            new HttpServerKeepAliveHandler(),
+                            new HttpObjectAggregator(1 << 20),
+                            admission);
+                    // README: end
+                  }
+                });
     // The test sees each connection the server accepts (the server channel reads them before it
     // sets them up).
     bootstrap.handler(
@@ -188,8 +194,7 @@ class NettyReadmeExampleTest {
   }
 
   @Test
-  void aClientThatDisconnectsDuringItsRequestGivesTheTicketBackWhenTheWorkEnds()
-      throws Exception {
+  void aClientThatDisconnectsDuringItsRequestGivesTheTicketBackWhenTheWorkEnds() throws Exception {
     start(AdmissionControl.<FullHttpRequest>builder().limit(1).build());
     try (Socket socket = new Socket(LOOPBACK, port)) {
       request(socket, "/work");
@@ -224,8 +229,7 @@ class NettyReadmeExampleTest {
     for (CompletableFuture<HttpResponse<String>> response : waiting) {
       assertEquals(200, result(response).statusCode());
     }
-    assertEquals(
-        List.of("/first", "/queued-1", "/queued-2", "/queued-3", "/queued-4"), entered);
+    assertEquals(List.of("/first", "/queued-1", "/queued-2", "/queued-3", "/queued-4"), entered);
     assertEquals(1, mostAtWork.get());
     awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
   }

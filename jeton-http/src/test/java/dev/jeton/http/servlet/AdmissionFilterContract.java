@@ -282,8 +282,8 @@ abstract class AdmissionFilterContract {
   /**
    * Issue 29: the container times a request out and answers it, but the work the application
    * started for it goes on; its ticket used to come back at the timeout, and new requests were
-   * admitted beside the old work (9 at work under a limit of 2). The work holds the ticket until
-   * it returns.
+   * admitted beside the old work (9 at work under a limit of 2). The work holds the ticket until it
+   * returns.
    */
   @Test
   void asyncWorkThatOutlivesItsTimeoutKeepsItsTicketUntilItEnds() throws Exception {
@@ -291,7 +291,9 @@ abstract class AdmissionFilterContract {
     AdmissionControl<HttpServletRequest> control = start(b -> b.limit(limit));
     for (CompletableFuture<HttpResponse<String>> timedOut :
         sendAll(limit, "/async-work?timeout=50")) {
-      assertEquals(500, timedOut.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode(),
+      assertEquals(
+          500,
+          timedOut.get(TestApp.GUARD_SECONDS, TimeUnit.SECONDS).statusCode(),
           "the container's answer to a timeout");
     }
     TestApp.awaitTrue(() -> app.atWork.get() == limit, "the work going on past the timeouts");
@@ -322,10 +324,10 @@ abstract class AdmissionFilterContract {
   }
 
   /**
-   * Issue 29: work that the application's {@code onTimeout} starts, by an {@code ASYNC} dispatch
-   * or with the event's {@code AsyncContext.start}, ran outside the ticket, which came back at
-   * the timeout: 3 at work under a limit of 2 in the attack. The ticket is held until the
-   * request really completes, and for the tasks started until they return.
+   * Issue 29: work that the application's {@code onTimeout} starts, by an {@code ASYNC} dispatch or
+   * with the event's {@code AsyncContext.start}, ran outside the ticket, which came back at the
+   * timeout: 3 at work under a limit of 2 in the attack. The ticket is held until the request
+   * really completes, and for the tasks started until they return.
    */
   @ParameterizedTest
   @EnumSource(OnTimeout.class)

@@ -28,10 +28,10 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An embedded servlet container, started in-process on a free loopback port with one servlet and
- * a chain of filters, as an application would deploy them: every filter is mapped to {@code /*}
- * for every dispatcher type (so the tests see that the admission filter limits only {@code
- * REQUEST} dispatches), and everything supports async.
+ * An embedded servlet container, started in-process on a free loopback port with one servlet and a
+ * chain of filters, as an application would deploy them: every filter is mapped to {@code /*} for
+ * every dispatcher type (so the tests see that the admission filter limits only {@code REQUEST}
+ * dispatches), and everything supports async.
  */
 interface ServletServer extends AutoCloseable {
 

@@ -21,10 +21,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Clients that never read their response (issue 29): each holds a permit while the server's
- * write to it blocks, so a few of them can take every permit, and honest clients get 503. The
- * server's own write timeout is what bounds it: in Jetty, the connector's idle timeout, here 500
- * ms. Real sockets send a request for a large body and never read a byte.
+ * Clients that never read their response (issue 29): each holds a permit while the server's write
+ * to it blocks, so a few of them can take every permit, and honest clients get 503. The server's
+ * own write timeout is what bounds it: in Jetty, the connector's idle timeout, here 500 ms. Real
+ * sockets send a request for a large body and never read a byte.
  */
 class SlowReaderTest {
   private static final HttpClient CLIENT =
@@ -63,7 +63,8 @@ class SlowReaderTest {
 
   private HttpResponse<String> get(String path) throws Exception {
     return CLIENT.send(
-        HttpRequest.newBuilder(server.uri(path)).timeout(Duration.ofSeconds(TestApp.GUARD_SECONDS))
+        HttpRequest.newBuilder(server.uri(path))
+            .timeout(Duration.ofSeconds(TestApp.GUARD_SECONDS))
             .build(),
         HttpResponse.BodyHandlers.ofString());
   }
@@ -72,7 +73,8 @@ class SlowReaderTest {
   void jettysIdleTimeoutGivesTheirPermitsBack() throws Exception {
     server =
         ServletServer.jetty(
-            app.servlet, List.<Filter>of(app.probe, new AdmissionFilter(control)),
+            app.servlet,
+            List.<Filter>of(app.probe, new AdmissionFilter(control)),
             Duration.ofMillis(500));
     for (int i = 0; i < LIMIT; i++) {
       nonReader(server.uri("/large"));

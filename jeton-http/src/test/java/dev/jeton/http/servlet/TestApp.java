@@ -30,16 +30,16 @@ import java.util.function.BooleanSupplier;
  *
  * <ul>
  *   <li>{@code /work}: counts itself at work (now and the most ever, in all and per {@code tenant}
- *       parameter), waits for {@link #gate} to open, answers {@code ok}; {@code /work?short}
- *       parks a moment instead of waiting;
+ *       parameter), waits for {@link #gate} to open, answers {@code ok}; {@code /work?short} parks
+ *       a moment instead of waiting;
  *   <li>{@code /throw}: the handler throws;
  *   <li>{@code /async}: starts async mode ({@code ?timeout=MS} sets its timeout) and leaves the
  *       context in {@link #pending} for the test to finish; counts itself at work until its first
  *       async event;
  *   <li>{@code /async-work?timeout=MS}: starts async mode with that timeout and runs its work with
- *       {@code AsyncContext.start}: counted at work until {@link #gate} opens, however long
- *       after the timeout, then it completes the request (if the container has not already);
- *       with {@code &fail}, the work throws at once instead, without completing it;
+ *       {@code AsyncContext.start}: counted at work until {@link #gate} opens, however long after
+ *       the timeout, then it completes the request (if the container has not already); with {@code
+ *       &fail}, the work throws at once instead, without completing it;
  *   <li>{@code /dispatch}: starts async mode and dispatches at once; the {@code ASYNC} dispatch
  *       answers {@code dispatched}, or with {@code ?again} starts async mode once more and leaves
  *       the context in {@link #pending}, or with {@code ?timeout=MS} does as {@code /async-work};
@@ -101,8 +101,8 @@ final class TestApp {
       };
 
   /**
-   * The outermost filter: records how each dispatch went through the rest of the chain; with
-   * {@code ?commit}, commits the response before it.
+   * The outermost filter: records how each dispatch went through the rest of the chain; with {@code
+   * ?commit}, commits the response before it.
    */
   final Filter probe =
       (request, response, chain) -> {

@@ -1,6 +1,5 @@
 package dev.jeton.redis.testing;
 
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /** Waiting in tests for something that happens on another connection, thread or process. */

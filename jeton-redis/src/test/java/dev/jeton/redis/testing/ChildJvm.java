@@ -14,12 +14,13 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A child JVM running a test class's main, on this JVM's class path: a separate client process
- * that a test can kill, pause and talk to line by line.
+ * A child JVM running a test class's main, on this JVM's class path: a separate client process that
+ * a test can kill, pause and talk to line by line.
  */
 public final class ChildJvm implements AutoCloseable {
   /** Only against a hang: a child is awaited until it prints the line or exits. */
   private static final Duration HANG_GUARD = Duration.ofMinutes(5);
+
   /** Put after the child's last line, when its output ends (it exited). */
   private static final String END = new String("end of output"); // compared by identity
 
@@ -68,8 +69,8 @@ public final class ChildJvm implements AutoCloseable {
 
   /**
    * The next line starting with {@code prefix}, skipping others. Waits for it as long as the child
-   * runs (a loaded machine can take long to start a JVM); fails if the child exits first, or
-   * after a hang guard of minutes.
+   * runs (a loaded machine can take long to start a JVM); fails if the child exits first, or after
+   * a hang guard of minutes.
    */
   public String await(String prefix) throws InterruptedException {
     long deadline = System.nanoTime() + HANG_GUARD.toNanos();
@@ -80,9 +81,15 @@ public final class ChildJvm implements AutoCloseable {
           lines.add(END); // for the next call
         }
         throw new AssertionError(
-            "child " + process.pid() + " printed no '" + prefix + "' line"
+            "child "
+                + process.pid()
+                + " printed no '"
+                + prefix
+                + "' line"
                 + (line == null ? " within " + HANG_GUARD : " before its output ended")
-                + "; it printed: " + seen + (process.isAlive() ? "" : " and exited"));
+                + "; it printed: "
+                + seen
+                + (process.isAlive() ? "" : " and exited"));
       }
       seen.add(line);
       if (line.startsWith(prefix)) {

@@ -17,11 +17,11 @@ import java.util.Map;
  * }
  * }</pre>
  *
- * <p>The 16384 slots are split into even ranges, the first range to the first node. The cluster
- * is formed with plain cluster commands rather than {@code redis-cli --cluster create}, so only
- * {@code redis-server} is needed. Each node is a {@link RedisServer} with its own directory and
- * the same lack of persistence; {@link RedisServer#restart() restarting} one empties it but keeps
- * its node id and slots, and it reports {@code cluster_state:ok} again about two seconds later.
+ * <p>The 16384 slots are split into even ranges, the first range to the first node. The cluster is
+ * formed with plain cluster commands rather than {@code redis-cli --cluster create}, so only {@code
+ * redis-server} is needed. Each node is a {@link RedisServer} with its own directory and the same
+ * lack of persistence; {@link RedisServer#restart() restarting} one empties it but keeps its node
+ * id and slots, and it reports {@code cluster_state:ok} again about two seconds later.
  */
 public final class RedisClusterServers implements AutoCloseable {
   private static final int SLOTS = 16384;
@@ -34,11 +34,11 @@ public final class RedisClusterServers implements AutoCloseable {
   }
 
   /**
-   * Starts {@code primaries} nodes, forms them into a cluster, and returns once every node sees
-   * the cluster as {@code ok}, with all nodes and all slots known.
+   * Starts {@code primaries} nodes, forms them into a cluster, and returns once every node sees the
+   * cluster as {@code ok}, with all nodes and all slots known.
    *
-   * @throws IllegalStateException if there is no {@code redis-server}, or the cluster does not
-   *     form within 30 seconds; the message then tells what each node sees
+   * @throws IllegalStateException if there is no {@code redis-server}, or the cluster does not form
+   *     within 30 seconds; the message then tells what each node sees
    */
   public static RedisClusterServers start(int primaries) {
     if (primaries < 1 || primaries > SLOTS) {

@@ -61,7 +61,8 @@ public final class RedisServer implements AutoCloseable {
   private static final String OUTPUT = "redis.out";
   private static final int LOG_TAIL_LINES = 30;
 
-  private static final Duration READY_TIMEOUT = Duration.ofSeconds(60); // hang guards: a loaded machine is slow
+  private static final Duration READY_TIMEOUT =
+      Duration.ofSeconds(60); // hang guards: a loaded machine is slow
   private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
   private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(30);
@@ -114,8 +115,14 @@ public final class RedisServer implements AutoCloseable {
   public static RedisServer startSentinel(RedisServer primary, String primaryName) {
     return start(
         false,
-        "sentinel monitor " + primaryName + " 127.0.0.1 " + primary.port() + " 1\n"
-            + "sentinel down-after-milliseconds " + primaryName + " 2000\n");
+        "sentinel monitor "
+            + primaryName
+            + " 127.0.0.1 "
+            + primary.port()
+            + " 1\n"
+            + "sentinel down-after-milliseconds "
+            + primaryName
+            + " 2000\n");
   }
 
   /** Starts a server, a Redis Cluster node that is in no cluster yet if {@code clusterNode}. */
@@ -136,8 +143,7 @@ public final class RedisServer implements AutoCloseable {
       // server exits, and another port is tried.
       for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
         RedisServer server =
-            new RedisServer(
-                binary, directory, freePort(clusterNode), clusterNode, sentinelConfig);
+            new RedisServer(binary, directory, freePort(clusterNode), clusterNode, sentinelConfig);
         boolean ready = false;
         try {
           ready = server.launch();
@@ -275,9 +281,9 @@ public final class RedisServer implements AutoCloseable {
   }
 
   /**
-   * Freezes the server with SIGSTOP, as a long GC-like stall or a hung host would: connections
-   * are still accepted by the kernel, but nothing is answered until {@link #resume()}. Uses the
-   * {@code kill} command, since Java cannot send SIGSTOP itself.
+   * Freezes the server with SIGSTOP, as a long GC-like stall or a hung host would: connections are
+   * still accepted by the kernel, but nothing is answered until {@link #resume()}. Uses the {@code
+   * kill} command, since Java cannot send SIGSTOP itself.
    */
   public synchronized void pause() {
     signal("STOP");
@@ -291,10 +297,10 @@ public final class RedisServer implements AutoCloseable {
   }
 
   /**
-   * Sends one command over a new connection and returns the reply as text, with a 5-second
-   * timeout. Simple and bulk strings come back as they are, errors as their message ({@code ERR
-   * ...}, {@code WRONGTYPE ...}), integers in decimal, nil as {@code (nil)}, and arrays as their
-   * elements, nested arrays flattened, one per line.
+   * Sends one command over a new connection and returns the reply as text, with a 5-second timeout.
+   * Simple and bulk strings come back as they are, errors as their message ({@code ERR ...}, {@code
+   * WRONGTYPE ...}), integers in decimal, nil as {@code (nil)}, and arrays as their elements,
+   * nested arrays flattened, one per line.
    *
    * @throws UncheckedIOException if the server cannot be reached or does not answer in time
    */
@@ -303,8 +309,8 @@ public final class RedisServer implements AutoCloseable {
   }
 
   /**
-   * {@link #command(String...)} with the given connect and read timeout, for instance to see that
-   * a paused server does not answer.
+   * {@link #command(String...)} with the given connect and read timeout, for instance to see that a
+   * paused server does not answer.
    */
   public String command(Duration timeout, String... args) {
     return Resp.render(call(timeout, args));
@@ -361,8 +367,8 @@ public final class RedisServer implements AutoCloseable {
   }
 
   /**
-   * Starts the process and waits until it answers. Returns false if it exited because the port
-   * was taken.
+   * Starts the process and waits until it answers. Returns false if it exited because the port was
+   * taken.
    */
   private synchronized boolean launch() {
     List<String> commandLine =
@@ -390,14 +396,22 @@ public final class RedisServer implements AutoCloseable {
       try {
         Files.writeString(
             config,
-            "port " + port + "\nbind 127.0.0.1\nprotected-mode no\ndir " + directory + "\n"
+            "port "
+                + port
+                + "\nbind 127.0.0.1\nprotected-mode no\ndir "
+                + directory
+                + "\n"
                 + sentinel);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
       commandLine =
           new ArrayList<>(
-              List.of(binary.toString(), config.toString(), "--sentinel", "--logfile",
+              List.of(
+                  binary.toString(),
+                  config.toString(),
+                  "--sentinel",
+                  "--logfile",
                   directory.resolve(LOG).toString()));
     }
     if (clusterNode) {
