@@ -10,7 +10,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -195,11 +195,9 @@ final class HostRequest {
   void awaitPredecessor(String older, long deadline) throws IOException, InterruptedException {
     LockFiles.Wait wait = new LockFiles.Wait(semaphore.queue.path(older));
     waiting = wait;
-    java.util.concurrent.ScheduledFuture<?> timeout = null;
+    Future<?> timeout = null;
     if (deadline != Long.MAX_VALUE) {
-      timeout =
-          HostSemaphore.TIMER.schedule(
-              wait::cancel, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+      timeout = HostSemaphore.TIMER.schedule(wait::cancel, deadline - System.nanoTime());
     }
     try {
       if (withdrawn) {

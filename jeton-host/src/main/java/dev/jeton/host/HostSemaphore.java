@@ -5,6 +5,7 @@ import dev.jeton.Semaphore;
 import dev.jeton.SemaphoreClosedException;
 import dev.jeton.SemaphoreStats;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.Timer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -20,7 +21,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
@@ -114,14 +114,11 @@ public final class HostSemaphore implements Semaphore {
   /** How long tryAcquire waits for a process that is taking a ticket or trying at that moment. */
   private static final long TRY_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-  /** Ends waits at their deadlines. */
-  static final java.util.concurrent.ScheduledExecutorService TIMER =
-      Executors.newSingleThreadScheduledExecutor(
-          task -> {
-            Thread thread = new Thread(task, "jeton-host-timer");
-            thread.setDaemon(true);
-            return thread;
-          });
+  /**
+   * Ends waits at their deadlines: the engine's shared timer, whose cancelled tasks leave its queue
+   * at once, so a wait decided early leaves nothing behind however far off its deadline was.
+   */
+  static final Timer TIMER = Timer.shared();
 
   private final String name;
   final HostDirectory directory;
