@@ -63,7 +63,7 @@ class HostTimerTest {
   }
 
   private static int queued() {
-    return HostSemaphore.TIMER.queued();
+    return HostRequest.TIMER.queued();
   }
 
   private static void awaitQueued(int count) throws InterruptedException {
