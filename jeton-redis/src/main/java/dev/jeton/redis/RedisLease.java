@@ -4,7 +4,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
@@ -39,7 +39,7 @@ final class RedisLease implements Lease {
   private volatile long earlyRenewalNanos;
 
   private int earlyRenewals; // read and written by the watch only, on the timer thread
-  private @Nullable ScheduledFuture<?> watch; // guarded by this
+  private @Nullable Future<?> watch; // guarded by this
 
   RedisLease(
       Leases leases,
@@ -80,14 +80,14 @@ final class RedisLease implements Lease {
   }
 
   private synchronized void rewatch() {
-    ScheduledFuture<?> old = watch;
+    Future<?> old = watch;
     if (old != null) {
       old.cancel(false);
     }
     if (state.get() == HELD) {
       long early = earlyRenewalNanos;
       long at = early != 0 && early - deadlineNanos < 0 ? early : deadlineNanos;
-      watch = RedisTimer.schedule(this::watchFired, at - System.nanoTime());
+      watch = RedisTimer.TIMER.schedule(this::watchFired, at - System.nanoTime());
     }
   }
 
@@ -125,7 +125,7 @@ final class RedisLease implements Lease {
   }
 
   private synchronized void stopWatch() {
-    ScheduledFuture<?> old = watch;
+    Future<?> old = watch;
     if (old != null) {
       old.cancel(false);
     }
