@@ -1,5 +1,6 @@
 package dev.jeton.host;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.Permit;
 import dev.jeton.internal.engine.Timer;
 import java.io.IOException;
@@ -60,10 +61,17 @@ final class HostRequest {
   final LockFiles.Held ticket;
   final boolean trying; // a tryAcquire: gives up rather than wait for permits
   final String ticketName;
-  final List<LockFiles.Held> gathered = new ArrayList<>(); // guarded by lock
   final ReentrantLock lock = new ReentrantLock();
-  boolean busy; // guarded by lock: a tryAcquire found it would have to wait for permits
-  boolean finished; // guarded by lock
+
+  @GuardedBy("lock")
+  final List<LockFiles.Held> gathered = new ArrayList<>();
+
+  /** A tryAcquire found it would have to wait for permits. */
+  @GuardedBy("lock")
+  boolean busy;
+
+  @GuardedBy("lock")
+  boolean finished;
 
   /** The live ticket just ahead, as the last poll found it; null at the head. */
   volatile @Nullable String predecessor;
@@ -194,8 +202,9 @@ final class HostRequest {
    * Takes free slots below {@code limit} until it has {@code need}, and tells whether the request
    * may be granted: every slot held, by anyone, at or above the limit included, must then fit
    * within the limit (I1; after the limit was lowered, holders of retired slots still count until
-   * they release).
+   * they release). Lock held.
    */
+  @GuardedBy("lock")
   private boolean gatherAndCheck(int limit, int need) throws IOException {
     Set<Integer> mine = new HashSet<>();
     for (LockFiles.Held slot : gathered) {
