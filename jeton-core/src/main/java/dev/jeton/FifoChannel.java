@@ -1,6 +1,7 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.WaitNode;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.Objects;
@@ -85,10 +86,10 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
     WaitNode w = WaitNode.async(this, SEND, nanos != Long.MAX_VALUE);
     Object result = sendOrQueue(value, w, true);
     if (result == SENT) {
-      w.status = WaitNode.GRANTED;
+      w.setStatus(WaitNode.GRANTED);
     } else if (result == CLOSED_FOR_SEND) {
-      w.outcome = sendFailure();
-      w.status = WaitNode.FAILED_CLOSED;
+      w.setOutcome(sendFailure());
+      w.setStatus(WaitNode.FAILED_CLOSED);
     }
     return futureOf(
         w, result == w, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
@@ -142,13 +143,13 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
     } else if (result == ENDED) {
       w = WaitNode.blocking(kind);
       ended(w);
-      if (w.status != WaitNode.GRANTED) {
+      if (w.status() != WaitNode.GRANTED) {
         throw failure(w);
       }
     } else {
       return result; // received at once: no node made
     }
-    return w.outcome;
+    return w.outcome();
   }
 
   @Override
@@ -172,8 +173,8 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
     if (result == ENDED) {
       ended(w);
     } else if (result != w) {
-      w.outcome = result;
-      w.status = WaitNode.GRANTED;
+      w.setOutcome(result);
+      w.setStatus(WaitNode.GRANTED);
     }
     return futureOf(
         w, result == w, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
@@ -214,7 +215,7 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
         after.undelivered(value);
       } else if (result == NOTHING && wait) {
         WaitNode node = w != null ? w : WaitNode.blocking(SEND);
-        node.outcome = value;
+        node.setOutcome(value);
         append(node);
         result = node;
       }

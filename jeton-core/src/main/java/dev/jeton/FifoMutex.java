@@ -1,6 +1,8 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.WaitNode;
+import dev.jeton.internal.engine.WaitQueue;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -117,7 +119,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
     if (enqueue(w)) {
       awaitBlocking(w, nanos, timeout);
     }
-    return (Guard) java.util.Objects.requireNonNull(w.outcome);
+    return (Guard) java.util.Objects.requireNonNull(w.outcome());
   }
 
   @Override
@@ -182,8 +184,8 @@ final class FifoMutex extends WaitQueue implements Mutex {
         if ((s & LOCKED) == 0) { // then the queue is empty (M3)
           long next = nextGrant(s);
           if (STATE.compareAndSet(this, s, next)) {
-            w.outcome = new LocalMutexGuard(this, next); // QUEUED is clear in next (M3)
-            w.status = WaitNode.GRANTED;
+            w.setOutcome(new LocalMutexGuard(this, next)); // QUEUED is clear in next (M3)
+            w.setStatus(WaitNode.GRANTED);
             return false;
           }
         } else if ((s & QUEUED) != 0 || STATE.compareAndSet(this, s, s | QUEUED)) {
@@ -244,10 +246,10 @@ final class FifoMutex extends WaitQueue implements Mutex {
         }
         continue;
       }
-      WaitNode rest = first.next;
+      WaitNode rest = first.next();
       long next = nextGrant(s) & ~QUEUED | (rest != null ? QUEUED : 0L);
       if (STATE.compareAndSet(this, s, next)) {
-        first.outcome = new LocalMutexGuard(this, next & ~QUEUED);
+        first.setOutcome(new LocalMutexGuard(this, next & ~QUEUED));
         return unlinkRun(rest, WaitNode.GRANTED);
       }
     }
@@ -261,7 +263,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
   // ---------------------------------------------------------------- the engine's hooks
 
   @Override
-  @Nullable WaitNode afterWithdrawLocked() {
+  protected @Nullable WaitNode afterWithdrawLocked() {
     if (head() == null) { // the queue emptied: clear QUEUED (M1); nothing to hand on (M3)
       long s;
       do {
@@ -272,22 +274,22 @@ final class FifoMutex extends WaitQueue implements Mutex {
   }
 
   @Override
-  @Nullable Object grantedValue(WaitNode node) {
-    return node.outcome;
+  protected @Nullable Object grantedValue(WaitNode node) {
+    return node.outcome();
   }
 
   @Override
-  @Nullable WaitNode giveBackLocked(WaitNode node) {
-    return unlockLocked(((LocalMutexGuard) java.util.Objects.requireNonNull(node.outcome)).grant);
+  protected @Nullable WaitNode giveBackLocked(WaitNode node) {
+    return unlockLocked(((LocalMutexGuard) java.util.Objects.requireNonNull(node.outcome())).grant);
   }
 
   @Override
-  RuntimeException failure(WaitNode node) {
-    throw new AssertionError("a mutex request never fails: status " + node.status);
+  protected RuntimeException failure(WaitNode node) {
+    throw new AssertionError("a mutex request never fails: status " + node.status());
   }
 
   @Override
-  TimeoutException timeoutException(WaitNode node, Duration timeout) {
+  protected TimeoutException timeoutException(WaitNode node, Duration timeout) {
     return new TimeoutException(
         "timed out after " + timeout + " waiting for the lock of " + describe());
   }

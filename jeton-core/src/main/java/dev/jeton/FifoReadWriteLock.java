@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.engine.WaitQueue;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

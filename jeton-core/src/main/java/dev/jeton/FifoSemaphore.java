@@ -1,6 +1,9 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.StatsRecorder;
+import dev.jeton.internal.engine.WaitNode;
+import dev.jeton.internal.engine.WaitQueue;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -154,7 +157,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
     WaitNode w = WaitNode.blocking(permits);
     if (enqueue(w)) {
       awaitBlocking(w, nanos, timeout);
-    } else if (w.status != WaitNode.GRANTED) {
+    } else if (w.status() != WaitNode.GRANTED) {
       throw failure(w);
     }
     return grants.grant(this, permits);
@@ -170,7 +173,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
     }
     StatsRecorder s = stats;
     if (s != null) {
-      s.rejected.increment();
+      s.countRejected();
     }
     return null;
   }
@@ -225,7 +228,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
       long s = state;
       while ((s & QUEUED) == 0) {
         if (free(s) >= limit(s)) {
-          w.status = WaitNode.GRANTED;
+          w.setStatus(WaitNode.GRANTED);
           break;
         }
         if (STATE.compareAndSet(this, s, s | QUEUED)) {
@@ -234,7 +237,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
           s = state;
         }
       }
-      if (w.status != WaitNode.GRANTED) {
+      if (w.status() != WaitNode.GRANTED) {
         append(w);
         queued = true;
       }
@@ -271,7 +274,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   private void countAcquired() {
     StatsRecorder s = stats;
     if (s != null) {
-      s.acquired.increment();
+      s.countAcquired();
     }
   }
 
@@ -283,20 +286,20 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   private boolean enqueue(WaitNode w) {
     lock.lock();
     try {
-      if (w.weight > limit(state)) { // the limit changes only under the lock
-        w.status = WaitNode.FAILED_LIMIT;
+      if (w.weight() > limit(state)) { // the limit changes only under the lock
+        w.setStatus(WaitNode.FAILED_LIMIT);
       } else {
-        long delta = (long) w.weight << FREE_SHIFT;
+        long delta = (long) w.weight() << FREE_SHIFT;
         for (; ; ) {
           long s = state;
           if ((s & CLOSED) != 0) {
-            w.status = WaitNode.FAILED_CLOSED;
+            w.setStatus(WaitNode.FAILED_CLOSED);
             break;
           }
           if ((s & QUEUED) == 0) {
-            if (free(s) >= w.weight) {
+            if (free(s) >= w.weight()) {
               if (STATE.compareAndSet(this, s, s - delta)) {
-                w.status = WaitNode.GRANTED;
+                w.setStatus(WaitNode.GRANTED);
                 break;
               }
               continue;
@@ -312,7 +315,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
     } finally {
       lock.unlock();
     }
-    if (w.status == WaitNode.GRANTED) {
+    if (w.status() == WaitNode.GRANTED) {
       countAcquired();
     }
     return false;
@@ -324,7 +327,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   void release(int n) {
     StatsRecorder st = stats;
     if (st != null) {
-      st.released.increment();
+      st.countReleased();
     }
     long delta = (long) n << FREE_SHIFT;
     long s = state;
@@ -361,12 +364,12 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
       int free = free(s) + addFree + (limit - limit(s));
       WaitNode newHead = head();
       while (newHead != null) {
-        int need = newHead.weight == 0 ? limit : newHead.weight;
+        int need = newHead.weight() == 0 ? limit : newHead.weight();
         if (free < need) {
           break;
         }
-        free -= newHead.weight;
-        newHead = newHead.next;
+        free -= newHead.weight();
+        newHead = newHead.next();
       }
       long next =
           ((long) free << FREE_SHIFT)
@@ -381,25 +384,25 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   }
 
   @Override
-  @Nullable WaitNode afterWithdrawLocked() {
+  protected @Nullable WaitNode afterWithdrawLocked() {
     return commitLocked(0, -1, 0L); // the requests behind it may fit now
   }
 
   @Override
-  @Nullable Object grantedValue(WaitNode node) {
-    return node.weight == 0 ? null : grants.grant(this, node.weight);
+  protected @Nullable Object grantedValue(WaitNode node) {
+    return node.weight() == 0 ? null : grants.grant(this, node.weight());
   }
 
   @Override
-  @Nullable WaitNode giveBackLocked(WaitNode node) {
-    if (node.weight == 0) {
+  protected @Nullable WaitNode giveBackLocked(WaitNode node) {
+    if (node.weight() == 0) {
       return null; // an awaitIdle request holds nothing
     }
     StatsRecorder st = stats;
     if (st != null) {
-      st.released.increment(); // it counted as acquired when granted
+      st.countReleased(); // it counted as acquired when granted
     }
-    return commitLocked(node.weight, -1, 0L);
+    return commitLocked(node.weight(), -1, 0L);
   }
 
   // ---------------------------------------------------------------- limit and closing
@@ -410,7 +413,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
     WaitNode delivered;
     lock.lock();
     try {
-      WaitNode failed = removeLocked(w -> w.weight > newLimit, WaitNode.FAILED_LIMIT);
+      WaitNode failed = removeLocked(w -> w.weight() > newLimit, WaitNode.FAILED_LIMIT);
       delivered = concat(failed, commitLocked(0, newLimit, 0L));
     } finally {
       lock.unlock();
@@ -426,7 +429,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
       if ((state & CLOSED) != 0) {
         return;
       }
-      WaitNode failed = removeLocked(w -> w.weight != 0, WaitNode.FAILED_CLOSED);
+      WaitNode failed = removeLocked(w -> w.weight() != 0, WaitNode.FAILED_CLOSED);
       delivered = concat(failed, commitLocked(0, -1, CLOSED));
     } finally {
       lock.unlock();
@@ -478,7 +481,7 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
     }
     lock.lock();
     try {
-      return Optional.of(s.snapshot(queueLengthLocked()));
+      return Optional.of(s.snapshot(queueLengthLocked(), SemaphoreStats::new));
     } finally {
       lock.unlock();
     }
@@ -517,19 +520,19 @@ final class FifoSemaphore extends WaitQueue implements Semaphore {
   }
 
   @Override
-  TimeoutException timeoutException(WaitNode node, Duration timeout) {
+  protected TimeoutException timeoutException(WaitNode node, Duration timeout) {
     return new TimeoutException(
         "timed out after "
             + timeout
             + " waiting for "
-            + grants.request(node.weight)
+            + grants.request(node.weight())
             + " of "
             + describe());
   }
 
   @Override
-  RuntimeException failure(WaitNode node) {
-    return failure(node.status, node.weight);
+  protected RuntimeException failure(WaitNode node) {
+    return failure(node.status(), node.weight());
   }
 
   /** The exception for a request of {@code permits} that left the queue with {@code status}. */

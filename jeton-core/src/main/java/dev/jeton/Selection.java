@@ -1,6 +1,9 @@
 package dev.jeton;
 
-import dev.jeton.internal.WithdrawingFuture;
+import dev.jeton.internal.engine.Spin;
+import dev.jeton.internal.engine.Timer;
+import dev.jeton.internal.engine.WaitNode;
+import dev.jeton.internal.engine.WithdrawingFuture;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -14,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * One run of a {@link Select}: waits on several channels at once, and runs exactly the clause that
  * wins.
  */
-final class Selection<R> implements BriefSpin.Awaited {
+final class Selection<R> implements Spin.Awaited, WaitNode.Claimant {
   /*
    * Algorithm (Go's select, on the channels' wait queues)
    *
@@ -123,8 +126,8 @@ final class Selection<R> implements BriefSpin.Awaited {
     ScopeTask.trackWait(f); // step 2: withdrawn if the scope of a task on this thread is cancelled
     if (timeout >= 0) {
       f.setTimer(
-          WaitQueue.Timers.shared()
-              .start(
+          Timer.shared()
+              .schedule(
                   () -> {
                     if (STATE.compareAndSet(s, OPEN, timeout)) {
                       s.finish(timeout);
@@ -142,7 +145,7 @@ final class Selection<R> implements BriefSpin.Awaited {
         channels.length == 0 ? null : new ChannelQueue.After(channels[0]);
     int won = OPEN;
     for (ChannelQueue c : channels) {
-      c.lock.lock();
+      c.lockForSelect();
     }
     try {
       won = look(biased, after);
@@ -150,7 +153,7 @@ final class Selection<R> implements BriefSpin.Awaited {
         for (int i = 0; i < clauses.length; i++) {
           ChannelQueue c = clauses[i].channel;
           if (c != null) {
-            c.append(Objects.requireNonNull(nodes[i]));
+            c.appendForSelect(Objects.requireNonNull(nodes[i]));
           }
         }
       } else {
@@ -163,7 +166,7 @@ final class Selection<R> implements BriefSpin.Awaited {
       }
     } finally {
       for (int k = channels.length - 1; k >= 0; k--) {
-        channels[k].lock.unlock();
+        channels[k].unlockForSelect();
       }
     }
     if (after != null) {
@@ -187,8 +190,8 @@ final class Selection<R> implements BriefSpin.Awaited {
       if (c == null) {
         continue;
       }
-      WaitNode w = WaitNode.selecting(this, clause.kind);
-      w.outcome = clause.value;
+      WaitNode w = WaitNode.claimedBy(this, clause.kind);
+      w.setOutcome(clause.value);
       nodes[i] = w;
       ChannelQueue.After decided = Objects.requireNonNull(after).moveTo(c);
       if (clause.isSend() ? c.sendLocked(w, decided) : c.receiveLocked(w, decided)) {
@@ -251,14 +254,14 @@ final class Selection<R> implements BriefSpin.Awaited {
         continue;
       }
       if (!asked && c.briefSpin.crowded()) {
-        BriefSpin.yieldWhilePending(this);
+        Spin.yieldWhilePending(this);
         return;
       }
       asked = true;
       spins |= c.briefSpin.spins();
     }
     if (spins) {
-      int steps = BriefSpin.await(this);
+      int steps = Spin.await(this);
       for (SelectClause<? extends R> clause : clauses) {
         ChannelQueue c = clause.channel;
         if (c != null) {
@@ -280,12 +283,14 @@ final class Selection<R> implements BriefSpin.Awaited {
   }
 
   /** Claims this selection for the clause of {@code node}: the first claim wins (S1). */
-  boolean claim(WaitNode node) {
+  @Override
+  public boolean claim(WaitNode node) {
     return state == OPEN && STATE.compareAndSet(this, OPEN, indexOf(node));
   }
 
   /** A node of this select was delivered by its channel: the winner's ends the wait. */
-  void delivered(WaitNode node) {
+  @Override
+  public void delivered(WaitNode node) {
     int won = state;
     if (won < 0 || nodes[won] != node) {
       return; // a loser, unlinked by a channel that could not claim it
@@ -336,10 +341,10 @@ final class Selection<R> implements BriefSpin.Awaited {
     if (w == null) {
       return clause.complete(null); // the timeout or the default
     }
-    if (w.status != WaitNode.GRANTED) {
+    if (w.status() != WaitNode.GRANTED) {
       throw Objects.requireNonNull(clause.channel).failure(w);
     }
-    return clause.complete(clause.isSend() ? null : w.outcome);
+    return clause.complete(clause.isSend() ? null : w.outcome());
   }
 
   private int indexOf(WaitNode node) {
