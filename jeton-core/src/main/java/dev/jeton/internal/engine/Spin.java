@@ -103,11 +103,16 @@ public final class Spin {
 
   /**
    * Enters the gate: true if fewer than MAX_SPINNERS threads were inside, and then the caller must
-   * {@link #exit} in a finally; false if it is full, and the caller parks instead of spinning.
+   * {@link #exit} in a finally; false if it is full, and the caller parks instead of spinning. A
+   * lost race for a free place is tried again: only a full gate turns a thread away.
    */
   public static boolean tryEnter() {
-    int n = spinners.get();
-    return n < MAX_SPINNERS && spinners.compareAndSet(n, n + 1);
+    for (int n = spinners.get(); n < MAX_SPINNERS; n = spinners.get()) {
+      if (spinners.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Leaves the gate that {@link #tryEnter} entered. */
