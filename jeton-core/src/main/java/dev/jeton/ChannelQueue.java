@@ -7,10 +7,7 @@ import dev.jeton.internal.engine.WaitNode;
 import dev.jeton.internal.engine.WaitQueue;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -41,7 +38,7 @@ abstract class ChannelQueue extends WaitQueue {
    * sender's value moves into the buffer (it was full); with nothing buffered, the first
    * claimable sender's value is taken directly (rendezvous); else, if closed, "closed"; else the
    * receiver's node is queued. What must happen outside the lock (deliveries, the undelivered
-   * hook) is collected in an After and run once the lock is released.
+   * hook) is collected in an AfterUnlock and run once the lock is released.
    *
    * Claiming. A value handed over cannot be given back, so a node is matched only after
    * WaitNode.claimForOutcome succeeds; from then on, a completion of its future from outside is
@@ -131,48 +128,6 @@ abstract class ChannelQueue extends WaitQueue {
     this.onUndelivered = (Consumer<Object>) onUndelivered;
   }
 
-  /**
-   * What an operation decided under a channel's lock and does once it is released. A select moves
-   * one from channel to channel as it tries its clauses ({@link #moveTo}): a try that cannot happen
-   * decides nothing, so only the winning channel's decisions are ever in it.
-   */
-  static final class After {
-    private ChannelQueue channel;
-    @Nullable WaitNode deliveries;
-    @Nullable List<Object> undelivered;
-
-    After(ChannelQueue channel) {
-      this.channel = channel;
-    }
-
-    /** Makes this the After of {@code c}'s next operation; it must hold nothing yet. */
-    After moveTo(ChannelQueue c) {
-      if (deliveries != null || undelivered != null) {
-        throw new IllegalStateException("a channel decided something in a try that failed");
-      }
-      channel = c;
-      return this;
-    }
-
-    void toDeliver(@Nullable WaitNode chain) {
-      deliveries = concat(deliveries, chain);
-    }
-
-    void undelivered(Object value) {
-      if (undelivered == null) {
-        undelivered = new ArrayList<>();
-      }
-      undelivered.add(value);
-    }
-
-    void run() {
-      channel.deliver(deliveries);
-      if (undelivered != null) {
-        undelivered.forEach(channel::undelivered);
-      }
-    }
-  }
-
   // ---------------------------------------------------------------- sending
 
   /**
@@ -180,7 +135,7 @@ abstract class ChannelQueue extends WaitQueue {
    * status is GRANTED (accepted) or FAILED_CLOSED (with the exception as outcome); false if it
    * would have to wait, and {@code w} is untouched. Lock held.
    */
-  final boolean sendLocked(WaitNode w, After after) {
+  final boolean sendLocked(WaitNode w, AfterUnlock after) {
     Object sent = sendLocked(Objects.requireNonNull(w.outcome()), after);
     if (sent == NOTHING) {
       return false;
@@ -198,7 +153,7 @@ abstract class ChannelQueue extends WaitQueue {
    * Sends {@code value} if that can be done now: SENT (accepted, or dropped by the overflow
    * policy), CLOSED_FOR_SEND, or NOTHING (it would have to wait). Lock held.
    */
-  final Object sendLocked(Object value, After after) {
+  final Object sendLocked(Object value, AfterUnlock after) {
     if (state != OPEN) {
       return CLOSED_FOR_SEND;
     }
@@ -206,7 +161,7 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /** Hands {@code value} to a receiver or the buffer, or drops it by policy; false if full. */
-  private boolean offerLocked(Object value, After after) {
+  private boolean offerLocked(Object value, AfterUnlock after) {
     WaitNode r = claimHead(false);
     if (r != null) {
       r.setOutcome(value);
@@ -252,7 +207,7 @@ abstract class ChannelQueue extends WaitQueue {
    * with the value (or null for "closed") as outcome, or FAILED_CLOSED with the exception; false if
    * it would have to wait. Lock held.
    */
-  final boolean receiveLocked(WaitNode w, After after) {
+  final boolean receiveLocked(WaitNode w, AfterUnlock after) {
     Object v = pollLocked(after);
     if (v == NOTHING) {
       return false;
@@ -267,7 +222,7 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /** The next value, or NOTHING (none ready, open), or ENDED (closed and drained, or cancelled). */
-  final Object pollLocked(After after) {
+  final Object pollLocked(AfterUnlock after) {
     Object v = buffer.poll();
     WaitNode s = claimHead(true);
     if (s != null) {
@@ -341,7 +296,7 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   public final void cancel() {
-    After after = new After(this);
+    AfterUnlock after = new AfterUnlock(this);
     lock.lock();
     try {
       if (state == CANCELLED) {
@@ -412,18 +367,6 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   @Override
-  protected @Nullable Object grantedValue(WaitNode node) {
-    switch (node.weight()) {
-      case SEND:
-        return null;
-      case RECEIVE_OR_CLOSED:
-        return Optional.ofNullable(node.outcome());
-      default:
-        return node.outcome();
-    }
-  }
-
-  @Override
   protected @Nullable WaitNode giveBackLocked(WaitNode node) {
     // A node is matched only once claimed: a completion of its future from outside is refused
     // from then on, and its interrupted thread keeps what it got (keepsOutcomeWhenInterrupted).
@@ -441,6 +384,14 @@ abstract class ChannelQueue extends WaitQueue {
         "timed out after "
             + Arguments.format(timeout)
             + (node.weight() == SEND ? " waiting to send" : " waiting to receive"));
+  }
+
+  /** Does what {@code after} collected under the lock, once it is released. */
+  final void finish(AfterUnlock after) {
+    deliver(after.deliveries);
+    if (after.undelivered != null) {
+      after.undelivered.forEach(this::undelivered);
+    }
   }
 
   /** Takes this channel's lock, for a select that queues on several channels at once. */

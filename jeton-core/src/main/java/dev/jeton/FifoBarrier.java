@@ -139,7 +139,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
         throw failure(w);
       }
     }
-    return (Arrival) Objects.requireNonNull(w.outcome());
+    return arrivalOf(w);
   }
 
   @Override
@@ -153,13 +153,15 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   }
 
   private CompletableFuture<Arrival> awaitAsync(long nanos, @Nullable Duration timeout) {
-    WaitNode w = WaitNode.async(this, 1, nanos != Long.MAX_VALUE);
+    WaitNode.NodeFuture<Arrival> f =
+        WaitNode.async(this, FifoBarrier::arrivalOf, 1, nanos != Long.MAX_VALUE);
+    WaitNode w = f.node();
     Trip trip = arrive(w);
     if (trip != null) {
       trip.release(w);
     }
     return futureOf(
-        w, trip == null, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
+        f, trip == null, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
   }
 
   /** Queues {@code w} and returns null, or, if it is the last arrival, trips the generation. */
@@ -326,9 +328,12 @@ final class FifoBarrier extends WaitQueue implements Barrier {
     return null; // fewer arrived now: nothing can trip (B3)
   }
 
-  @Override
-  protected @Nullable Object grantedValue(WaitNode node) {
-    return node.outcome();
+  /**
+   * A passed party's arrival: a node's outcome is its Arrival when it passed (Trip.settle), its
+   * failure when it failed, which is why this cast holds.
+   */
+  private static Arrival arrivalOf(WaitNode node) {
+    return (Arrival) Objects.requireNonNull(node.outcome());
   }
 
   /**

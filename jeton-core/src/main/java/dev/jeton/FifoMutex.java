@@ -59,7 +59,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
    *       first, its thread interrupted) is unlocked by the engine (giveBackLocked), so it is
    *       handed on.
    *
-   * Field access follows the rule in package-info.java: `state` is changed by CAS (STATE).
+   * Field access follows the engine's rule (its package-info.java): `state` is changed by CAS (STATE).
    */
 
   private static final long QUEUED = 1;
@@ -68,6 +68,9 @@ final class FifoMutex extends WaitQueue implements Mutex {
 
   /** From a free state (LOCKED and QUEUED clear) to the next grant: nextGrant(s) == s + this. */
   private static final long FREE_TO_LOCKED = (1L << GRANT_SHIFT) + LOCKED;
+
+  /** A granted request's guard, made under the lock and carried in its node. */
+  private static final WaitNode.Grant<Guard> GUARD = FifoMutex::guardOf;
 
   private static final VarHandle STATE;
 
@@ -119,7 +122,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
     if (enqueue(w)) {
       awaitBlocking(w, nanos, timeout);
     }
-    return (Guard) java.util.Objects.requireNonNull(w.outcome());
+    return GUARD.of(w);
   }
 
   @Override
@@ -137,9 +140,10 @@ final class FifoMutex extends WaitQueue implements Mutex {
     if (guard != null) {
       return CompletableFuture.completedFuture(guard);
     }
-    WaitNode w = WaitNode.async(this, 1, nanos != Long.MAX_VALUE);
+    WaitNode.NodeFuture<Guard> f = WaitNode.async(this, GUARD, 1, nanos != Long.MAX_VALUE);
+    WaitNode w = f.node();
     return futureOf(
-        w, enqueue(w), nanos, () -> timeoutException(w, java.util.Objects.requireNonNull(timeout)));
+        f, enqueue(w), nanos, () -> timeoutException(w, java.util.Objects.requireNonNull(timeout)));
   }
 
   @Override
@@ -273,14 +277,17 @@ final class FifoMutex extends WaitQueue implements Mutex {
     return null;
   }
 
-  @Override
-  protected @Nullable Object grantedValue(WaitNode node) {
-    return node.outcome();
+  /**
+   * The guard a granted node carries: the mutex puts only its own guards in a node's outcome
+   * (enqueue, unlockLocked), which is why this cast holds.
+   */
+  private static LocalMutexGuard guardOf(WaitNode node) {
+    return (LocalMutexGuard) java.util.Objects.requireNonNull(node.outcome());
   }
 
   @Override
   protected @Nullable WaitNode giveBackLocked(WaitNode node) {
-    return unlockLocked(((LocalMutexGuard) java.util.Objects.requireNonNull(node.outcome())).grant);
+    return unlockLocked(guardOf(node).grant);
   }
 
   @Override

@@ -28,20 +28,21 @@ final class Selection<R> implements Spin.Awaited, WaitNode.Claimant {
    *    (or take one from) another select's node, by claiming that select, as any matcher does.
    *    If none can and there is a default clause, it wins.
    * 2. Queue. Still under all the locks, one node per channel clause is queued on its channel,
-   *    pointing to this Selection. Then every lock is released and what the channels decided
+   *    pointing to this Selection (a WaitNode.Claimant: the engine asks it, and tells it, in place
+   *    of a thread or a future). Then every lock is released and what the channels decided
    *    (deliveries, undelivered values) is done: only the winning clause's channel decides
    *    anything, since a clause that cannot happen leaves its channel as it was (but for the
    *    given-up nodes it unlinks, whose values their own withdrawals report). An async select that
    *    queued is tracked by the Scope task running on this thread, if any (ScopeTask.trackWait, as
-   *    WaitQueue.futureOf does for every other wait): the scope's cancel cancels its future, which
+   *    the engine's WaitQueue.futureOf does for every other wait): the scope's cancel cancels its future, which
    *    gives up below.
    * 3. Wait. A channel that matches one of the nodes first claims it: claimForOutcome on a
    *    select's node is claim() here, a CAS of `state` from OPEN to the clause's index. The first
    *    claim wins; the other nodes cannot be claimed any more, and a channel that meets one
    *    unlinks it. The channel then finishes the node as usual (outcome, status, delivery), and
    *    delivered() wakes the selecting thread, or finishes an async select. A blocking select
-   *    spins briefly before it first parks when its channels' scores say it pays (BriefSpin, as
-   *    a channel's waiter does). A timeout, an interrupt or a cancel of the future competes by
+   *    spins briefly before it first parks when its channels' scores say it pays (the engine's Spin,
+   *    as a channel's waiter does). A timeout, an interrupt or a cancel of the future competes by
    *    the same CAS (to the timeout clause's index, or GIVEN_UP), so exactly one thing ends the
    *    select.
    * 4. Withdraw. The winner (or the thread that gave up) withdraws every other node from its
@@ -141,8 +142,7 @@ final class Selection<R> implements Spin.Awaited, WaitNode.Claimant {
   /** Steps 1 and 2: the clause that won at once, or OPEN if every channel clause was queued. */
   private int lookThenQueue(boolean biased) {
     ChannelQueue[] channels = channelsInLockOrder();
-    ChannelQueue.@Nullable After after =
-        channels.length == 0 ? null : new ChannelQueue.After(channels[0]);
+    @Nullable AfterUnlock after = channels.length == 0 ? null : new AfterUnlock(channels[0]);
     int won = OPEN;
     for (ChannelQueue c : channels) {
       c.lockForSelect();
@@ -179,7 +179,7 @@ final class Selection<R> implements Spin.Awaited, WaitNode.Claimant {
    * Step 1, all locks held: the index of the clause that happened, or OPEN. {@code after} goes from
    * channel to channel with the tries, and holds what the winning one decided.
    */
-  private int look(boolean biased, ChannelQueue.@Nullable After after) {
+  private int look(boolean biased, @Nullable AfterUnlock after) {
     int n = clauses.length;
     int[] order = biased ? null : shuffled(n);
     int first = biased || order != null || n == 1 ? 0 : ThreadLocalRandom.current().nextInt(n);
@@ -193,7 +193,7 @@ final class Selection<R> implements Spin.Awaited, WaitNode.Claimant {
       WaitNode w = WaitNode.claimedBy(this, clause.kind);
       w.setOutcome(clause.value);
       nodes[i] = w;
-      ChannelQueue.After decided = Objects.requireNonNull(after).moveTo(c);
+      AfterUnlock decided = Objects.requireNonNull(after).moveTo(c);
       if (clause.isSend() ? c.sendLocked(w, decided) : c.receiveLocked(w, decided)) {
         return i;
       }

@@ -82,18 +82,15 @@ final class Delivery {
   }
 
   /** Completes the future of a delivered asynchronous node with its outcome, by its queue. */
-  @SuppressWarnings("unchecked")
   static void complete(WaitNode w) {
-    WaitNode.NodeFuture<@Nullable Object> f =
-        (WaitNode.NodeFuture<@Nullable Object>) Objects.requireNonNull(w.future());
-    WaitQueue queue = f.queue;
+    WaitNode.NodeFuture<?> f = Objects.requireNonNull(w.future());
     f.stopTimer();
     if (w.status == WaitNode.GRANTED) {
       if (!f.isGivenUp()) { // else the completion from outside that won gives the grant back
-        var unused = f.settle(queue.grantedValue(w)); // false only for the same reason
+        f.settleGranted();
       }
     } else {
-      f.settleExceptionally(queue.failure(w));
+      f.settleExceptionally(f.queue.failure(w));
     }
   }
 

@@ -182,15 +182,36 @@ public final class WaitNode implements Spin.Awaited {
     return new WaitNode(weight, Thread.currentThread());
   }
 
-  /** An asynchronous request of {@code queue}; a {@code timed} one gets its timer once queued. */
-  public static WaitNode async(WaitQueue queue, int weight, boolean timed) {
-    NodeFuture<Object> future = new NodeFuture<>(queue);
+  /**
+   * The future of a new asynchronous request of {@code queue}, whose node is {@link
+   * NodeFuture#node()}: when granted it completes with what {@code grant} makes of the node. A
+   * {@code timed} one gets its timer once queued.
+   */
+  public static <T extends @Nullable Object> NodeFuture<T> async(
+      WaitQueue queue, Grant<T> grant, int weight, boolean timed) {
+    NodeFuture<T> future = new NodeFuture<>(queue, grant);
     if (timed) {
       future.expectTimer();
     }
-    WaitNode node = new WaitNode(weight, future);
-    future.node = node;
-    return node;
+    future.node = new WaitNode(weight, future);
+    return future;
+  }
+
+  /**
+   * What a granted request gets, made from its node: the typed grant of one kind of request (a
+   * semaphore's permit, a lock's guard, a received value). Made once per primitive and kind, never
+   * per request.
+   */
+  @FunctionalInterface
+  public interface Grant<T extends @Nullable Object> {
+    /** The grant of {@code node}, granted; called at most once per node. */
+    T of(WaitNode node);
+
+    /** The grant of a request that gets nothing: its {@code Void} future completes with null. */
+    @SuppressWarnings("NullAway") // null is the one value of Void
+    static Void nothing(WaitNode node) {
+      return null;
+    }
   }
 
   @Override
@@ -237,6 +258,7 @@ public final class WaitNode implements Spin.Awaited {
   /** The future of an asynchronous request; completing it from outside withdraws the request. */
   public static final class NodeFuture<T extends @Nullable Object> extends WithdrawingFuture<T> {
     final WaitQueue queue;
+    private final Grant<T> grant;
 
     /** Set once, before the future is returned to anyone. */
     @Nullable WaitNode node;
@@ -246,8 +268,14 @@ public final class WaitNode implements Spin.Awaited {
       return Objects.requireNonNull(node);
     }
 
-    NodeFuture(WaitQueue queue) {
+    NodeFuture(WaitQueue queue, Grant<T> grant) {
       this.queue = queue;
+      this.grant = grant;
+    }
+
+    /** Completes the future with the grant of its node, unless it was given up first. */
+    void settleGranted() {
+      var unused = settle(grant.of(node())); // false only if given up meanwhile: see Delivery
     }
 
     @Override

@@ -127,9 +127,6 @@ public abstract class WaitQueue {
    */
   protected abstract @Nullable WaitNode afterWithdrawLocked();
 
-  /** The value a granted asynchronous request's future completes with. */
-  protected abstract @Nullable Object grantedValue(WaitNode node);
-
   /**
    * Gives back the grant of {@code node}, which reached no one: its future was completed from
    * outside first, or its blocked thread was interrupted; returns the nodes that this grants,
@@ -278,7 +275,7 @@ public abstract class WaitQueue {
   }
 
   /** Chain {@code a} followed by chain {@code b}. */
-  protected static @Nullable WaitNode concat(@Nullable WaitNode a, @Nullable WaitNode b) {
+  public static @Nullable WaitNode concat(@Nullable WaitNode a, @Nullable WaitNode b) {
     if (a == null) {
       return b;
     }
@@ -436,14 +433,16 @@ public abstract class WaitQueue {
   }
 
   /**
-   * The future of an asynchronous node that {@code enqueued} says was queued (true) or already left
-   * (false: granted or failed at once, and delivered here). A timed one gets its timer, which fails
-   * it with {@code onTimeout}'s exception.
+   * The future of an asynchronous request that {@code enqueued} says was queued (true) or already
+   * left (false: granted or failed at once, and delivered here). A timed one gets its timer, which
+   * fails it with {@code onTimeout}'s exception.
    */
-  @SuppressWarnings("unchecked")
-  protected final <T> CompletableFuture<T> futureOf(
-      WaitNode w, boolean enqueued, long nanos, Supplier<TimeoutException> onTimeout) {
-    WaitNode.NodeFuture<T> future = (WaitNode.NodeFuture<T>) Objects.requireNonNull(w.future());
+  protected final <T extends @Nullable Object> CompletableFuture<T> futureOf(
+      WaitNode.NodeFuture<T> future,
+      boolean enqueued,
+      long nanos,
+      Supplier<TimeoutException> onTimeout) {
+    WaitNode w = future.node();
     if (!enqueued) {
       Delivery.complete(w); // never queued: this is the requester's own stack, not a releaser's
     } else if (nanos != Long.MAX_VALUE) {
