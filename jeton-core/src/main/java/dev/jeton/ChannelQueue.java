@@ -1,12 +1,13 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.Spin;
+import dev.jeton.internal.engine.ThreadCensus;
+import dev.jeton.internal.engine.WaitNode;
+import dev.jeton.internal.engine.WaitQueue;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -37,7 +38,7 @@ abstract class ChannelQueue extends WaitQueue {
    * sender's value moves into the buffer (it was full); with nothing buffered, the first
    * claimable sender's value is taken directly (rendezvous); else, if closed, "closed"; else the
    * receiver's node is queued. What must happen outside the lock (deliveries, the undelivered
-   * hook) is collected in an After and run once the lock is released.
+   * hook) is collected in an AfterUnlock and run once the lock is released.
    *
    * Claiming. A value handed over cannot be given back, so a node is matched only after
    * WaitNode.claimForOutcome succeeds; from then on, a completion of its future from outside is
@@ -74,7 +75,7 @@ abstract class ChannelQueue extends WaitQueue {
    *
    * Field access: every field below is guarded by the lock, except `closed`, written under it
    * and read without it by isClosed, and the final ones (briefSpin's own fields are raced on
-   * purpose: see BriefSpin.Score).
+   * purpose: see Spin.Score).
    */
 
   static final int SEND = 1;
@@ -111,7 +112,7 @@ abstract class ChannelQueue extends WaitQueue {
   private volatile boolean closed;
 
   /** Whether this channel's waiters spin before they park. */
-  final BriefSpin.Score briefSpin;
+  final Spin.Score briefSpin;
 
   @SuppressWarnings("unchecked")
   ChannelQueue(
@@ -122,51 +123,9 @@ abstract class ChannelQueue extends WaitQueue {
       Timers timers) {
     super(completionExecutor, null, timers, null);
     this.capacity = capacity;
-    this.briefSpin = new BriefSpin.Score(ThreadCensus.CHANNELS);
+    this.briefSpin = new Spin.Score(ThreadCensus.CHANNELS);
     this.overflow = overflow;
     this.onUndelivered = (Consumer<Object>) onUndelivered;
-  }
-
-  /**
-   * What an operation decided under a channel's lock and does once it is released. A select moves
-   * one from channel to channel as it tries its clauses ({@link #moveTo}): a try that cannot happen
-   * decides nothing, so only the winning channel's decisions are ever in it.
-   */
-  static final class After {
-    private ChannelQueue channel;
-    @Nullable WaitNode deliveries;
-    @Nullable List<Object> undelivered;
-
-    After(ChannelQueue channel) {
-      this.channel = channel;
-    }
-
-    /** Makes this the After of {@code c}'s next operation; it must hold nothing yet. */
-    After moveTo(ChannelQueue c) {
-      if (deliveries != null || undelivered != null) {
-        throw new IllegalStateException("a channel decided something in a try that failed");
-      }
-      channel = c;
-      return this;
-    }
-
-    void toDeliver(@Nullable WaitNode chain) {
-      deliveries = concat(deliveries, chain);
-    }
-
-    void undelivered(Object value) {
-      if (undelivered == null) {
-        undelivered = new ArrayList<>();
-      }
-      undelivered.add(value);
-    }
-
-    void run() {
-      channel.deliver(deliveries);
-      if (undelivered != null) {
-        undelivered.forEach(channel::undelivered);
-      }
-    }
   }
 
   // ---------------------------------------------------------------- sending
@@ -176,16 +135,16 @@ abstract class ChannelQueue extends WaitQueue {
    * status is GRANTED (accepted) or FAILED_CLOSED (with the exception as outcome); false if it
    * would have to wait, and {@code w} is untouched. Lock held.
    */
-  final boolean sendLocked(WaitNode w, After after) {
-    Object sent = sendLocked(Objects.requireNonNull(w.outcome), after);
+  final boolean sendLocked(WaitNode w, AfterUnlock after) {
+    Object sent = sendLocked(Objects.requireNonNull(w.outcome()), after);
     if (sent == NOTHING) {
       return false;
     }
     if (sent == SENT) {
-      w.status = WaitNode.GRANTED;
+      w.setStatus(WaitNode.GRANTED);
     } else {
-      w.outcome = closedForSend();
-      w.status = WaitNode.FAILED_CLOSED;
+      w.setOutcome(closedForSend());
+      w.setStatus(WaitNode.FAILED_CLOSED);
     }
     return true;
   }
@@ -194,7 +153,7 @@ abstract class ChannelQueue extends WaitQueue {
    * Sends {@code value} if that can be done now: SENT (accepted, or dropped by the overflow
    * policy), CLOSED_FOR_SEND, or NOTHING (it would have to wait). Lock held.
    */
-  final Object sendLocked(Object value, After after) {
+  final Object sendLocked(Object value, AfterUnlock after) {
     if (state != OPEN) {
       return CLOSED_FOR_SEND;
     }
@@ -202,11 +161,11 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /** Hands {@code value} to a receiver or the buffer, or drops it by policy; false if full. */
-  private boolean offerLocked(Object value, After after) {
+  private boolean offerLocked(Object value, AfterUnlock after) {
     WaitNode r = claimHead(false);
     if (r != null) {
-      r.outcome = value;
-      after.toDeliver(unlinkRun(r.next, WaitNode.GRANTED));
+      r.setOutcome(value);
+      after.toDeliver(unlinkRun(r.next(), WaitNode.GRANTED));
       return true;
     }
     if (buffer.size() < capacity) {
@@ -232,11 +191,11 @@ abstract class ChannelQueue extends WaitQueue {
    * leftBeforeWithdrawal). Lock held.
    */
   private @Nullable WaitNode claimHead(boolean senders) {
-    for (WaitNode h; (h = head()) != null && (h.weight == SEND) == senders; ) {
+    for (WaitNode h; (h = head()) != null && (h.weight() == SEND) == senders; ) {
       if (h.claimForOutcome()) {
         return h;
       }
-      var unused = unlinkRun(h.next, WaitNode.CANCELLED); // its withdrawal will find it gone
+      var unused = unlinkRun(h.next(), WaitNode.CANCELLED); // its withdrawal will find it gone
     }
     return null;
   }
@@ -248,7 +207,7 @@ abstract class ChannelQueue extends WaitQueue {
    * with the value (or null for "closed") as outcome, or FAILED_CLOSED with the exception; false if
    * it would have to wait. Lock held.
    */
-  final boolean receiveLocked(WaitNode w, After after) {
+  final boolean receiveLocked(WaitNode w, AfterUnlock after) {
     Object v = pollLocked(after);
     if (v == NOTHING) {
       return false;
@@ -256,19 +215,19 @@ abstract class ChannelQueue extends WaitQueue {
     if (v == ENDED) {
       endLocked(w);
     } else {
-      w.outcome = v;
-      w.status = WaitNode.GRANTED;
+      w.setOutcome(v);
+      w.setStatus(WaitNode.GRANTED);
     }
     return true;
   }
 
   /** The next value, or NOTHING (none ready, open), or ENDED (closed and drained, or cancelled). */
-  final Object pollLocked(After after) {
+  final Object pollLocked(AfterUnlock after) {
     Object v = buffer.poll();
     WaitNode s = claimHead(true);
     if (s != null) {
-      Object offered = Objects.requireNonNull(s.outcome);
-      after.toDeliver(unlinkRun(s.next, WaitNode.GRANTED));
+      Object offered = Objects.requireNonNull(s.outcome());
+      after.toDeliver(unlinkRun(s.next(), WaitNode.GRANTED));
       if (v == null) {
         return offered; // rendezvous, or a buffer that was empty: straight from the sender
       }
@@ -284,12 +243,12 @@ abstract class ChannelQueue extends WaitQueue {
    * Gives a receiver that finds the channel ended its outcome: "closed" or the failure. Lock held.
    */
   final void endLocked(WaitNode w) {
-    if (state == CLOSED && closeCause == null && w.weight == RECEIVE_OR_CLOSED) {
-      w.outcome = null;
-      w.status = WaitNode.GRANTED;
+    if (state == CLOSED && closeCause == null && w.weight() == RECEIVE_OR_CLOSED) {
+      w.setOutcome(null);
+      w.setStatus(WaitNode.GRANTED);
     } else {
-      w.outcome = closedForReceive();
-      w.status = WaitNode.FAILED_CLOSED;
+      w.setOutcome(closedForReceive());
+      w.setStatus(WaitNode.FAILED_CLOSED);
     }
   }
 
@@ -316,18 +275,18 @@ abstract class ChannelQueue extends WaitQueue {
       // Waiting senders stay (C4). Waiting receivers mean an empty buffer and no senders (C1,
       // C2): they all end now.
       WaitNode h = head();
-      if (h == null || h.weight == SEND) {
+      if (h == null || h.weight() == SEND) {
         return true;
       }
-      for (WaitNode w = h; w != null; w = w.next) {
-        if (w.selection() != null) {
+      for (WaitNode w = h; w != null; w = w.next()) {
+        if (w.claimant() != null) {
           var unused = w.claimForOutcome(); // false: its select won elsewhere, it just leaves
         }
-        w.outcome = w.weight == RECEIVE_OR_CLOSED && cause == null ? null : closedForReceive();
+        w.setOutcome(w.weight() == RECEIVE_OR_CLOSED && cause == null ? null : closedForReceive());
       }
       chain =
           concat(
-              removeLocked(w -> w.outcome == null, WaitNode.GRANTED),
+              removeLocked(w -> w.outcome() == null, WaitNode.GRANTED),
               unlinkRun(null, WaitNode.FAILED_CLOSED));
     } finally {
       lock.unlock();
@@ -337,7 +296,7 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   public final void cancel() {
-    After after = new After(this);
+    AfterUnlock after = new AfterUnlock(this);
     lock.lock();
     try {
       if (state == CANCELLED) {
@@ -348,13 +307,13 @@ abstract class ChannelQueue extends WaitQueue {
       buffer.forEach(after::undelivered);
       buffer.clear();
       ChannelClosedException failure = closedForReceive();
-      for (WaitNode w = head(); w != null; w = w.next) {
-        if (w.selection() != null) {
+      for (WaitNode w = head(); w != null; w = w.next()) {
+        if (w.claimant() != null) {
           var unused = w.claimForOutcome(); // the select fails, or has won elsewhere
-        } else if (w.weight == SEND) {
-          after.undelivered(Objects.requireNonNull(w.outcome));
+        } else if (w.weight() == SEND) {
+          after.undelivered(Objects.requireNonNull(w.outcome()));
         }
-        w.outcome = failure;
+        w.setOutcome(failure);
       }
       after.toDeliver(unlinkRun(null, WaitNode.FAILED_CLOSED));
     } finally {
@@ -366,7 +325,7 @@ abstract class ChannelQueue extends WaitQueue {
   // ---------------------------------------------------------------- the engine's hooks
 
   @Override
-  @Nullable WaitNode afterWithdrawLocked() {
+  protected @Nullable WaitNode afterWithdrawLocked() {
     return null; // a withdrawn send or receive makes nothing else possible (C2)
   }
 
@@ -377,66 +336,77 @@ abstract class ChannelQueue extends WaitQueue {
    * threads at once, pays instead (decision 54).
    */
   @Override
-  boolean spinAtHead() {
+  protected boolean spinAtHead() {
     return false;
   }
 
   @Override
-  BriefSpin.Score briefSpin() {
+  protected Spin.Score briefSpin() {
     return briefSpin;
   }
 
   @Override
-  boolean keepsOutcomeWhenInterrupted(WaitNode node) {
-    return node.status == WaitNode.GRANTED; // a value handed over cannot be given back
+  protected boolean keepsOutcomeWhenInterrupted(WaitNode node) {
+    return node.status() == WaitNode.GRANTED; // a value handed over cannot be given back
   }
 
   @Override
-  void withdrawn(WaitNode node) {
-    if (node.weight == SEND && node.selection() == null) {
-      undelivered(Objects.requireNonNull(node.outcome)); // C5
+  protected void withdrawn(WaitNode node) {
+    if (node.weight() == SEND && node.claimant() == null) {
+      undelivered(Objects.requireNonNull(node.outcome())); // C5
     }
   }
 
   @Override
-  void leftBeforeWithdrawal(WaitNode node) {
+  protected void leftBeforeWithdrawal(WaitNode node) {
     // Unlinked as CANCELLED only by a matcher that found it given up (claimHead), which left
     // its value to us (C5); close and cancel end nodes otherwise, and cancel reports them.
-    if (node.status == WaitNode.CANCELLED && node.weight == SEND && node.selection() == null) {
-      undelivered(Objects.requireNonNull(node.outcome));
+    if (node.status() == WaitNode.CANCELLED && node.weight() == SEND && node.claimant() == null) {
+      undelivered(Objects.requireNonNull(node.outcome()));
     }
   }
 
   @Override
-  @Nullable Object grantedValue(WaitNode node) {
-    switch (node.weight) {
-      case SEND:
-        return null;
-      case RECEIVE_OR_CLOSED:
-        return Optional.ofNullable(node.outcome);
-      default:
-        return node.outcome;
-    }
-  }
-
-  @Override
-  @Nullable WaitNode giveBackLocked(WaitNode node) {
+  protected @Nullable WaitNode giveBackLocked(WaitNode node) {
     // A node is matched only once claimed: a completion of its future from outside is refused
     // from then on, and its interrupted thread keeps what it got (keepsOutcomeWhenInterrupted).
     throw new AssertionError("a channel's grant always reaches its requester: " + node);
   }
 
   @Override
-  RuntimeException failure(WaitNode node) {
-    return (ChannelClosedException) Objects.requireNonNull(node.outcome);
+  protected RuntimeException failure(WaitNode node) {
+    return (ChannelClosedException) Objects.requireNonNull(node.outcome());
   }
 
   @Override
-  TimeoutException timeoutException(WaitNode node, Duration timeout) {
+  protected TimeoutException timeoutException(WaitNode node, Duration timeout) {
     return new TimeoutException(
         "timed out after "
             + Arguments.format(timeout)
-            + (node.weight == SEND ? " waiting to send" : " waiting to receive"));
+            + (node.weight() == SEND ? " waiting to send" : " waiting to receive"));
+  }
+
+  /** Does what {@code after} collected under the lock, once it is released. */
+  final void finish(AfterUnlock after) {
+    deliver(after.deliveries);
+    if (after.undelivered != null) {
+      after.undelivered.forEach(this::undelivered);
+    }
+  }
+
+  /** Takes this channel's lock, for a select that queues on several channels at once. */
+  final void lockForSelect() {
+    lock.lock();
+  }
+
+  /** Releases the lock {@link #lockForSelect} took. */
+  final void unlockForSelect() {
+    lock.unlock();
+  }
+
+  /** Queues a select's node; lock held ({@link #lockForSelect}). */
+  final void appendForSelect(WaitNode w) {
+    append(w);
   }
 
   /** Passes a value that no receiver will get to the hook, if any. */
@@ -486,7 +456,7 @@ abstract class ChannelQueue extends WaitQueue {
     try {
       WaitNode h = head();
       return state == CANCELLED
-          || (state == CLOSED && buffer.isEmpty() && (h == null || h.weight != SEND));
+          || (state == CLOSED && buffer.isEmpty() && (h == null || h.weight() != SEND));
     } finally {
       lock.unlock();
     }
@@ -508,7 +478,7 @@ abstract class ChannelQueue extends WaitQueue {
           + buffer.size()
           + ", waiting="
           + queueLengthLocked()
-          + (h == null ? "" : h.weight == SEND ? " senders" : " receivers")
+          + (h == null ? "" : h.weight() == SEND ? " senders" : " receivers")
           + (state == OPEN ? "" : state == CLOSED ? ", closed" : ", cancelled")
           + "]";
     } finally {

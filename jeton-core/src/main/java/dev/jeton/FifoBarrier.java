@@ -1,6 +1,8 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.WaitNode;
+import dev.jeton.internal.engine.WaitQueue;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -133,11 +135,11 @@ final class FifoBarrier extends WaitQueue implements Barrier {
       awaitBlocking(w, nanos, timeout); // returns only when granted
     } else {
       trip.release(w);
-      if (w.status != WaitNode.GRANTED) {
+      if (w.status() != WaitNode.GRANTED) {
         throw failure(w);
       }
     }
-    return (Arrival) Objects.requireNonNull(w.outcome);
+    return arrivalOf(w);
   }
 
   @Override
@@ -151,13 +153,15 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   }
 
   private CompletableFuture<Arrival> awaitAsync(long nanos, @Nullable Duration timeout) {
-    WaitNode w = WaitNode.async(this, 1, nanos != Long.MAX_VALUE);
+    WaitNode.NodeFuture<Arrival> f =
+        WaitNode.async(this, FifoBarrier::arrivalOf, 1, nanos != Long.MAX_VALUE);
+    WaitNode w = f.node();
     Trip trip = arrive(w);
     if (trip != null) {
       trip.release(w);
     }
     return futureOf(
-        w, trip == null, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
+        f, trip == null, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
   }
 
   /** Queues {@code w} and returns null, or, if it is the last arrival, trips the generation. */
@@ -286,7 +290,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
         }
       }
       int index = 0;
-      for (WaitNode w = chain; w != null; w = w.next) {
+      for (WaitNode w = chain; w != null; w = w.next()) {
         settle(w, index++, broken);
       }
       if (last != null) {
@@ -298,11 +302,11 @@ final class FifoBarrier extends WaitQueue implements Barrier {
 
     private void settle(WaitNode w, int index, @Nullable BarrierBrokenException broken) {
       if (broken == null) {
-        w.outcome = new Arrival(index, generation);
-        w.status = WaitNode.GRANTED;
+        w.setOutcome(new Arrival(index, generation));
+        w.setStatus(WaitNode.GRANTED);
       } else {
-        w.outcome = broken;
-        w.status = WaitNode.FAILED_BROKEN;
+        w.setOutcome(broken);
+        w.setStatus(WaitNode.FAILED_BROKEN);
       }
     }
 
@@ -315,18 +319,21 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   // ---------------------------------------------------------------- the engine's hooks
 
   @Override
-  boolean spinAtHead() {
+  protected boolean spinAtHead() {
     return spin;
   }
 
   @Override
-  @Nullable WaitNode afterWithdrawLocked() {
+  protected @Nullable WaitNode afterWithdrawLocked() {
     return null; // fewer arrived now: nothing can trip (B3)
   }
 
-  @Override
-  @Nullable Object grantedValue(WaitNode node) {
-    return node.outcome;
+  /**
+   * A passed party's arrival: a node's outcome is its Arrival when it passed (Trip.settle), its
+   * failure when it failed, which is why this cast holds.
+   */
+  private static Arrival arrivalOf(WaitNode node) {
+    return (Arrival) Objects.requireNonNull(node.outcome());
   }
 
   /**
@@ -335,17 +342,17 @@ final class FifoBarrier extends WaitQueue implements Barrier {
    * completes with the generation's outcome).
    */
   @Override
-  boolean mayGiveUp(WaitNode node) {
+  protected boolean mayGiveUp(WaitNode node) {
     lock.lock();
     try {
-      return node.isGivenUp() || (node.status == WaitNode.WAITING && node.claimForWithdrawal());
+      return node.isGivenUp() || (node.status() == WaitNode.WAITING && node.claimForWithdrawal());
     } finally {
       lock.unlock();
     }
   }
 
   @Override
-  @Nullable WaitNode giveBackLocked(WaitNode node) {
+  protected @Nullable WaitNode giveBackLocked(WaitNode node) {
     return null; // an arrival that reached no one still counted: there is nothing to give back
   }
 
@@ -354,22 +361,22 @@ final class FifoBarrier extends WaitQueue implements Barrier {
    * counted, and the others passed (or failed) with it, as {@code CyclicBarrier} does.
    */
   @Override
-  boolean keepsOutcomeWhenInterrupted(WaitNode node) {
+  protected boolean keepsOutcomeWhenInterrupted(WaitNode node) {
     return true;
   }
 
   @Override
-  RuntimeException failure(WaitNode node) {
-    return (BarrierBrokenException) Objects.requireNonNull(node.outcome);
+  protected RuntimeException failure(WaitNode node) {
+    return (BarrierBrokenException) Objects.requireNonNull(node.outcome());
   }
 
   @Override
-  TimeoutException timeoutException(WaitNode node, Duration timeout) {
+  protected TimeoutException timeoutException(WaitNode node, Duration timeout) {
     int missing;
     lock.lock();
     try {
       // A timed-out future's node may still be queued here; a blocked one's is withdrawn.
-      int others = queueLengthLocked() - (node.status == WaitNode.WAITING ? 1 : 0);
+      int others = queueLengthLocked() - (node.status() == WaitNode.WAITING ? 1 : 0);
       missing = Math.max(1, parties - others - 1);
     } finally {
       lock.unlock();
@@ -402,7 +409,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
     lock.lock();
     try {
       int arrived = 0;
-      for (WaitNode w = head(); w != null; w = w.next) {
+      for (WaitNode w = head(); w != null; w = w.next()) {
         arrived += givenUp(w) ? 0 : 1;
       }
       return arrived;

@@ -1,6 +1,7 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.WaitNode;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.Objects;
@@ -82,16 +83,18 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
 
   private CompletableFuture<Void> sendAsync(T value, long nanos, @Nullable Duration timeout) {
     Objects.requireNonNull(value, "value");
-    WaitNode w = WaitNode.async(this, SEND, nanos != Long.MAX_VALUE);
+    WaitNode.NodeFuture<Void> f =
+        WaitNode.async(this, WaitNode.Grant::nothing, SEND, nanos != Long.MAX_VALUE);
+    WaitNode w = f.node();
     Object result = sendOrQueue(value, w, true);
     if (result == SENT) {
-      w.status = WaitNode.GRANTED;
+      w.setStatus(WaitNode.GRANTED);
     } else if (result == CLOSED_FOR_SEND) {
-      w.outcome = sendFailure();
-      w.status = WaitNode.FAILED_CLOSED;
+      w.setOutcome(sendFailure());
+      w.setStatus(WaitNode.FAILED_CLOSED);
     }
     return futureOf(
-        w, result == w, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
+        f, result == w, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
   }
 
   @Override
@@ -103,26 +106,23 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
   // ---------------------------------------------------------------- receiving
 
   @Override
-  @SuppressWarnings("unchecked")
   public T receive() throws InterruptedException {
     try {
-      return (T) Objects.requireNonNull(receive(RECEIVE, Long.MAX_VALUE, null));
+      return valueOf(Objects.requireNonNull(receive(RECEIVE, Long.MAX_VALUE, null)));
     } catch (TimeoutException impossible) {
       throw new AssertionError(impossible);
     }
   }
 
   @Override
-  @SuppressWarnings("unchecked")
   public T receive(Duration timeout) throws InterruptedException, TimeoutException {
-    return (T) Objects.requireNonNull(receive(RECEIVE, Arguments.toNanos(timeout), timeout));
+    return valueOf(Objects.requireNonNull(receive(RECEIVE, Arguments.toNanos(timeout), timeout)));
   }
 
   @Override
-  @SuppressWarnings("unchecked")
   public Optional<T> receiveOrClosed() throws InterruptedException {
     try {
-      return Optional.ofNullable((T) receive(RECEIVE_OR_CLOSED, Long.MAX_VALUE, null));
+      return valueOrClosed(receive(RECEIVE_OR_CLOSED, Long.MAX_VALUE, null));
     } catch (TimeoutException impossible) {
       throw new AssertionError(impossible);
     }
@@ -142,48 +142,74 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
     } else if (result == ENDED) {
       w = WaitNode.blocking(kind);
       ended(w);
-      if (w.status != WaitNode.GRANTED) {
+      if (w.status() != WaitNode.GRANTED) {
         throw failure(w);
       }
     } else {
       return result; // received at once: no node made
     }
-    return w.outcome;
+    return w.outcome();
   }
 
   @Override
   public CompletableFuture<T> receiveAsync() {
-    return receiveAsync(RECEIVE, Long.MAX_VALUE, null);
+    return receiveAsync(RECEIVE, FifoChannel::received, Long.MAX_VALUE, null);
   }
 
   @Override
   public CompletableFuture<T> receiveAsync(Duration timeout) {
-    return receiveAsync(RECEIVE, Arguments.toNanos(timeout), timeout);
+    return receiveAsync(RECEIVE, FifoChannel::received, Arguments.toNanos(timeout), timeout);
   }
 
   @Override
   public CompletableFuture<Optional<T>> receiveOrClosedAsync() {
-    return receiveAsync(RECEIVE_OR_CLOSED, Long.MAX_VALUE, null);
+    return receiveAsync(RECEIVE_OR_CLOSED, FifoChannel::receivedOrClosed, Long.MAX_VALUE, null);
   }
 
-  private <R> CompletableFuture<R> receiveAsync(int kind, long nanos, @Nullable Duration timeout) {
-    WaitNode w = WaitNode.async(this, kind, nanos != Long.MAX_VALUE);
+  /** A receive of {@code kind}, whose future completes with what {@code grant} makes of it. */
+  private <R> CompletableFuture<R> receiveAsync(
+      int kind, WaitNode.Grant<R> grant, long nanos, @Nullable Duration timeout) {
+    WaitNode.NodeFuture<R> f = WaitNode.async(this, grant, kind, nanos != Long.MAX_VALUE);
+    WaitNode w = f.node();
     Object result = receiveOrQueue(kind, w);
     if (result == ENDED) {
       ended(w);
     } else if (result != w) {
-      w.outcome = result;
-      w.status = WaitNode.GRANTED;
+      w.setOutcome(result);
+      w.setStatus(WaitNode.GRANTED);
     }
     return futureOf(
-        w, result == w, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
+        f, result == w, nanos, () -> timeoutException(w, Objects.requireNonNull(timeout)));
+  }
+
+  /**
+   * A value of this channel, as held in its buffer or a node: only values of type T are ever sent
+   * into it ({@link #send} and its forms take a T), which is why this cast holds.
+   */
+  @SuppressWarnings("unchecked")
+  private static <T> T valueOf(Object value) {
+    return (T) value;
+  }
+
+  /** What receiveOrClosed returns for a value, or for null ("closed"). */
+  private static <T> Optional<T> valueOrClosed(@Nullable Object value) {
+    return value == null ? Optional.empty() : Optional.of(valueOf(value));
+  }
+
+  /** A granted receive's value. */
+  private static <T> T received(WaitNode node) {
+    return valueOf(Objects.requireNonNull(node.outcome()));
+  }
+
+  /** A granted receiveOrClosed's value, or "closed". */
+  private static <T> Optional<T> receivedOrClosed(WaitNode node) {
+    return valueOrClosed(node.outcome());
   }
 
   @Override
-  @SuppressWarnings("unchecked")
   public Optional<T> tryReceive() {
     Object v;
-    After after = new After(this);
+    AfterUnlock after = new AfterUnlock(this);
     lock.lock();
     try {
       v = pollLocked(after);
@@ -191,7 +217,7 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
       lock.unlock();
     }
     after.run();
-    return v == NOTHING || v == ENDED ? Optional.empty() : Optional.of((T) v);
+    return v == NOTHING || v == ENDED ? Optional.empty() : Optional.of(valueOf(v));
   }
 
   // ---------------------------------------------------------------- one call, under the lock
@@ -205,7 +231,7 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
    * most of what a value cost to allocate (BENCHMARKS.md, issue 15).
    */
   private Object sendOrQueue(T value, @Nullable WaitNode w, boolean wait) {
-    After after = new After(this);
+    AfterUnlock after = new AfterUnlock(this);
     Object result;
     lock.lock();
     try {
@@ -214,7 +240,7 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
         after.undelivered(value);
       } else if (result == NOTHING && wait) {
         WaitNode node = w != null ? w : WaitNode.blocking(SEND);
-        node.outcome = value;
+        node.setOutcome(value);
         append(node);
         result = node;
       }
@@ -245,7 +271,7 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
    * kind}. A blocking receive makes its node only then, as a send does.
    */
   private Object receiveOrQueue(int kind, @Nullable WaitNode w) {
-    After after = new After(this);
+    AfterUnlock after = new AfterUnlock(this);
     Object result;
     lock.lock();
     try {
@@ -310,11 +336,9 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
   }
 
   @Override
-  @SuppressWarnings("unchecked")
   public <R> SelectClause<R> onReceiveOrClosed(Function<? super Optional<T>, ? extends R> then) {
     Objects.requireNonNull(then, "then");
-    return new SelectClause<>(
-        this, RECEIVE_OR_CLOSED, null, v -> then.apply(Optional.ofNullable((T) v)));
+    return new SelectClause<>(this, RECEIVE_OR_CLOSED, null, v -> then.apply(valueOrClosed(v)));
   }
 
   @Override

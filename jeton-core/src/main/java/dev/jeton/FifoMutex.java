@@ -1,6 +1,8 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.WaitNode;
+import dev.jeton.internal.engine.WaitQueue;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -57,7 +59,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
    *       first, its thread interrupted) is unlocked by the engine (giveBackLocked), so it is
    *       handed on.
    *
-   * Field access follows the rule in package-info.java: `state` is changed by CAS (STATE).
+   * Field access follows the engine's rule (its package-info.java): `state` is changed by CAS (STATE).
    */
 
   private static final long QUEUED = 1;
@@ -66,6 +68,9 @@ final class FifoMutex extends WaitQueue implements Mutex {
 
   /** From a free state (LOCKED and QUEUED clear) to the next grant: nextGrant(s) == s + this. */
   private static final long FREE_TO_LOCKED = (1L << GRANT_SHIFT) + LOCKED;
+
+  /** A granted request's guard, made under the lock and carried in its node. */
+  private static final WaitNode.Grant<Guard> GUARD = FifoMutex::guardOf;
 
   private static final VarHandle STATE;
 
@@ -117,7 +122,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
     if (enqueue(w)) {
       awaitBlocking(w, nanos, timeout);
     }
-    return (Guard) java.util.Objects.requireNonNull(w.outcome);
+    return GUARD.of(w);
   }
 
   @Override
@@ -135,9 +140,10 @@ final class FifoMutex extends WaitQueue implements Mutex {
     if (guard != null) {
       return CompletableFuture.completedFuture(guard);
     }
-    WaitNode w = WaitNode.async(this, 1, nanos != Long.MAX_VALUE);
+    WaitNode.NodeFuture<Guard> f = WaitNode.async(this, GUARD, 1, nanos != Long.MAX_VALUE);
+    WaitNode w = f.node();
     return futureOf(
-        w, enqueue(w), nanos, () -> timeoutException(w, java.util.Objects.requireNonNull(timeout)));
+        f, enqueue(w), nanos, () -> timeoutException(w, java.util.Objects.requireNonNull(timeout)));
   }
 
   @Override
@@ -182,8 +188,8 @@ final class FifoMutex extends WaitQueue implements Mutex {
         if ((s & LOCKED) == 0) { // then the queue is empty (M3)
           long next = nextGrant(s);
           if (STATE.compareAndSet(this, s, next)) {
-            w.outcome = new LocalMutexGuard(this, next); // QUEUED is clear in next (M3)
-            w.status = WaitNode.GRANTED;
+            w.setOutcome(new LocalMutexGuard(this, next)); // QUEUED is clear in next (M3)
+            w.setStatus(WaitNode.GRANTED);
             return false;
           }
         } else if ((s & QUEUED) != 0 || STATE.compareAndSet(this, s, s | QUEUED)) {
@@ -244,10 +250,10 @@ final class FifoMutex extends WaitQueue implements Mutex {
         }
         continue;
       }
-      WaitNode rest = first.next;
+      WaitNode rest = first.next();
       long next = nextGrant(s) & ~QUEUED | (rest != null ? QUEUED : 0L);
       if (STATE.compareAndSet(this, s, next)) {
-        first.outcome = new LocalMutexGuard(this, next & ~QUEUED);
+        first.setOutcome(new LocalMutexGuard(this, next & ~QUEUED));
         return unlinkRun(rest, WaitNode.GRANTED);
       }
     }
@@ -261,7 +267,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
   // ---------------------------------------------------------------- the engine's hooks
 
   @Override
-  @Nullable WaitNode afterWithdrawLocked() {
+  protected @Nullable WaitNode afterWithdrawLocked() {
     if (head() == null) { // the queue emptied: clear QUEUED (M1); nothing to hand on (M3)
       long s;
       do {
@@ -271,23 +277,26 @@ final class FifoMutex extends WaitQueue implements Mutex {
     return null;
   }
 
-  @Override
-  @Nullable Object grantedValue(WaitNode node) {
-    return node.outcome;
+  /**
+   * The guard a granted node carries: the mutex puts only its own guards in a node's outcome
+   * (enqueue, unlockLocked), which is why this cast holds.
+   */
+  private static LocalMutexGuard guardOf(WaitNode node) {
+    return (LocalMutexGuard) java.util.Objects.requireNonNull(node.outcome());
   }
 
   @Override
-  @Nullable WaitNode giveBackLocked(WaitNode node) {
-    return unlockLocked(((LocalMutexGuard) java.util.Objects.requireNonNull(node.outcome)).grant);
+  protected @Nullable WaitNode giveBackLocked(WaitNode node) {
+    return unlockLocked(guardOf(node).grant);
   }
 
   @Override
-  RuntimeException failure(WaitNode node) {
-    throw new AssertionError("a mutex request never fails: status " + node.status);
+  protected RuntimeException failure(WaitNode node) {
+    throw new AssertionError("a mutex request never fails: status " + node.status());
   }
 
   @Override
-  TimeoutException timeoutException(WaitNode node, Duration timeout) {
+  protected TimeoutException timeoutException(WaitNode node, Duration timeout) {
     return new TimeoutException(
         "timed out after " + timeout + " waiting for the lock of " + describe());
   }

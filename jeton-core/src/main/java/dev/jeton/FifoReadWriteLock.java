@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.engine.WaitQueue.Timers;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -27,80 +28,69 @@ final class FifoReadWriteLock implements ReadWriteLock {
   /** The permits of the write lock: all of them. A reader holds one. */
   static final int WRITE = FifoSemaphore.MAX_LIMIT;
 
-  private static final Grants GUARDS =
-      new Grants() {
-        @Override
-        public Object grant(FifoSemaphore from, int permits) {
-          return permits == WRITE ? new LocalWriteGuard(from) : new LocalGuard(from, permits);
-        }
-
-        @Override
-        public String kind() {
-          return "read-write lock";
-        }
-
-        @Override
-        public String request(int permits) {
-          return permits == WRITE ? "the write lock" : "a read lock";
-        }
-      };
+  private static final FifoSemaphore.Names NAMES =
+      new FifoSemaphore.Names(
+          "read-write lock", permits -> permits == WRITE ? "the write lock" : "a read lock");
 
   private final FifoSemaphore semaphore;
+  private final FifoSemaphore.Granting<Guard> reads;
+  private final FifoSemaphore.Granting<WriteGuard> writes;
 
   FifoReadWriteLock(@Nullable String name, @Nullable Executor completionExecutor) {
     this.semaphore =
-        new FifoSemaphore(
-            name, WRITE, completionExecutor, null, WaitQueue.Timers.shared(), null, GUARDS);
+        new FifoSemaphore(name, WRITE, completionExecutor, null, Timers.shared(), null, NAMES);
+    this.reads = semaphore.granting(LocalGuard::new);
+    this.writes = semaphore.granting((from, permits) -> new LocalWriteGuard(from));
   }
 
   @Override
   public Guard read() throws InterruptedException {
-    return (Guard) semaphore.acquireGrant(1);
+    return semaphore.acquireGrant(1, reads);
   }
 
   @Override
   public Guard read(Duration timeout) throws InterruptedException, TimeoutException {
-    return (Guard) semaphore.acquireGrant(1, timeout);
+    return semaphore.acquireGrant(1, timeout, reads);
   }
 
   @Override
   public CompletableFuture<Guard> readAsync() {
-    return semaphore.acquireGrantAsync(1, null);
+    return semaphore.acquireGrantAsync(1, null, reads);
   }
 
   @Override
   public CompletableFuture<Guard> readAsync(Duration timeout) {
-    return semaphore.acquireGrantAsync(1, timeout);
+    return semaphore.acquireGrantAsync(1, timeout, reads);
   }
 
   @Override
   public Optional<Guard> tryRead() {
-    return Optional.ofNullable((Guard) semaphore.tryGrant(1));
+    return Optional.ofNullable(semaphore.tryGrant(1, reads));
   }
 
   @Override
   public WriteGuard write() throws InterruptedException {
-    return (WriteGuard) semaphore.acquireGrant(WRITE);
+    return semaphore.acquireGrant(WRITE, writes);
   }
 
   @Override
   public WriteGuard write(Duration timeout) throws InterruptedException, TimeoutException {
-    return (WriteGuard) semaphore.acquireGrant(WRITE, timeout);
+    return semaphore.acquireGrant(WRITE, timeout, writes);
   }
 
   @Override
   public CompletableFuture<WriteGuard> writeAsync() {
-    return semaphore.acquireGrantAsync(WRITE, null);
+    return semaphore.acquireGrantAsync(WRITE, null, writes);
   }
 
   @Override
   public CompletableFuture<WriteGuard> writeAsync(Duration timeout) {
-    return semaphore.acquireGrantAsync(WRITE, timeout);
+    return semaphore.acquireGrantAsync(WRITE, timeout, writes);
   }
 
   @Override
   public Optional<WriteGuard> tryWrite() {
-    return Optional.ofNullable((WriteGuard) semaphore.tryGrant(WRITE));
+    return Optional.ofNullable(semaphore.tryGrant(WRITE, writes));
   }
 
   @Override

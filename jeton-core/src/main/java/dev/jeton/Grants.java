@@ -1,35 +1,15 @@
 package dev.jeton;
 
 /**
- * What a grant of a {@link FifoSemaphore} is, for each primitive built on that engine: the
- * semaphore's {@link Permit}s, the locks' {@link Guard}s. The public methods cast what it makes.
+ * What one kind of request of a {@link FifoSemaphore} gets for its permits: the semaphore's {@link
+ * Permit}s, a read-write lock's read {@link Guard}s or its {@link ReadWriteLock.WriteGuard}s.
+ * Typed, so that the public methods return what it makes without a cast ({@link
+ * FifoSemaphore.Granting}).
+ *
+ * @param <T> the grant
  */
-interface Grants {
-  /** A semaphore's grants: {@link Permit}s. */
-  Grants PERMITS =
-      new Grants() {
-        @Override
-        public Object grant(FifoSemaphore from, int permits) {
-          return new LocalPermit(from, permits);
-        }
-
-        @Override
-        public String kind() {
-          return "semaphore";
-        }
-
-        @Override
-        public String request(int permits) {
-          return permits + " permits";
-        }
-      };
-
+@FunctionalInterface
+interface Grants<T> {
   /** The grant of {@code permits}, which gives them back to {@code from} once. */
-  Object grant(FifoSemaphore from, int permits);
-
-  /** What the primitive is called in messages: "semaphore". */
-  String kind();
-
-  /** What a request for {@code permits} is called in messages: "3 permits". */
-  String request(int permits);
+  T grant(FifoSemaphore from, int permits);
 }

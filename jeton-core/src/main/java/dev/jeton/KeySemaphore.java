@@ -1,6 +1,6 @@
 package dev.jeton;
 
-import dev.jeton.internal.WithdrawingFuture;
+import dev.jeton.internal.engine.WithdrawingFuture;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;

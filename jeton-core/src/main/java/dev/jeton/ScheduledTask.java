@@ -1,6 +1,6 @@
 package dev.jeton;
 
-import dev.jeton.internal.ObtrudeRefusingFuture;
+import dev.jeton.internal.engine.ObtrudeRefusingFuture;
 import java.util.Comparator;
 import java.util.Objects;
 import java.util.concurrent.Callable;

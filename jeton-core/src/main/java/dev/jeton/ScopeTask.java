@@ -1,6 +1,7 @@
 package dev.jeton;
 
-import dev.jeton.internal.WithdrawingFuture;
+import dev.jeton.internal.engine.WaitTracking;
+import dev.jeton.internal.engine.WithdrawingFuture;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -17,17 +18,18 @@ import org.jspecify.annotations.Nullable;
  * returned, and what a cancel of the task must reach besides it (the Jeton waits it queued, the
  * scopes opened in it).
  */
-final class ScopeTask<T extends @Nullable Object> {
+final class ScopeTask<T extends @Nullable Object> implements WaitTracking.Tracker {
   /*
    * Overview
    *
    * A task is blocking (`call` runs on the scope's executor; a cancel interrupts it) or
    * asynchronous (`stage`, stored once its supplier returned; a cancel cancels it). While its
-   * body runs on a thread, CURRENT names it there: so Scope.open() finds the parent of a child
-   * scope, and WaitQueue finds the task of an asynchronous request it queues (trackWait, the
-   * engine's one hook: one thread-local read, on the path of a request that has to wait). The
-   * engine's delivery loop takes the task off the thread while it completes futures (suspend,
-   * resume): their callbacks are other code, run there only because the task granted or sent.
+   * body runs on a thread, it is the thread's tracker in the engine (WaitTracking): so
+   * Scope.open() finds the parent of a child scope, and the engine's WaitQueue hands it every
+   * asynchronous request it queues there (track, the engine's one hook: one thread-local
+   * read, on the path of a request that has to wait). The engine's delivery loop takes the task
+   * off the thread while it completes futures (WaitTracking.suspend, resume): their callbacks are
+   * other code, run there only because the task granted or sent.
    *
    * `tracked` holds what the task's cancel must also cancel: the futures of its queued Jeton
    * waits, which leave the set once their outcome is delivered, and its child scopes, which leave
@@ -69,8 +71,6 @@ final class ScopeTask<T extends @Nullable Object> {
    * which does not tell the scope: the scope never counted it, and nothing may end it into the
    * scope later (a cancel of its future loses the claim to refuse's settle).
    */
-
-  private static final ThreadLocal<ScopeTask<?>> CURRENT = new ThreadLocal<>();
 
   final TaskScope scope;
 
@@ -116,55 +116,44 @@ final class ScopeTask<T extends @Nullable Object> {
 
   /** The task whose body runs on this thread, or null. */
   static @Nullable ScopeTask<?> current() {
-    return CURRENT.get();
+    // A scope's task is the only tracker there is.
+    return WaitTracking.current() instanceof ScopeTask<?> task ? task : null;
   }
 
   /**
-   * The engine's hook: a Jeton wait queued on this thread by a task of a scope is tracked by the
-   * task, so that cancelling it withdraws the wait. Outside any scope, one thread-local read.
+   * A Jeton wait queued on this thread by a task of a scope is tracked by the task, so that
+   * cancelling it withdraws the wait. Outside any scope, one thread-local read.
    */
   static void trackWait(WithdrawingFuture<?> wait) {
-    ScopeTask<?> task = CURRENT.get();
-    if (task != null) {
-      task.track(wait);
-    }
+    WaitTracking.track(wait);
   }
 
   /**
-   * Takes the task off this thread while the engine runs completions, which are other code's
-   * callbacks (a grant runs them on the granting thread): a wait they queue is not this task's.
-   * Returns the task, or null, for {@link #resume}.
+   * Takes the task off this thread while other code's callbacks run on it: a wait they queue is not
+   * this task's. Returns the task, or null, for {@link #resume}.
    */
   static @Nullable ScopeTask<?> suspend() {
-    ScopeTask<?> task = CURRENT.get();
-    if (task != null) {
-      CURRENT.remove();
-    }
-    return task;
+    return WaitTracking.suspend() instanceof ScopeTask<?> task ? task : null;
   }
 
   /** Puts back the task {@link #suspend} took off this thread, if any. */
   static void resume(@Nullable ScopeTask<?> task) {
-    if (task != null) {
-      CURRENT.set(task);
-    }
+    WaitTracking.resume(task);
   }
 
   /** Runs {@code body} with this task as the thread's current one. */
   private T runInside(BlockingTask<T, ?> body) throws Exception {
-    ScopeTask<?> outer = CURRENT.get();
-    CURRENT.set(this);
+    WaitTracking.Tracker outer = WaitTracking.enter(this);
     try {
       return body.call();
     } finally {
-      restore(outer);
+      WaitTracking.exit(outer);
     }
   }
 
   /** Calls the asynchronous task's supplier inside the task, and follows its stage. */
   void startAsync(java.util.function.Supplier<? extends CompletionStage<T>> supplier) {
-    ScopeTask<?> outer = CURRENT.get();
-    CURRENT.set(this);
+    WaitTracking.Tracker outer = WaitTracking.enter(this);
     CompletionStage<T> s;
     try {
       s = java.util.Objects.requireNonNull(supplier.get(), "the task returned a null stage");
@@ -172,7 +161,7 @@ final class ScopeTask<T extends @Nullable Object> {
       end(null, failure);
       return;
     } finally {
-      restore(outer);
+      WaitTracking.exit(outer);
     }
     boolean cancelNow;
     synchronized (this) {
@@ -183,14 +172,6 @@ final class ScopeTask<T extends @Nullable Object> {
       cancelStage(s);
     }
     var unused = Tasks.settled(s).whenComplete(this::end);
-  }
-
-  private static void restore(@Nullable ScopeTask<?> outer) {
-    if (outer == null) {
-      CURRENT.remove(); // leaves nothing behind on a pooled thread
-    } else {
-      CURRENT.set(outer);
-    }
   }
 
   /**
@@ -229,8 +210,12 @@ final class ScopeTask<T extends @Nullable Object> {
     return cancelled;
   }
 
-  /** Tracks a wait; withdraws it at once if the task is cancelled already. */
-  private void track(WithdrawingFuture<?> wait) {
+  /**
+   * Tracks a wait; withdraws it at once if the task is cancelled already. The engine's hook, while
+   * this task's body runs on the thread: see the overview.
+   */
+  @Override
+  public void track(WithdrawingFuture<?> wait) {
     boolean withdrawNow;
     synchronized (this) {
       withdrawNow = cancelled;

@@ -1,6 +1,9 @@
 package dev.jeton;
 
-import dev.jeton.internal.WithdrawingFuture;
+import dev.jeton.internal.engine.Spin;
+import dev.jeton.internal.engine.Timer;
+import dev.jeton.internal.engine.WaitNode;
+import dev.jeton.internal.engine.WithdrawingFuture;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -14,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * One run of a {@link Select}: waits on several channels at once, and runs exactly the clause that
  * wins.
  */
-final class Selection<R> implements BriefSpin.Awaited {
+final class Selection<R> implements Spin.Awaited, WaitNode.Claimant {
   /*
    * Algorithm (Go's select, on the channels' wait queues)
    *
@@ -25,20 +28,21 @@ final class Selection<R> implements BriefSpin.Awaited {
    *    (or take one from) another select's node, by claiming that select, as any matcher does.
    *    If none can and there is a default clause, it wins.
    * 2. Queue. Still under all the locks, one node per channel clause is queued on its channel,
-   *    pointing to this Selection. Then every lock is released and what the channels decided
+   *    pointing to this Selection (a WaitNode.Claimant: the engine asks it, and tells it, in place
+   *    of a thread or a future). Then every lock is released and what the channels decided
    *    (deliveries, undelivered values) is done: only the winning clause's channel decides
    *    anything, since a clause that cannot happen leaves its channel as it was (but for the
    *    given-up nodes it unlinks, whose values their own withdrawals report). An async select that
    *    queued is tracked by the Scope task running on this thread, if any (ScopeTask.trackWait, as
-   *    WaitQueue.futureOf does for every other wait): the scope's cancel cancels its future, which
+   *    the engine's WaitQueue.futureOf does for every other wait): the scope's cancel cancels its future, which
    *    gives up below.
    * 3. Wait. A channel that matches one of the nodes first claims it: claimForOutcome on a
    *    select's node is claim() here, a CAS of `state` from OPEN to the clause's index. The first
    *    claim wins; the other nodes cannot be claimed any more, and a channel that meets one
    *    unlinks it. The channel then finishes the node as usual (outcome, status, delivery), and
    *    delivered() wakes the selecting thread, or finishes an async select. A blocking select
-   *    spins briefly before it first parks when its channels' scores say it pays (BriefSpin, as
-   *    a channel's waiter does). A timeout, an interrupt or a cancel of the future competes by
+   *    spins briefly before it first parks when its channels' scores say it pays (the engine's Spin,
+   *    as a channel's waiter does). A timeout, an interrupt or a cancel of the future competes by
    *    the same CAS (to the timeout clause's index, or GIVEN_UP), so exactly one thing ends the
    *    select.
    * 4. Withdraw. The winner (or the thread that gave up) withdraws every other node from its
@@ -123,8 +127,8 @@ final class Selection<R> implements BriefSpin.Awaited {
     ScopeTask.trackWait(f); // step 2: withdrawn if the scope of a task on this thread is cancelled
     if (timeout >= 0) {
       f.setTimer(
-          WaitQueue.Timers.shared()
-              .start(
+          Timer.shared()
+              .schedule(
                   () -> {
                     if (STATE.compareAndSet(s, OPEN, timeout)) {
                       s.finish(timeout);
@@ -138,11 +142,10 @@ final class Selection<R> implements BriefSpin.Awaited {
   /** Steps 1 and 2: the clause that won at once, or OPEN if every channel clause was queued. */
   private int lookThenQueue(boolean biased) {
     ChannelQueue[] channels = channelsInLockOrder();
-    ChannelQueue.@Nullable After after =
-        channels.length == 0 ? null : new ChannelQueue.After(channels[0]);
+    @Nullable AfterUnlock after = channels.length == 0 ? null : new AfterUnlock(channels[0]);
     int won = OPEN;
     for (ChannelQueue c : channels) {
-      c.lock.lock();
+      c.lockForSelect();
     }
     try {
       won = look(biased, after);
@@ -150,7 +153,7 @@ final class Selection<R> implements BriefSpin.Awaited {
         for (int i = 0; i < clauses.length; i++) {
           ChannelQueue c = clauses[i].channel;
           if (c != null) {
-            c.append(Objects.requireNonNull(nodes[i]));
+            c.appendForSelect(Objects.requireNonNull(nodes[i]));
           }
         }
       } else {
@@ -163,7 +166,7 @@ final class Selection<R> implements BriefSpin.Awaited {
       }
     } finally {
       for (int k = channels.length - 1; k >= 0; k--) {
-        channels[k].lock.unlock();
+        channels[k].unlockForSelect();
       }
     }
     if (after != null) {
@@ -176,7 +179,7 @@ final class Selection<R> implements BriefSpin.Awaited {
    * Step 1, all locks held: the index of the clause that happened, or OPEN. {@code after} goes from
    * channel to channel with the tries, and holds what the winning one decided.
    */
-  private int look(boolean biased, ChannelQueue.@Nullable After after) {
+  private int look(boolean biased, @Nullable AfterUnlock after) {
     int n = clauses.length;
     int[] order = biased ? null : shuffled(n);
     int first = biased || order != null || n == 1 ? 0 : ThreadLocalRandom.current().nextInt(n);
@@ -187,10 +190,10 @@ final class Selection<R> implements BriefSpin.Awaited {
       if (c == null) {
         continue;
       }
-      WaitNode w = WaitNode.selecting(this, clause.kind);
-      w.outcome = clause.value;
+      WaitNode w = WaitNode.claimedBy(this, clause.kind);
+      w.setOutcome(clause.value);
       nodes[i] = w;
-      ChannelQueue.After decided = Objects.requireNonNull(after).moveTo(c);
+      AfterUnlock decided = Objects.requireNonNull(after).moveTo(c);
       if (clause.isSend() ? c.sendLocked(w, decided) : c.receiveLocked(w, decided)) {
         return i;
       }
@@ -251,14 +254,14 @@ final class Selection<R> implements BriefSpin.Awaited {
         continue;
       }
       if (!asked && c.briefSpin.crowded()) {
-        BriefSpin.yieldWhilePending(this);
+        Spin.yieldWhilePending(this);
         return;
       }
       asked = true;
       spins |= c.briefSpin.spins();
     }
     if (spins) {
-      int steps = BriefSpin.await(this);
+      int steps = Spin.await(this);
       for (SelectClause<? extends R> clause : clauses) {
         ChannelQueue c = clause.channel;
         if (c != null) {
@@ -280,12 +283,14 @@ final class Selection<R> implements BriefSpin.Awaited {
   }
 
   /** Claims this selection for the clause of {@code node}: the first claim wins (S1). */
-  boolean claim(WaitNode node) {
+  @Override
+  public boolean claim(WaitNode node) {
     return state == OPEN && STATE.compareAndSet(this, OPEN, indexOf(node));
   }
 
   /** A node of this select was delivered by its channel: the winner's ends the wait. */
-  void delivered(WaitNode node) {
+  @Override
+  public void delivered(WaitNode node) {
     int won = state;
     if (won < 0 || nodes[won] != node) {
       return; // a loser, unlinked by a channel that could not claim it
@@ -336,10 +341,10 @@ final class Selection<R> implements BriefSpin.Awaited {
     if (w == null) {
       return clause.complete(null); // the timeout or the default
     }
-    if (w.status != WaitNode.GRANTED) {
+    if (w.status() != WaitNode.GRANTED) {
       throw Objects.requireNonNull(clause.channel).failure(w);
     }
-    return clause.complete(clause.isSend() ? null : w.outcome);
+    return clause.complete(clause.isSend() ? null : w.outcome());
   }
 
   private int indexOf(WaitNode node) {

@@ -1,6 +1,7 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -58,7 +59,7 @@ final class TaskScope implements Scope {
    * Lock order: a scope's lock, then a task's monitor (ScopeTask.isCancelled); a child's lock is
    * never taken while holding the parent's.
    *
-   * The deadline is a timer on the engine's shared timer thread (WaitQueue.Timers), stopped when
+   * The deadline is a timer on the engine's shared timer thread (Timer.shared()), stopped when
    * the scope ends.
    *
    * Field access: every field but the final ones is guarded by `lock`.
@@ -127,8 +128,8 @@ final class TaskScope implements Scope {
   private void startDeadline(Duration deadline) {
     long nanos = Arguments.toNanos(deadline);
     Future<?> timer =
-        WaitQueue.Timers.shared()
-            .start(
+        Timer.shared()
+            .schedule(
                 () -> {
                   CancellationException e =
                       new CancellationException(

@@ -1,6 +1,6 @@
 package dev.jeton;
 
-import dev.jeton.internal.WithdrawingFuture;
+import dev.jeton.internal.engine.WithdrawingFuture;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;

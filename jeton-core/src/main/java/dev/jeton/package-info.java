@@ -25,16 +25,12 @@
  * <p>Every type in this package is null-marked: no parameter or result is {@code null} unless it is
  * annotated {@code @Nullable}.
  *
- * <h2>Field-access conventions in the implementation</h2>
+ * <h2>The implementation</h2>
  *
- * <p>Fields updated atomically are {@code volatile}; their atomic updates (compare-and-set,
- * get-and-set) go through a {@code VarHandle} named after the field in upper case ({@code state} /
- * {@code STATE}), and every other read or write of them is a volatile one. Fields written only
- * while holding a semaphore's lock are plain unless a method reads them without the lock, in which
- * case they are {@code volatile} and the comment on the field says who reads them. No field is
- * written by more than one thread without the lock except through its {@code VarHandle}. Fields set
- * once before their object is shared (and never after) are plain, as are fields of objects confined
- * to one thread.
+ * <p>Each public type here has its implementation beside it, package-private ({@code Fifo*}, as in
+ * {@code java.util.concurrent}); the ones that wait extend the engine's wait queue ({@code
+ * dev.jeton.internal.engine}, not API), which knows none of them. Their fields follow the engine's
+ * field-access conventions, written in that package's comment.
  */
 @NullMarked
 package dev.jeton;

@@ -2,6 +2,7 @@ package dev.jeton;
 
 import dev.jeton.Barrier.Arrival;
 import dev.jeton.contract.LincheckRun;
+import dev.jeton.internal.engine.WaitNode;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -64,7 +65,7 @@ public class FifoBarrierLincheckTest {
     latest[thread] = null;
     return f != null
         && f.cancel(false)
-        && ((WaitNode.NodeFuture<?>) f).node.status == WaitNode.CANCELLED;
+        && ((WaitNode.NodeFuture<?>) f).node().status() == WaitNode.CANCELLED;
   }
 
   @Operation

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.Barrier.Arrival;
+import dev.jeton.internal.engine.WaitNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -168,22 +169,22 @@ class FifoBarrierStressTest {
     /** Records the outcome of a future that may have given up, from its node. */
     @SuppressWarnings("ThreadPriorityCheck") // yield: see below
     private boolean settled(CompletableFuture<Arrival> f, int withdrawn) {
-      WaitNode node = ((WaitNode.NodeFuture<?>) f).node;
+      WaitNode node = ((WaitNode.NodeFuture<?>) f).node();
       while (!node.isFinal()) { // settling: the action is running
         Thread.yield(); // lets a virtual thread running the action have the carrier
       }
       // CANCELLED too for a timed-out one, if an arrival took it out before its withdrawal came
-      if (node.status == withdrawn || node.status == WaitNode.CANCELLED) {
+      if (node.status() == withdrawn || node.status() == WaitNode.CANCELLED) {
         gaveUpInTime.incrementAndGet();
         return false;
       }
-      if (f.isCancelled() || (f.isCompletedExceptionally() && node.status == WaitNode.GRANTED)) {
+      if (f.isCancelled() || (f.isCompletedExceptionally() && node.status() == WaitNode.GRANTED)) {
         gaveUpTooLate.incrementAndGet();
       }
-      if (node.status == WaitNode.GRANTED) {
-        record((Arrival) node.outcome);
+      if (node.status() == WaitNode.GRANTED) {
+        record((Arrival) node.outcome());
       } else {
-        record((BarrierBrokenException) node.outcome);
+        record((BarrierBrokenException) node.outcome());
       }
       return true;
     }

@@ -3,6 +3,7 @@ package dev.jeton;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jeton.internal.engine.WaitNode;
 import java.lang.reflect.InvocationTargetException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -73,7 +74,7 @@ class FifoSemaphoreStressTest {
         if (earlier.sequence >= granted.sequence) {
           return;
         }
-        if (earlier.waiter.status == WaitNode.WAITING) {
+        if (earlier.waiter.status() == WaitNode.WAITING) {
           violations.add("a request was granted while an earlier one from its thread still waited");
         }
       }
@@ -291,10 +292,10 @@ class FifoSemaphoreStressTest {
             {
               CompletableFuture<Permit> f = semaphore.acquireAsync(weight);
               WaitNode waiter =
-                  f instanceof WaitNode.NodeFuture ? ((WaitNode.NodeFuture<?>) f).node : null;
+                  f instanceof WaitNode.NodeFuture ? ((WaitNode.NodeFuture<?>) f).node() : null;
               Queued queued = waiter == null ? null : new Queued(i, waiter);
               if (queued != null) {
-                queuedByMe.removeIf(q -> q.waiter.status != WaitNode.WAITING);
+                queuedByMe.removeIf(q -> q.waiter.status() != WaitNode.WAITING);
                 queuedByMe.add(queued);
               }
               ledger.futures.add(

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.jeton.internal.engine.Spin;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeoutException;
@@ -119,9 +120,9 @@ class FifoSemaphoreWaitTest {
             1,
             () -> {
               int step = steps.incrementAndGet();
-              if (step == FifoSemaphore.SPIN_STEPS) {
+              if (step == Spin.HEAD_STEPS) {
                 LockSupport.unpark(Thread.currentThread()); // its next park returns at once
-              } else if (step > FifoSemaphore.SPIN_STEPS) {
+              } else if (step > Spin.HEAD_STEPS) {
                 Thread.currentThread().interrupt(); // spinning again: end the test
               }
             });
@@ -138,13 +139,13 @@ class FifoSemaphoreWaitTest {
             });
     waiter.start();
     while (waiter.getState() != Thread.State.TERMINATED
-        && (steps.get() < FifoSemaphore.SPIN_STEPS || waiter.getState() != Thread.State.WAITING)) {
+        && (steps.get() < Spin.HEAD_STEPS || waiter.getState() != Thread.State.WAITING)) {
       Thread.onSpinWait(); // until it has spent its budget and parked for good, or failed
     }
     held.release();
     waiter.join();
     Permit granted = assertInstanceOf(Permit.class, outcome.get(), "outcome");
-    assertEquals(FifoSemaphore.SPIN_STEPS, steps.get(), "spin steps in all");
+    assertEquals(Spin.HEAD_STEPS, steps.get(), "spin steps in all");
     granted.release();
     assertEquals(1, semaphore.available());
   }

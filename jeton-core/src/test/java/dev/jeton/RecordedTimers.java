@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.engine.WaitQueue;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;

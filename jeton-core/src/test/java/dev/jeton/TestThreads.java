@@ -50,7 +50,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * <p>Every wait here is bounded by {@link #GUARD_SECONDS}, a hang guard and never a timing
  * assertion, so that a test fails (naming what it awaited) rather than hangs.
  */
-final class TestThreads implements AfterEachCallback {
+public final class TestThreads implements AfterEachCallback {
   /** A hang guard, never a timing assertion: long enough for a loaded 2-core machine. */
   static final long GUARD_SECONDS = 120;
 
@@ -58,7 +58,7 @@ final class TestThreads implements AfterEachCallback {
   private final List<Throwable> failures = new CopyOnWriteArrayList<>();
 
   /** Something a test thread runs; may throw anything. */
-  interface Body {
+  public interface Body {
     void run() throws Exception;
   }
 
@@ -76,7 +76,7 @@ final class TestThreads implements AfterEachCallback {
    * Starts a daemon thread that runs {@code body}; an interrupt ends it quietly, anything else it
    * throws fails the test.
    */
-  Thread start(Body body) {
+  public Thread start(Body body) {
     Thread t =
         new Thread(
             () -> {
@@ -98,7 +98,7 @@ final class TestThreads implements AfterEachCallback {
    * Waits for every thread started so far to end, then throws what they threw; fails naming a
    * thread that is still running after the hang guard.
    */
-  void joinAll() throws InterruptedException {
+  public void joinAll() throws InterruptedException {
     for (Thread t : threads) {
       t.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
       if (t.isAlive()) {
@@ -135,7 +135,7 @@ final class TestThreads implements AfterEachCallback {
   // ---------------------------------------------------------------- waiting
 
   /** Waits until {@code condition} holds; fails, naming what it awaited, after the hang guard. */
-  static void awaitTrue(BooleanSupplier condition, String what) {
+  public static void awaitTrue(BooleanSupplier condition, String what) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(GUARD_SECONDS);
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {

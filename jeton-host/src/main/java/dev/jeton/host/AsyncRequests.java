@@ -1,7 +1,7 @@
 package dev.jeton.host;
 
 import dev.jeton.Permit;
-import dev.jeton.internal.WithdrawingFuture;
+import dev.jeton.internal.engine.WithdrawingFuture;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.jeton.redis;
 
-import dev.jeton.internal.WithdrawingFuture;
+import dev.jeton.internal.engine.WithdrawingFuture;
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;

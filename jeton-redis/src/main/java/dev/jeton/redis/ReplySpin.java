@@ -1,7 +1,7 @@
 package dev.jeton.redis;
 
+import dev.jeton.internal.engine.Spin;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -19,18 +19,18 @@ import java.util.function.BooleanSupplier;
  * <p>Algorithm: {@code typical} is an exponentially weighted mean (weight 1/8) of how long this
  * handle's waits took, each counted as at most {@link #MAX_COUNTED_NANOS}. A waiter spins while its
  * outcome is pending and for at most twice the typical wait, and only if that is at most {@link
- * #MAX_SPIN_NANOS} and fewer than {@link #MAX_SPINNERS} threads of the process spin now (half the
- * cores; none on one core). So where replies come within a couple hundred microseconds (a server on
- * the same machine or rack), a waiter spins through them; where they take longer (a distant server,
- * a request that queues behind others, a machine so loaded that every wait is long) the mean rises
- * past the bound and waiters park at once, as they would without this class, until waits are short
- * again. Where threads outnumber cores, as with many threads contending for one semaphore, at most
- * half the cores spin, and the waits, queued, are long.
+ * #MAX_SPIN_NANOS} and the engine's spinner gate lets it in ({@link Spin#tryEnter}: fewer than half
+ * the cores' threads of the process spin now, in this wait or a channel's; none on one core). So
+ * where replies come within a couple hundred microseconds (a server on the same machine or rack), a
+ * waiter spins through them; where they take longer (a distant server, a request that queues behind
+ * others, a machine so loaded that every wait is long) the mean rises past the bound and waiters
+ * park at once, as they would without this class, until waits are short again. Where threads
+ * outnumber cores, as with many threads contending for one semaphore, at most half the cores spin,
+ * and the waits, queued, are long.
  *
  * <p>Field access: {@code typicalNanos} is a volatile long, read and written by every waiter of the
- * handle without synchronization: a lost update costs a spin more or less, never an outcome. {@code
- * spinners} counts the threads inside a spin loop; every increment is undone in a finally, and it
- * never exceeds MAX_SPINNERS.
+ * handle without synchronization: a lost update costs a spin more or less, never an outcome. Every
+ * entry into the gate is left in a finally.
  */
 final class ReplySpin {
   /** The longest spin: about two round trips of a loaded machine to a server beside it. */
@@ -39,10 +39,12 @@ final class ReplySpin {
   /** A wait longer than this counts as this long, so one long wait does not stop spins for long. */
   static final long MAX_COUNTED_NANOS = 4 * MAX_SPIN_NANOS;
 
-  /** The most threads of the process that spin at once: half the cores (none on one core). */
-  static final int MAX_SPINNERS = Runtime.getRuntime().availableProcessors() / 2;
-
-  private static final AtomicInteger spinners = new AtomicInteger();
+  /**
+   * The most threads of the process that spin at once: the engine's gate, half the cores; none on
+   * one core, where the thread that would end the wait needs the one core.
+   */
+  static final int MAX_SPINNERS =
+      Runtime.getRuntime().availableProcessors() / 2 == 0 ? 0 : Spin.MAX_SPINNERS;
 
   /** At first, a wait a quarter of the longest spin: the first waits spin for half of it. */
   private volatile long typicalNanos = MAX_SPIN_NANOS / 4;
@@ -64,7 +66,7 @@ final class ReplySpin {
         Thread.onSpinWait();
       }
     } finally {
-      spinners.decrementAndGet();
+      Spin.exit();
     }
     return began;
   }
@@ -82,11 +84,6 @@ final class ReplySpin {
   }
 
   private static boolean enter() {
-    for (int n = spinners.get(); n < MAX_SPINNERS; n = spinners.get()) {
-      if (spinners.compareAndSet(n, n + 1)) {
-        return true;
-      }
-    }
-    return false;
+    return MAX_SPINNERS > 0 && Spin.tryEnter();
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.jeton.internal.engine.Spin;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -128,6 +129,33 @@ class ReplySpinTest {
     AtomicInteger asked = new AtomicInteger();
     new ReplySpin().spin(() -> asked.incrementAndGet() < 2, Long.MAX_VALUE);
     assertEquals(ReplySpin.MAX_SPINNERS > 0 ? 2 : 0, asked.get());
+  }
+
+  /**
+   * The gate is the engine's, shared with the channels' spins: while it is full a handle does not
+   * spin, and once a place is free it does again.
+   */
+  @Test
+  void whileTheEnginesGateIsFull_aHandleDoesNotSpin() {
+    assumeTrue(ReplySpin.MAX_SPINNERS > 0, "one core: nothing spins");
+    int entered = 0;
+    try {
+      while (Spin.tryEnter()) {
+        entered++;
+      }
+      assertEquals(Spin.MAX_SPINNERS, entered, "the gate's places");
+      AtomicInteger asked = new AtomicInteger();
+      new ReplySpin().spin(() -> asked.incrementAndGet() > 0, Long.MAX_VALUE);
+      assertEquals(0, asked.get(), "no place in the gate: no spin");
+      Spin.exit();
+      entered--;
+      new ReplySpin().spin(() -> asked.incrementAndGet() < 2, Long.MAX_VALUE);
+      assertEquals(2, asked.get(), "a place: it spins");
+    } finally {
+      for (; entered > 0; entered--) {
+        Spin.exit();
+      }
+    }
   }
 
   private static void awaitQuietly(CountDownLatch latch) {

@@ -1,16 +1,35 @@
-package dev.jeton;
+package dev.jeton.internal.engine;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A short busy wait before parking, for a waiter whose other side may well be running right now: a
- * channel's receiver waiting for the next send, its sender for the next receive, a blocked select.
+ * The engine's spin policy: how a waiter stays awake before it parks, and the one gate that bounds
+ * how many threads spin at once.
  *
- * <p>Why: parking and being unparked cost tens of microseconds on a virtual machine, where a round
- * trip between two running threads takes about one; a channel that parked at once was 50 times
- * slower than its spinning peers in ping-pong on an idle machine (decision 54). Why not the
- * engine's long spin at the head (decision 8): it ends in thousands of {@code Thread.yield}s and
- * took the core from the other side whenever threads outnumbered cores.
+ * <p>Two spins, for two kinds of waiter:
+ *
+ * <ul>
+ *   <li><b>The head spin</b> ({@link #HEAD_STEPS}): the waiter at the head of a wait queue is next
+ *       in line for a handoff from a holder that is running, so it busy-waits {@link #HEAD_WAITS}
+ *       steps, then yields {@link #HEAD_YIELDS} times, which hands the core to the holder when
+ *       threads outnumber cores (decision 8, chosen with ContendedBenchmark, see BENCHMARKS.md).
+ *       The budget is spent once per request (a node reaches the head once), never refilled by a
+ *       wake-up. It needs no gate: a queue has one head, and its granter prewakes the next one.
+ *   <li><b>The brief spin</b> ({@link #STEPS}): a short busy wait for a waiter whose other side may
+ *       well be running right now: a channel's receiver waiting for the next send, its sender for
+ *       the next receive, a blocked select. It goes through the gate.
+ * </ul>
+ *
+ * <p><b>The gate</b>: at most {@link #MAX_SPINNERS} threads of the process are inside a gated spin
+ * at once ({@link #tryEnter}, {@link #exit}): the brief spin here, and any other spin of Jeton that
+ * waits for another thread (jeton-redis's wait for a reply). A thread that finds the gate full
+ * parks at once.
+ *
+ * <p>Why the brief spin: parking and being unparked cost tens of microseconds on a virtual machine,
+ * where a round trip between two running threads takes about one; a channel that parked at once was
+ * 50 times slower than its spinning peers in ping-pong on an idle machine (decision 54). Why not
+ * the engine's long spin at the head (decision 8): it ends in thousands of {@code Thread.yield}s
+ * and took the core from the other side whenever threads outnumbered cores.
  *
  * <p>Algorithm: at most {@link #MAX_SPINNERS} threads of the process spin at once (half the cores,
  * at least one); a thread that finds them all taken parks at once. When threads outnumber cores, as
@@ -22,10 +41,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  * its waiters park at once. While more threads wait on channels than there are cores, a waiter does
  * not spin at all: it yields a few times, then parks (decision 56).
  *
- * <p>Invariant: {@code spinners} counts the threads inside the spin loop; it never exceeds
+ * <p>Invariant: {@code spinners} counts the threads inside a gated spin; it never exceeds
  * MAX_SPINNERS, and every increment is undone in a finally.
  */
-final class BriefSpin {
+public final class Spin {
+  /**
+   * How long the head waiter stays awake before parking: this many busy-wait steps, then {@link
+   * #HEAD_YIELDS} {@code Thread.yield()}s, which hand the core to the holder when threads outnumber
+   * cores. Chosen with ContendedBenchmark (see BENCHMARKS.md).
+   */
+  static final int HEAD_WAITS = 1 << 10;
+
+  /** The head spin's yields, after its busy-wait steps. */
+  static final int HEAD_YIELDS = 1 << 12;
+
+  /** The whole head spin budget, in steps. */
+  public static final int HEAD_STEPS = HEAD_WAITS + HEAD_YIELDS;
+
   /**
    * Busy-wait steps: 10 to 14 µs on the 2-core AMD EPYC VM of BENCHMARKS.md (512 {@code
    * onSpinWait}s timed in a loop on JDK 17 and 25: the PAUSE instruction is slow on recent AMD
@@ -33,7 +65,7 @@ final class BriefSpin {
    * other side is waking from a park needs the whole spin to catch it, and with 128 steps ping-pong
    * stayed in parks, at 30 µs a round trip (decision 55).
    */
-  static final int STEPS = 512;
+  public static final int STEPS = 512;
 
   /**
    * Yields before parking in a crowded process. A few: Go's runtime locks spin a few times and then
@@ -42,26 +74,58 @@ final class BriefSpin {
    */
   static final int YIELDS = 4;
 
-  /** The most threads that spin at once. */
-  static final int MAX_SPINNERS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+  /** The most threads inside a gated spin at once. */
+  public static final int MAX_SPINNERS =
+      Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
 
   private static final AtomicInteger spinners = new AtomicInteger();
 
-  private BriefSpin() {}
+  private Spin() {}
 
   /** What a thread spins on: a channel waiter's node, a select. */
-  interface Awaited {
+  public interface Awaited {
     /** Whether the thread still waits: false once the outcome it waits for is there. */
     boolean isPending();
+  }
+
+  /**
+   * One step of the head spin, with {@code left} steps left after it: a busy wait while the budget
+   * is above its yields, then a yield.
+   */
+  @SuppressWarnings("ThreadPriorityCheck") // yield hands the core to the holder; see HEAD_YIELDS
+  static void headStep(int left) {
+    if (left >= HEAD_YIELDS) {
+      Thread.onSpinWait();
+    } else {
+      Thread.yield();
+    }
+  }
+
+  /**
+   * Enters the gate: true if fewer than MAX_SPINNERS threads were inside, and then the caller must
+   * {@link #exit} in a finally; false if it is full, and the caller parks instead of spinning. A
+   * lost race for a free place is tried again: only a full gate turns a thread away.
+   */
+  public static boolean tryEnter() {
+    for (int n = spinners.get(); n < MAX_SPINNERS; n = spinners.get()) {
+      if (spinners.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Leaves the gate that {@link #tryEnter} entered. */
+  public static void exit() {
+    spinners.decrementAndGet();
   }
 
   /**
    * Spins while {@code w} is pending, unless MAX_SPINNERS threads spin already: the steps spun (0
    * when it did not spin; STEPS when nothing happened meanwhile).
    */
-  static int await(Awaited w) {
-    int n = spinners.get();
-    if (n >= MAX_SPINNERS || !spinners.compareAndSet(n, n + 1)) {
+  public static int await(Awaited w) {
+    if (!tryEnter()) {
       return 0;
     }
     try {
@@ -73,7 +137,7 @@ final class BriefSpin {
       }
       return steps;
     } finally {
-      spinners.decrementAndGet();
+      exit();
     }
   }
 
@@ -82,7 +146,7 @@ final class BriefSpin {
    * in a crowded process, whose core a runnable thread needs, most likely the one it waits for.
    */
   @SuppressWarnings("ThreadPriorityCheck") // handing the core over is the point
-  static int yieldWhilePending(Awaited w) {
+  public static int yieldWhilePending(Awaited w) {
     Thread self = Thread.currentThread();
     int yields = 0;
     while (yields < YIELDS && w.isPending() && !self.isInterrupted()) {
@@ -96,7 +160,7 @@ final class BriefSpin {
    * Before {@code w} parks: yields if the process is crowded; else spins if {@code score} says
    * spinning pays on its channel, and tells the score how the spin went.
    */
-  static void await(Awaited w, Score score) {
+  public static void await(Awaited w, Score score) {
     if (score.crowded()) {
       yieldWhilePending(w);
     } else if (score.spins()) {
@@ -122,7 +186,7 @@ final class BriefSpin {
    * process: how many threads wait on channels ({@link ThreadCensus}).
    *
    * <p>Algorithm: while more threads waited on channels lately than there are cores ({@link
-   * #crowded}), a waiter yields instead (BriefSpin.YIELDS), and its wait tells the score nothing.
+   * #crowded}), a waiter yields instead (Spin.YIELDS), and its wait tells the score nothing.
    * Otherwise a score from 0 to CAP decides: a spin that ends with its outcome adds UP; one that
    * runs out takes 1. A waiter spins while the score is positive; at 0, one wait in PROBE_EVERY
    * spins anyway, so that a channel whose traffic changed learns it again. A wait that did not spin
@@ -132,8 +196,8 @@ final class BriefSpin {
    * <p>Field access: plain ints, read and written by every waiter of the channel without
    * synchronization: a lost update costs a spin more or less, never a value or a wake-up.
    */
-  static final class Score {
-    static final int CAP = 8;
+  public static final class Score {
+    public static final int CAP = 8;
     static final int UP = 2;
     static final int PROBE_EVERY = 16;
 
@@ -142,7 +206,7 @@ final class BriefSpin {
     private final ThreadCensus census;
 
     /** A score whose waiters are counted in {@code census}. */
-    Score(ThreadCensus census) {
+    public Score(ThreadCensus census) {
       this.census = census;
     }
 
@@ -150,15 +214,17 @@ final class BriefSpin {
      * Whether more threads waited on channels lately than there are cores, counting the caller:
      * then it yields instead of spinning, and tells the score nothing.
      */
-    boolean crowded() {
+    public boolean crowded() {
       return census.crowded();
     }
 
-    boolean spins() {
+    /** Whether a waiter spins now; see the algorithm. */
+    public boolean spins() {
       return score > 0 || ++waitsAtZero % PROBE_EVERY == 0;
     }
 
-    void record(int steps) {
+    /** Tells the score how a spin went: the steps it spun (0: it did not spin). */
+    public void record(int steps) {
       if (steps == 0) {
         return; // did not spin
       }
@@ -167,12 +233,12 @@ final class BriefSpin {
     }
 
     /** For tests. */
-    int score() {
+    public int score() {
       return score;
     }
   }
 
-  /** The threads spinning now: for tests. */
+  /** The threads inside the gate now: for tests. */
   static int spinners() {
     return spinners.get();
   }

@@ -1,4 +1,4 @@
-package dev.jeton.internal;
+package dev.jeton.internal.engine;
 
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;

@@ -1,4 +1,4 @@
-package dev.jeton.internal;
+package dev.jeton.internal.engine;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

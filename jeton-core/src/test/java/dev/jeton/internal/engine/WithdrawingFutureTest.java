@@ -1,4 +1,4 @@
-package dev.jeton.internal;
+package dev.jeton.internal.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,8 +1,8 @@
-package dev.jeton;
+package dev.jeton.internal.engine;
 
-import dev.jeton.internal.WithdrawingFuture;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -10,30 +10,31 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>A node is either blocking (it has a {@link #thread}, which parks until {@link #status} is
  * final), asynchronous (it has a {@link #future}, completed by {@link WaitQueue}'s delivery), or
- * one clause of a select (it has a {@link #selection}, told of its delivery). What {@link #weight}
- * means is the primitive's business: the permits of a semaphore request, 0 for an {@code awaitIdle}
- * request.
+ * one of the nodes of a {@link Claimant} that waits on several queues at once (a select), told of
+ * its delivery. What {@link #weight} means is the primitive's business: the permits of a semaphore
+ * request, 0 for an {@code awaitIdle} request.
  *
  * <p>The status leaves {@link #WAITING} exactly once, under the queue's lock, and the node leaves
  * the queue at the same moment: to a final status, or to {@link #SETTLING} when the primitive
  * decides the outcome under the lock but finishes it outside (a barrier runs its action first), and
  * then to a final status without the lock. Unparking and completing the future happen after the
- * lock is released.
+ * lock is released. The primitive reads and writes a node through its accessors under the same
+ * rules: {@link #setStatus} before the node is queued, or under the lock, or from SETTLING.
  */
-final class WaitNode implements BriefSpin.Awaited {
-  static final int WAITING = 0;
-  static final int GRANTED = 1;
-  static final int CANCELLED = 2;
-  static final int TIMED_OUT = 3;
+public final class WaitNode implements Spin.Awaited {
+  public static final int WAITING = 0;
+  public static final int GRANTED = 1;
+  public static final int CANCELLED = 2;
+  public static final int TIMED_OUT = 3;
 
   /** Failed by the primitive; {@link WaitQueue#failure} says why. */
-  static final int FAILED_CLOSED = 4;
+  public static final int FAILED_CLOSED = 4;
 
-  static final int FAILED_LIMIT = 5;
-  static final int FAILED_BROKEN = 6;
+  public static final int FAILED_LIMIT = 5;
+  public static final int FAILED_BROKEN = 6;
 
   /** Out of the queue, no longer withdrawable, outcome still to come. Not final. */
-  static final int SETTLING = 7;
+  public static final int SETTLING = 7;
 
   private static final VarHandle PREWOKEN;
   private static final VarHandle CLAIM;
@@ -58,11 +59,11 @@ final class WaitNode implements BriefSpin.Awaited {
   }
 
   /** The size of the request, as the primitive defines it. */
-  final int weight;
+  private final int weight;
 
   /**
    * The blocked {@link Thread}, the {@link NodeFuture} of an asynchronous request, or the {@link
-   * Selection} of a select's clause: one field, not three, because a node is one of them and every
+   * Claimant} of a select's clause: one field, not three, because a node is one of them and every
    * queued request pays for its fields.
    */
   private final Object requester;
@@ -75,7 +76,7 @@ final class WaitNode implements BriefSpin.Awaited {
    * generation), written before the final status is and read after it: set once, published by the
    * volatile write of {@link #status}.
    */
-  @Nullable Object outcome;
+  private @Nullable Object outcome;
 
   /** Queue links, guarded by the queue's lock; {@code next} also chains delivered nodes. */
   @Nullable WaitNode prev;
@@ -107,39 +108,110 @@ final class WaitNode implements BriefSpin.Awaited {
     this.requester = requester;
   }
 
+  /**
+   * A requester that waits on several queues at once, with one node in each, and takes the first
+   * outcome: a select. The engine asks it before it decides a node's outcome, and tells it when a
+   * node is delivered, instead of unparking a thread or completing a future.
+   */
+  public interface Claimant {
+    /**
+     * Claims the claimant for {@code node}'s outcome: true for the first claim only; false once
+     * another of its nodes won, or the claimant gave up. Called under {@code node}'s queue's lock.
+     */
+    boolean claim(WaitNode node);
+
+    /** {@code node} left its queue and is delivered; without any lock. */
+    void delivered(WaitNode node);
+  }
+
+  /** The size of the request, as the primitive defines it. */
+  public int weight() {
+    return weight;
+  }
+
+  /** The status: WAITING, SETTLING, or a final one. A volatile read. */
+  public int status() {
+    return status;
+  }
+
+  /**
+   * Sets the status: of a node not yet queued (decided at once), of a queued one under its queue's
+   * lock, or from SETTLING to a final status (see the class comment).
+   */
+  public void setStatus(int status) {
+    this.status = status;
+  }
+
+  /** What the primitive attached to the outcome; read after the final status. */
+  public @Nullable Object outcome() {
+    return outcome;
+  }
+
+  /** Attaches {@code outcome}, before the status that publishes it is written. */
+  public void setOutcome(@Nullable Object outcome) {
+    this.outcome = outcome;
+  }
+
+  /** The node behind this one in its queue, or in a chain of delivered nodes. Lock held. */
+  public @Nullable WaitNode next() {
+    return next;
+  }
+
   /** The blocked thread of a blocking request; null for an asynchronous one. */
-  @Nullable Thread thread() {
+  public @Nullable Thread thread() {
     return requester instanceof Thread ? (Thread) requester : null;
   }
 
   /** The future of an asynchronous request; null for a blocking one. */
-  @Nullable NodeFuture<?> future() {
+  public @Nullable NodeFuture<?> future() {
     return requester instanceof NodeFuture ? (NodeFuture<?>) requester : null;
   }
 
-  /** The selection of a select's node; null for any other request. */
-  @Nullable Selection<?> selection() {
-    return requester instanceof Selection ? (Selection<?>) requester : null;
+  /** The claimant of a select's node; null for any other request. */
+  public @Nullable Claimant claimant() {
+    return requester instanceof Claimant ? (Claimant) requester : null;
   }
 
-  /** A node that a select queues for one of its clauses. */
-  static WaitNode selecting(Selection<?> selection, int weight) {
-    return new WaitNode(weight, selection);
+  /** A node that {@code claimant} queues, one of its several. */
+  public static WaitNode claimedBy(Claimant claimant, int weight) {
+    return new WaitNode(weight, claimant);
   }
 
-  static WaitNode blocking(int weight) {
+  /** A request of the calling thread, which blocks. */
+  public static WaitNode blocking(int weight) {
     return new WaitNode(weight, Thread.currentThread());
   }
 
-  /** An asynchronous request of {@code queue}; a {@code timed} one gets its timer once queued. */
-  static WaitNode async(WaitQueue queue, int weight, boolean timed) {
-    NodeFuture<Object> future = new NodeFuture<>(queue);
+  /**
+   * The future of a new asynchronous request of {@code queue}, whose node is {@link
+   * NodeFuture#node()}: when granted it completes with what {@code grant} makes of the node. A
+   * {@code timed} one gets its timer once queued.
+   */
+  public static <T extends @Nullable Object> NodeFuture<T> async(
+      WaitQueue queue, Grant<T> grant, int weight, boolean timed) {
+    NodeFuture<T> future = new NodeFuture<>(queue, grant);
     if (timed) {
       future.expectTimer();
     }
-    WaitNode node = new WaitNode(weight, future);
-    future.node = node;
-    return node;
+    future.node = new WaitNode(weight, future);
+    return future;
+  }
+
+  /**
+   * What a granted request gets, made from its node: the typed grant of one kind of request (a
+   * semaphore's permit, a lock's guard, a received value). Made once per primitive and kind, never
+   * per request.
+   */
+  @FunctionalInterface
+  public interface Grant<T extends @Nullable Object> {
+    /** The grant of {@code node}, granted; called at most once per node. */
+    T of(WaitNode node);
+
+    /** The grant of a request that gets nothing: its {@code Void} future completes with null. */
+    @SuppressWarnings("NullAway") // null is the one value of Void
+    static Void nothing(WaitNode node) {
+      return null;
+    }
   }
 
   @Override
@@ -147,7 +219,8 @@ final class WaitNode implements BriefSpin.Awaited {
     return status == WAITING;
   }
 
-  boolean isFinal() {
+  /** Whether the status is final: neither WAITING nor SETTLING. */
+  public boolean isFinal() {
     int s = status;
     return s != WAITING && s != SETTLING;
   }
@@ -163,34 +236,46 @@ final class WaitNode implements BriefSpin.Awaited {
    * withdrawal is on the way. Lock held. A select's node claims its whole selection: false if
    * another of its clauses won, or the select gave up.
    */
-  boolean claimForOutcome() {
+  public boolean claimForOutcome() {
     Object r = requester;
-    if (r instanceof Selection) {
-      return ((Selection<?>) r).claim(this);
+    if (r instanceof Claimant) {
+      return ((Claimant) r).claim(this);
     }
     return CLAIM.compareAndSet(this, OPEN, TAKEN);
   }
 
   /** Whether a completion of the future from outside may go ahead: false once claimed. */
-  boolean claimForWithdrawal() {
+  public boolean claimForWithdrawal() {
     int c = claim;
     return c == GIVEN_UP || (c == OPEN && CLAIM.compareAndSet(this, OPEN, GIVEN_UP));
   }
 
   /** True once a completion of the future from outside has claimed the node. */
-  boolean isGivenUp() {
+  public boolean isGivenUp() {
     return claim == GIVEN_UP;
   }
 
   /** The future of an asynchronous request; completing it from outside withdraws the request. */
-  static final class NodeFuture<T extends @Nullable Object> extends WithdrawingFuture<T> {
+  public static final class NodeFuture<T extends @Nullable Object> extends WithdrawingFuture<T> {
     final WaitQueue queue;
+    private final Grant<T> grant;
 
     /** Set once, before the future is returned to anyone. */
     @Nullable WaitNode node;
 
-    NodeFuture(WaitQueue queue) {
+    /** The request of this future. */
+    public WaitNode node() {
+      return Objects.requireNonNull(node);
+    }
+
+    NodeFuture(WaitQueue queue, Grant<T> grant) {
       this.queue = queue;
+      this.grant = grant;
+    }
+
+    /** Completes the future with the grant of its node, unless it was given up first. */
+    void settleGranted() {
+      var unused = settle(grant.of(node())); // false only if given up meanwhile: see Delivery
     }
 
     @Override
@@ -203,7 +288,7 @@ final class WaitNode implements BriefSpin.Awaited {
     @Override
     protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
       queue.withdrawFromOutside(
-          java.util.Objects.requireNonNull(node), timedOut ? TIMED_OUT : CANCELLED, complete);
+          Objects.requireNonNull(node), timedOut ? TIMED_OUT : CANCELLED, complete);
     }
   }
 }

@@ -1,4 +1,4 @@
-package dev.jeton;
+package dev.jeton.internal.engine;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,12 +31,12 @@ import java.util.function.LongSupplier;
  * wake-up. So there is no Lincheck model of it; its stress test checks that concurrent threads are
  * each counted exactly once within a period.
  */
-final class ThreadCensus {
+public final class ThreadCensus {
   /** One millisecond: a thread that waits on a channel at all waits far more often than that. */
   static final long PERIOD_NANOS = 1_000_000L;
 
   /** The census every channel uses. */
-  static final ThreadCensus CHANNELS =
+  public static final ThreadCensus CHANNELS =
       new ThreadCensus(Runtime.getRuntime().availableProcessors(), System::nanoTime);
 
   private final int cores;
