@@ -1,8 +1,7 @@
 package dev.jeton;
 
+import dev.jeton.internal.ReleaseOnce;
 import dev.jeton.internal.WithdrawingFuture;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -412,23 +411,12 @@ final class KeySemaphore<K> implements Semaphore {
    * A permit of a key: the key's permits and, with a global limit, the global ones. Releasing it
    * gives back both and the entry use, at most once.
    */
-  static final class KeyedPermit implements Permit {
-    private static final VarHandle RELEASED;
-
-    static {
-      try {
-        RELEASED = MethodHandles.lookup().findVarHandle(KeyedPermit.class, "released", int.class);
-      } catch (ReflectiveOperationException e) {
-        throw new ExceptionInInitializerError(e);
-      }
-    }
-
+  static final class KeyedPermit extends ReleaseOnce implements Permit {
     private final KeyedSemaphore<?> keyed;
     private final Object key;
     private final KeyedSemaphore.Entry entry;
     private final Permit keyPermit;
     private final @Nullable Permit globalPermit;
-    private volatile int released;
 
     KeyedPermit(
         KeyedSemaphore<?> keyed,
@@ -450,19 +438,20 @@ final class KeySemaphore<K> implements Semaphore {
 
     @Override
     public void release() {
-      if (RELEASED.compareAndSet(this, 0, 1)) {
-        Permit g = globalPermit;
-        if (g != null) {
-          g.release();
-        }
-        keyPermit.release();
-        keyed.unuse(key, entry);
+      if (!end()) {
+        return;
       }
+      Permit g = globalPermit;
+      if (g != null) {
+        g.release();
+      }
+      keyPermit.release();
+      keyed.unuse(key, entry);
     }
 
     @Override
     public String toString() {
-      return "Permit[key=" + key + ", permits=" + permits() + (released != 0 ? ", released]" : "]");
+      return "Permit[key=" + key + ", permits=" + permits() + (isEnded() ? ", released]" : "]");
     }
   }
 }
