@@ -440,7 +440,8 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
   }
 
   /**
-   * Builds a {@link KeyedSemaphore}. Each setter checks its argument at once.
+   * Builds a {@link KeyedSemaphore}. Each setter checks its argument at once. A key's semaphore
+   * shows as {@code name[key]} if a name is set.
    *
    * <pre>{@code
    * KeyedSemaphore<String> tenants =
@@ -450,22 +451,11 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
    * @param <K> the type of keys, fixed by {@link #limitPerKey(ToIntFunction)} or by {@link
    *     #build()}
    */
-  public static final class Builder<K> {
-    private @Nullable String name;
+  public static final class Builder<K> extends PrimitiveBuilder<Builder<K>> {
     private @Nullable ToIntFunction<? super K> limitPerKey;
     private int globalLimit = -1;
-    private @Nullable Executor completionExecutor;
 
     private Builder() {}
-
-    /** A name shown by {@code toString()} and in exception messages, as {@code name[key]}. */
-    public Builder<K> name(String name) {
-      if (name.isBlank()) {
-        throw new IllegalArgumentException("name must not be blank");
-      }
-      this.name = name;
-      return this;
-    }
 
     /**
      * Every key's limit. This or {@link #limitPerKey(ToIntFunction)} is required.
@@ -499,12 +489,6 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     public Builder<K> globalLimit(int limit) {
       FifoSemaphore.checkLimit(limit);
       this.globalLimit = limit;
-      return this;
-    }
-
-    /** Completes asynchronous requests on {@code executor}; see {@link Semaphore.Builder}. */
-    public Builder<K> completionExecutor(Executor executor) {
-      this.completionExecutor = Objects.requireNonNull(executor, "executor");
       return this;
     }
 
