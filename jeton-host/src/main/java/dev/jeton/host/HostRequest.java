@@ -18,22 +18,22 @@ import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One request, from ticket to grant. Its lock makes a poll and a withdrawal (cancel, close)
+ * One request, from place to grant. Its lock makes a poll and a withdrawal (cancel, close)
  * exclusive, so that a withdrawal never races with a grant.
  */
 final class HostRequest {
   private final HostSemaphore semaphore;
 
   final int permits; // 0: the whole limit (awaitIdle), given straight back
-  final LockFiles.Held ticket;
+  final LockFiles.Held place;
   final boolean trying; // a tryAcquire: gives up rather than wait for permits
-  final String ticketName;
+  final String placeName;
   final List<LockFiles.Held> gathered = new ArrayList<>(); // guarded by lock
   final ReentrantLock lock = new ReentrantLock();
   boolean busy; // guarded by lock: a tryAcquire found it would have to wait for permits
   boolean finished; // guarded by lock
 
-  /** The live ticket just ahead, as the last poll found it; null at the head. */
+  /** The live place just ahead, as the last poll found it; null at the head. */
   volatile @Nullable String predecessor;
 
   /** The wait in progress for the predecessor, which withdraw() ends. */
@@ -41,12 +41,12 @@ final class HostRequest {
 
   volatile boolean withdrawn;
 
-  HostRequest(HostSemaphore semaphore, int permits, LockFiles.Held ticket, boolean trying) {
+  HostRequest(HostSemaphore semaphore, int permits, LockFiles.Held place, boolean trying) {
     this.semaphore = semaphore;
     this.permits = permits;
-    this.ticket = ticket;
+    this.place = place;
     this.trying = trying;
-    this.ticketName = ticket.path.getFileName().toString();
+    this.placeName = place.path.getFileName().toString();
   }
 
   /**
@@ -93,10 +93,10 @@ final class HostRequest {
                 + " permits");
       }
       gathered.removeIf(slot -> dropIf(slot, !slot.isValid() || Slots.index(slot.path) >= limit));
-      String older = semaphore.queue.predecessor(ticketName);
+      String older = semaphore.queue.predecessor(placeName);
       predecessor = older;
       if (older != null) {
-        if (trying && !older.endsWith(TicketQueue.TRYING)) {
+        if (trying && !older.endsWith(HostQueue.TRYING)) {
           busy = true; // a request that waits is ahead: tryAcquire never jumps the queue
         }
         return null; // only the oldest takes slots; another tryAcquire finishes at once
@@ -124,7 +124,7 @@ final class HostRequest {
         return null; // a lock was lost while writing; gather again rather than over-grant
       }
       finished = true;
-      closeTicket();
+      leaveQueue();
       return new HostPermit(semaphore, List.copyOf(gathered), holder);
     } finally {
       lock.unlock();
@@ -189,7 +189,7 @@ final class HostRequest {
   }
 
   /**
-   * Waits, in the kernel, until the predecessor's ticket is unlocked (it was granted, gave up or
+   * Waits, in the kernel, until the predecessor's place is unlocked (it was granted, gave up or
    * died), until {@code deadline}, or until the request is withdrawn.
    */
   void awaitPredecessor(String older, long deadline) throws IOException, InterruptedException {
@@ -214,7 +214,7 @@ final class HostRequest {
     }
   }
 
-  /** Gives up: drops the ticket and any slots gathered. Returns false if already granted. */
+  /** Gives up: drops the place and any slots gathered. Returns false if already granted. */
   boolean withdraw() {
     withdrawn = true;
     LockFiles.Wait wait = waiting;
@@ -231,7 +231,7 @@ final class HostRequest {
         LockFiles.closeQuietly(slot);
       }
       gathered.clear();
-      closeTicket();
+      leaveQueue();
       return true;
     } finally {
       lock.unlock();
@@ -239,13 +239,13 @@ final class HostRequest {
     }
   }
 
-  private void closeTicket() {
+  private void leaveQueue() {
     try {
-      Files.deleteIfExists(ticket.path);
+      Files.deleteIfExists(place.path);
     } catch (IOException ignored) {
-      // an undeletable ticket is unlocked below, so it counts as dead and is swept later
+      // an undeletable place is unlocked below, so it counts as dead and is swept later
     }
-    LockFiles.closeQuietly(ticket);
+    LockFiles.closeQuietly(place);
     semaphore.pending.remove(this);
   }
 
