@@ -8,6 +8,8 @@
 module dev.jeton.core {
   // Nullness annotations only: a user needs them neither to compile nor to run (decision 36).
   requires static org.jspecify;
+  // @GuardedBy only, checked when compiling (decision 91).
+  requires static com.google.errorprone.annotations;
 
   exports dev.jeton;
   exports dev.jeton.internal to

@@ -10,6 +10,8 @@ module dev.jeton.http {
   requires static jdk.httpserver;
   // Nullness annotations only: a user needs them neither to compile nor to run (decision 36).
   requires static org.jspecify;
+  // @GuardedBy only, checked when compiling (decision 91).
+  requires static com.google.errorprone.annotations;
 
   exports dev.jeton.http;
   exports dev.jeton.http.jdk;

@@ -12,6 +12,8 @@ module dev.jeton.redis {
   requires static redis.clients.jedis;
   // Nullness annotations only: a user needs them neither to compile nor to run (decision 36).
   requires static org.jspecify;
+  // @GuardedBy only, checked when compiling (decision 91).
+  requires static com.google.errorprone.annotations;
 
   exports dev.jeton.redis;
 }

@@ -1,5 +1,6 @@
 package dev.jeton.cli;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Sessions;
 import java.io.File;
 import java.io.IOException;
@@ -103,7 +104,9 @@ final class CommandSession implements AutoCloseable {
   private @Nullable Process watchdog;
   private boolean started;
   private final Object pauseLock = new Object();
-  private boolean paused; // guarded by pauseLock
+
+  @GuardedBy("pauseLock")
+  private boolean paused;
 
   private CommandSession(
       List<String> command,

@@ -1,5 +1,6 @@
 package dev.jeton.cli;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -58,8 +59,13 @@ final class RedisBound implements AutoCloseable {
   private final String where;
   private final Thread alarm;
   private final Object lock = new Object();
-  private boolean disarmed; // guarded by lock
-  private int decided = -1; // guarded by lock: the exit code once known, else -1
+
+  @GuardedBy("lock")
+  private boolean disarmed;
+
+  /** The exit code once known, else -1. */
+  @GuardedBy("lock")
+  private int decided = -1;
 
   private RedisBound(@Nullable Duration timeout, PrintWriter err, String where) {
     this.timeout = timeout;

@@ -1,5 +1,6 @@
 package dev.jeton.cli;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.internal.Arguments;
@@ -143,9 +144,15 @@ final class RunCommand implements Callable<Integer> {
   /** Guards the hand-over from waiting to running, against signals arriving meanwhile. */
   private final Object lock = new Object();
 
-  private @Nullable CommandSession child; // guarded by lock
-  private @Nullable String signalled; // guarded by lock: a signal that came before CMD started
-  private @Nullable CompletableFuture<Permit> acquiring; // guarded by lock
+  @GuardedBy("lock")
+  private @Nullable CommandSession child;
+
+  /** A signal that came before CMD started. */
+  @GuardedBy("lock")
+  private @Nullable String signalled;
+
+  @GuardedBy("lock")
+  private @Nullable CompletableFuture<Permit> acquiring;
 
   private void onSignal(String signal) {
     synchronized (lock) {

@@ -197,7 +197,7 @@ final class AsyncRequests {
     }
     long now = System.nanoTime();
     entries.removeIf(entry -> dropIfOver(entry, now));
-    takeTickets(now);
+    takePlaces(now);
     pollFront(now);
     if (entries.isEmpty()) {
       return -1;
@@ -253,7 +253,7 @@ final class AsyncRequests {
   }
 
   /** Takes places in order, stopping at the first that would have to wait for meta.lock. */
-  private void takeTickets(long now) {
+  private void takePlaces(long now) {
     for (int i = 0; i < entries.size(); i++) {
       Entry<?> entry = entries.get(i);
       if (entry.request != null) {
@@ -265,7 +265,7 @@ final class AsyncRequests {
       try {
         entry.request = semaphore.newRequest(entry.permits, false, now, () -> false);
         placePause = MIN_PLACE_PAUSE_NANOS;
-      } catch (TimeoutException | InterruptedException othersTakingTickets) {
+      } catch (TimeoutException | InterruptedException othersTakingPlaces) {
         nextPlaceTry = System.nanoTime() + placePause; // meta.lock is busy: try again soon
         placePause = Math.min(placePause * 2, MAX_PLACE_PAUSE_NANOS);
         return;

@@ -107,7 +107,7 @@ final class HostQueue {
     }
     try {
       return Long.parseLong(digits);
-    } catch (NumberFormatException notATicket) {
+    } catch (NumberFormatException notAPlace) {
       return -1;
     }
   }

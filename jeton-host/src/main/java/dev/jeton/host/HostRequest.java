@@ -1,6 +1,8 @@
 package dev.jeton.host;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.Permit;
+import dev.jeton.internal.engine.Timer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -10,7 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -22,16 +24,54 @@ import org.jspecify.annotations.Nullable;
  * exclusive, so that a withdrawal never races with a grant.
  */
 final class HostRequest {
+  /*
+   * Algorithm
+   *
+   * A request: take a place (HostQueue); then poll: when no older place is alive, take free
+   * slots below the limit one by one until it holds as many as it needs, and is granted once the
+   * slots held in all (its own, other holders', and any at or above a lowered limit) are within
+   * the limit; then drop its place. A request behind another sleeps in the kernel on the place
+   * just ahead (awaitPredecessor); only the head polls. Release (HostPermit) unlocks the slots.
+   *
+   * Invariants:
+   *   I1. Granted permits never exceed the limit: each slot is one exclusive lock, only the head
+   *       of the queue takes slots, and it is granted only when every held slot, its own
+   *       included, fits within the limit.
+   *   I2. Only the oldest live place takes slots, so grants follow place order.
+   *   I3. A record in a file is believed only while the file is locked: a dead process's locks
+   *       are gone, so its stale records are never shown as holders or waiters.
+   *   I4. Every wait (for meta.lock, for permits) is bounded by the caller's deadline and gives
+   *       way to interrupts, cancellation and close(); no wait spins.
+   *   I5. The asynchronous methods, and cancelling their futures, do no file I/O and take no lock
+   *       another thread may hold for long: AsyncRequests' driver does the work.
+   *
+   * Fields: gathered, busy and finished are guarded by lock, which makes a poll and a withdrawal
+   * exclusive; predecessor, waiting and withdrawn are volatile, read by withdraw() without it.
+   */
+
+  /**
+   * Ends waits at their deadlines: the engine's shared timer, whose cancelled tasks leave its queue
+   * at once, so a wait decided early leaves nothing behind however far off its deadline was.
+   */
+  static final Timer TIMER = Timer.shared();
+
   private final HostSemaphore semaphore;
 
   final int permits; // 0: the whole limit (awaitIdle), given straight back
   final LockFiles.Held place;
   final boolean trying; // a tryAcquire: gives up rather than wait for permits
   final String placeName;
-  final List<LockFiles.Held> gathered = new ArrayList<>(); // guarded by lock
   final ReentrantLock lock = new ReentrantLock();
-  boolean busy; // guarded by lock: a tryAcquire found it would have to wait for permits
-  boolean finished; // guarded by lock
+
+  @GuardedBy("lock")
+  final List<LockFiles.Held> gathered = new ArrayList<>();
+
+  /** A tryAcquire found it would have to wait for permits. */
+  @GuardedBy("lock")
+  boolean busy;
+
+  @GuardedBy("lock")
+  boolean finished;
 
   /** The live place just ahead, as the last poll found it; null at the head. */
   volatile @Nullable String predecessor;
@@ -162,8 +202,9 @@ final class HostRequest {
    * Takes free slots below {@code limit} until it has {@code need}, and tells whether the request
    * may be granted: every slot held, by anyone, at or above the limit included, must then fit
    * within the limit (I1; after the limit was lowered, holders of retired slots still count until
-   * they release).
+   * they release). Lock held.
    */
+  @GuardedBy("lock")
   private boolean gatherAndCheck(int limit, int need) throws IOException {
     Set<Integer> mine = new HashSet<>();
     for (LockFiles.Held slot : gathered) {
@@ -195,11 +236,9 @@ final class HostRequest {
   void awaitPredecessor(String older, long deadline) throws IOException, InterruptedException {
     LockFiles.Wait wait = new LockFiles.Wait(semaphore.queue.path(older));
     waiting = wait;
-    java.util.concurrent.ScheduledFuture<?> timeout = null;
+    Future<?> timeout = null;
     if (deadline != Long.MAX_VALUE) {
-      timeout =
-          HostSemaphore.TIMER.schedule(
-              wait::cancel, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+      timeout = TIMER.schedule(wait::cancel, deadline - System.nanoTime());
     }
     try {
       if (withdrawn) {
@@ -295,6 +334,15 @@ final class HostRequest {
         withdraw();
       }
     }
+  }
+
+  /** The deadline {@link #awaitGrant} takes for a wait of {@code nanos} from now. */
+  static long deadlineAfter(long nanos) {
+    if (nanos == Long.MAX_VALUE) {
+      return Long.MAX_VALUE;
+    }
+    long deadline = System.nanoTime() + nanos;
+    return deadline == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : deadline; // MAX_VALUE: no deadline
   }
 
   private static boolean dropIf(LockFiles.Held slot, boolean drop) {

@@ -9,18 +9,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
@@ -74,7 +71,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class HostSemaphore implements Semaphore {
   /*
-   * Overview
+   * Overview: a map of the parts (each package-private, each with its own comment)
    *
    * Files, under <directory>/<name>/ (see HostDirectory for how they are opened and made):
    *   limit          the stored limit, replaced atomically (see LimitFile)
@@ -84,25 +81,15 @@ public final class HostSemaphore implements Semaphore {
    *                  its record; <n> is the zero-padded place number
    *   slots/<i>      one file per permit (see Slots)
    *
-   * A request: take a place; then poll: when no older place is alive, take free slots below
-   * the limit one by one until it holds as many as it needs, and is granted once the slots held
-   * in all (its own, other holders', and any at or above a lowered limit) are within the limit;
-   * then drop its place. Release unlocks the slots.
+   * HostRequest is one request from place to grant: the algorithm and its invariants (I1-I5) are
+   * there. AsyncRequests drives a handle's asynchronous requests on one thread; HostPermit gives
+   * the slots back. Threads of this JVM share the files through LockFiles, which keeps them from
+   * opening a file another thread holds (closing any channel would drop the process's lock).
    *
-   * Invariants:
-   *   I1. Granted permits never exceed the limit: each slot is one exclusive lock, only the head
-   *       of the queue takes slots, and it is granted only when every held slot, its own
-   *       included, fits within the limit.
-   *   I2. Only the oldest live place takes slots, so grants follow place order.
-   *   I3. A record in a file is believed only while the file is locked: a dead process's locks
-   *       are gone, so its stale records are never shown as holders or waiters.
-   *   I4. Every wait (for meta.lock, for permits) is bounded by the caller's deadline and gives
-   *       way to interrupts, cancellation and close(); no wait spins.
-   *   I5. The asynchronous methods, and cancelling their futures, do no file I/O and take no lock
-   *       another thread may hold for long: AsyncRequests' driver does the work.
-   *
-   * Threads of this JVM share the files through LockFiles, which keeps them from opening a file
-   * another thread holds (closing any channel would drop the process's lock).
+   * Fields: pending holds the handle's requests that have a place and are not finished (a
+   * concurrent set; a request leaves it when granted or withdrawn). closed is volatile and set
+   * once: newRequest checks it before and after entering pending, and close() withdraws what it
+   * then finds there, so a request made as the handle closes either fails or is withdrawn.
    */
 
   /** How often the head of the queue looks for free permits: from 0.25 ms, doubling to 2 ms. */
@@ -112,15 +99,6 @@ public final class HostSemaphore implements Semaphore {
 
   /** How long tryAcquire waits for a process that is taking a place or trying at that moment. */
   private static final long TRY_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
-
-  /** Ends waits at their deadlines. */
-  static final java.util.concurrent.ScheduledExecutorService TIMER =
-      Executors.newSingleThreadScheduledExecutor(
-          task -> {
-            Thread thread = new Thread(task, "jeton-host-timer");
-            thread.setDaemon(true);
-            return thread;
-          });
 
   private final String name;
   final HostDirectory directory;
@@ -248,14 +226,7 @@ public final class HostSemaphore implements Semaphore {
 
   @Override
   public int limit() {
-    try {
-      return LockFiles.uninterrupted(this::readLimit);
-    } catch (NoSuchFileException e) {
-      throw new IllegalStateException(
-          "semaphore '" + name + "' was removed from " + directory.path, e);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e.getMessage(), e);
-    }
+    return limitFile.current();
   }
 
   /**
@@ -264,16 +235,7 @@ public final class HostSemaphore implements Semaphore {
    */
   @Override
   public void setLimit(int limit) {
-    checkLimit(limit);
-    try {
-      LockFiles.uninterrupted(
-          () -> {
-            limitFile.write(limit);
-            return Boolean.TRUE;
-          });
-    } catch (IOException e) {
-      throw new UncheckedIOException(e.getMessage(), e);
-    }
+    limitFile.store(checkLimit(limit));
   }
 
   // ---------------------------------------------------------------- requests
@@ -317,14 +279,6 @@ public final class HostSemaphore implements Semaphore {
     return new SemaphoreClosedException("semaphore '" + name + "' is closed (this handle)");
   }
 
-  private static long deadlineAfter(long nanos) {
-    if (nanos == Long.MAX_VALUE) {
-      return Long.MAX_VALUE;
-    }
-    long deadline = System.nanoTime() + nanos;
-    return deadline == Long.MAX_VALUE ? Long.MAX_VALUE - 1 : deadline;
-  }
-
   // ---------------------------------------------------------------- Semaphore
 
   @Override
@@ -339,7 +293,7 @@ public final class HostSemaphore implements Semaphore {
   @Override
   public Permit acquire(int permits, Duration timeout)
       throws InterruptedException, TimeoutException {
-    return acquireUntil(permits, deadlineAfter(Arguments.toNanos(timeout)), timeout);
+    return acquireUntil(permits, HostRequest.deadlineAfter(Arguments.toNanos(timeout)), timeout);
   }
 
   private Permit acquireUntil(int permits, long deadline, @Nullable Duration timeout)
@@ -389,23 +343,14 @@ public final class HostSemaphore implements Semaphore {
 
   @Override
   public CompletableFuture<Permit> acquireAsync(int permits, Duration timeout) {
-    return acquireAsyncUntil(permits, deadlineAfter(Arguments.toNanos(timeout)), timeout);
+    return acquireAsyncUntil(
+        permits, HostRequest.deadlineAfter(Arguments.toNanos(timeout)), timeout);
   }
 
   private CompletableFuture<Permit> acquireAsyncUntil(
       int permits, long deadline, @Nullable Duration timeout) {
-    Arguments.checkWeight(permits, limitFor(permits));
+    Arguments.checkWeight(permits, limitFile.limitFor(permits));
     return async.start(permits, deadline, timeout, permit -> permit);
-  }
-
-  /**
-   * The limit to check a new asynchronous request against without file I/O: the last one read,
-   * unless the request exceeds it (then the file is read, as it may have been raised). A limit
-   * lowered since fails the request at its next poll, as it would a request already queued.
-   */
-  private int limitFor(int permits) {
-    int known = limitFile.known();
-    return permits <= known ? known : limit();
   }
 
   /**
@@ -491,13 +436,7 @@ public final class HostSemaphore implements Semaphore {
    */
   public Status status() throws IOException {
     async.sync();
-    List<Holder> holders = new ArrayList<>();
-    Set<String> seen = new HashSet<>();
-    for (String record : LockFiles.uninterrupted(slots::heldRecords)) {
-      if (seen.add(record)) { // one record per holder, written into each of its slots
-        Holder.parse(record).ifPresent(holders::add);
-      }
-    }
+    List<Holder> holders = LockFiles.uninterrupted(slots::holders);
     List<Holder> waiters = new ArrayList<>();
     for (Map.Entry<String, String> place : LockFiles.uninterrupted(queue::waiting).entrySet()) {
       Holder.parse(place.getValue()).ifPresent(waiters::add);

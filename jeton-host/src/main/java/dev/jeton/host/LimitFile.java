@@ -2,9 +2,11 @@ package dev.jeton.host;
 
 import dev.jeton.internal.Arguments;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -129,5 +131,46 @@ final class LimitFile {
   /** The limit as last read or written here; 0 if never. */
   int known() {
     return known;
+  }
+
+  /**
+   * The stored limit, for the public API: read whatever the caller's interrupt status (see {@link
+   * LockFiles#uninterrupted}), a file gone or unreadable thrown unchecked.
+   */
+  int current() {
+    try {
+      return LockFiles.uninterrupted(this::read);
+    } catch (NoSuchFileException e) {
+      throw new IllegalStateException(
+          "semaphore '" + name + "' was removed from " + directory.path, e);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Replaces the stored limit, as {@link #write} does, for the public API (as {@link #current}).
+   */
+  void store(int limit) {
+    try {
+      LockFiles.uninterrupted(
+          () -> {
+            write(limit);
+            return Boolean.TRUE;
+          });
+    } catch (IOException e) {
+      throw new UncheckedIOException(e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The limit to check a new asynchronous request for {@code permits} against without file I/O: the
+   * last one known, unless the request exceeds it (then the file is read, as it may have been
+   * raised). A limit lowered since fails the request at its next poll, as it would a request
+   * already queued.
+   */
+  int limitFor(int permits) {
+    int last = known;
+    return permits <= last ? last : current();
   }
 }

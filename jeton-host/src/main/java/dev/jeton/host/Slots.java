@@ -5,7 +5,9 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
@@ -110,6 +112,18 @@ final class Slots {
       }
     }
     return held;
+  }
+
+  /** Who holds the slots: one holder per record, which a holder writes into each of its slots. */
+  List<Holder> holders() throws IOException {
+    List<Holder> holders = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    for (String record : heldRecords()) {
+      if (seen.add(record)) {
+        Holder.parse(record).ifPresent(holders::add);
+      }
+    }
+    return holders;
   }
 
   private List<Path> files() throws IOException {

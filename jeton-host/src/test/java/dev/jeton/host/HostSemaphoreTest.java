@@ -254,7 +254,7 @@ class HostSemaphoreTest {
   }
 
   @Test
-  void takingATicket_whileSomeoneProbesItsFile_succeeds() throws Exception {
+  void takingAPlace_whileSomeoneProbesItsFile_succeeds() throws Exception {
     // Regression: a probe (status, a waiter scanning the queue) holds a shared lock on a place
     // file for a moment; a place being created at that instant failed to lock and the request
     // failed with "could not lock the new place".

@@ -1,5 +1,6 @@
 package dev.jeton.http;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
@@ -37,8 +38,13 @@ final class DrainEstimate {
   private final LongAdder completions = new LongAdder();
   private final LongAdder heldNanos = new LongAdder();
   private final ReentrantLock folding = new ReentrantLock();
-  private long foldedCompletions; // these two under `folding`
+
+  @GuardedBy("folding")
+  private long foldedCompletions;
+
+  @GuardedBy("folding")
   private long foldedNanos;
+
   private volatile long lastFold; // written under `folding`, read without it to skip the lock
   private volatile double meanNanos = Double.NaN;
 

@@ -1,5 +1,6 @@
 package dev.jeton.http;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.KeyedSemaphore;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
@@ -59,7 +60,11 @@ final class Partitions {
   private final int maxQueue; // per key; 0: best effort
   private final int maxQueuedTotal; // across keys
   private final ReentrantLock lock = new ReentrantLock();
+
+  @GuardedBy("lock")
   private final HashMap<Object, Integer> waiting = new HashMap<>();
+
+  @GuardedBy("lock")
   private int queued;
 
   /** The global limit across all keys, if any. */

@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import dev.jeton.internal.Arguments;
 import io.lettuce.core.RedisException;
 import java.util.ArrayList;
 import java.util.List;
@@ -173,6 +174,15 @@ final class Calls {
   }
 
   /** Waits for a reply without being interruptible, and rethrows its failure unwrapped. */
+  /** Checks a limit as Redis takes it: 0 to 2^30-1. */
+  static int checkLimit(int limit) {
+    Arguments.checkLimit(limit);
+    if (limit > (1 << 30) - 1) {
+      throw new IllegalArgumentException("limit must not exceed 2^30-1, was " + limit);
+    }
+    return limit;
+  }
+
   /** Waits for a call's reply as {@link #join} does, spinning first as {@link #spin} says. */
   <T> T await(CompletableFuture<T> reply) {
     long began = spin.spin(() -> !reply.isDone(), Long.MAX_VALUE);

@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +21,7 @@ import java.util.Map;
  * sure the stale write cannot land after it.
  */
 public final class FencingGuard {
+  @GuardedBy("this")
   private final Map<Integer, Long> highest = new HashMap<>();
 
   /**

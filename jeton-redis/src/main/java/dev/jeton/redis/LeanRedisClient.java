@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.lettuce.core.RedisChannelWriter;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -106,7 +107,9 @@ final class LeanRedisClient extends RedisClient {
   /** A value made by the first {@link #get}. */
   private static final class Lazily<T> {
     private final Supplier<T> make;
-    private @Nullable T made; // guarded by this
+
+    @GuardedBy("this")
+    private @Nullable T made;
 
     Lazily(Supplier<T> make) {
       this.make = make;

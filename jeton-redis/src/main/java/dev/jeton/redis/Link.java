@@ -1,9 +1,11 @@
 package dev.jeton.redis;
 
+import io.lettuce.core.AbstractRedisClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The connections of one {@link RedisSemaphore} handle to Redis: one for commands, whose order
@@ -20,6 +22,37 @@ import java.util.function.Consumer;
 interface Link extends AutoCloseable {
   /** How long a command may take on a client Jeton creates itself. */
   Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
+
+  /**
+   * Opens the link a builder describes: through {@code client} if not null (which the caller keeps
+   * and closes), else to {@code redisUri} with a client of its own, Jedis's if {@code jedis}.
+   */
+  static Link open(@Nullable String redisUri, @Nullable AbstractRedisClient client, boolean jedis) {
+    if (client != null) {
+      return LettuceLink.open(client, null);
+    } else if (redisUri != null && jedis) {
+      return jedis(redisUri);
+    } else if (redisUri != null) {
+      return LettuceLink.connect(redisUri);
+    }
+    throw new IllegalArgumentException("where is Redis? call uri(...) or client(...)");
+  }
+
+  /**
+   * Connects to {@code redisUri} through Jedis ({@link RedisSemaphore.Builder#jedis()}), saying how
+   * to put Jedis on the path if it is missing.
+   */
+  static Link jedis(String redisUri) {
+    try {
+      Class.forName("redis.clients.jedis.Connection", false, Link.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException(
+          "jedis() needs Jedis (redis.clients:jedis) on the class path, or on the module path"
+              + " with --add-modules redis.clients.jedis; or leave jedis() out",
+          e);
+    }
+    return JedisLink.connect(redisUri);
+  }
 
   /**
    * Calls the semaphore's function ({@link Library}), loading the library first if Redis does not

@@ -5,7 +5,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Future;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -34,7 +34,7 @@ final class RedisLease extends ReleaseOnce implements Lease {
   private volatile long earlyRenewalNanos;
 
   private int earlyRenewals; // read and written by the watch only, on the timer thread
-  private @Nullable ScheduledFuture<?> watch; // guarded by this
+  private @Nullable Future<?> watch; // guarded by this
 
   RedisLease(
       Leases leases,
@@ -75,14 +75,14 @@ final class RedisLease extends ReleaseOnce implements Lease {
   }
 
   private synchronized void rewatch() {
-    ScheduledFuture<?> old = watch;
+    Future<?> old = watch;
     if (old != null) {
       old.cancel(false);
     }
     if (!isEnded()) {
       long early = earlyRenewalNanos;
       long at = early != 0 && early - deadlineNanos < 0 ? early : deadlineNanos;
-      watch = RedisTimer.schedule(this::watchFired, at - System.nanoTime());
+      watch = RedisTimer.TIMER.schedule(this::watchFired, at - System.nanoTime());
     }
   }
 
@@ -120,7 +120,7 @@ final class RedisLease extends ReleaseOnce implements Lease {
   }
 
   private synchronized void stopWatch() {
-    ScheduledFuture<?> old = watch;
+    Future<?> old = watch;
     if (old != null) {
       old.cancel(false);
     }

@@ -10,18 +10,12 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
@@ -81,80 +75,21 @@ import org.jspecify.annotations.Nullable;
  * until released, and the connections close when the last one is.
  */
 public final class RedisSemaphore implements Semaphore {
-  /** How much of an owner's description is kept (see {@link Builder#owner}). */
-  private static final int OWNER_CHARS = 120;
-
   /*
-   * Overview: a map of the parts (each package-private, each with its own overview)
-   *
-   *   RedisSemaphore  the public API, the builder, the handle's lifecycle (close, shut down)
-   *   Calls           the calls to the Redis function: keys, common arguments, the limit last
-   *                   seen, quarantine recreation (seen), calls in flight, withdrawals to resend
-   *   Reply           the codec: replies and wake-up messages, decoded
-   *   Requests        waiting requests: send, batch, poll, settle from replies and wake-ups,
-   *                   resubmit under a new id; RedisRequest (one request's future and state)
-   *   Leases          held leases: made from grants, renewed together, released, given back;
-   *                   RedisLease (one lease, its watch and its loss)
-   *   ReplicaAcks     WAIT for replicas before a grant or renewal is relied on
-   *   Link            the two connections (commands, wake-ups) and loading the function
-   *   Handoff         how a future given to users leaves Lettuce's I/O thread: to a thread
-   *                   waiting in get/join, else to the completion executor
-   *   RedisTimer, Ids the shared timer thread; request ids
-   *
-   * Who calls whom: the API calls Requests (acquires), Leases (through the leases it returns)
-   * and Calls (counts, limit, status). Requests and Leases call Calls and ReplicaAcks; Requests
-   * hands grants to Leases. RedisRequest and RedisLease call back into Requests and Leases, and
-   * both call finishIfClosed here when a request or lease leaves, so that a closed handle shuts
-   * down (timers cancelled, connections closed) once nothing is held or waiting.
+   * The parts of a handle, who calls whom, and its life are mapped in Handle: this class is the
+   * public API and its builder, and delegates to them.
    */
 
   private final String name;
   private final RedisSemaphoreOptions options;
-  private final Link link;
-  private final Calls calls;
-  private final Leases leases;
-  private final Requests requests;
-  private final ScheduledFuture<?> poller;
-  private final ScheduledFuture<?> renewer;
+  private final Handle handle;
+  private final Acquisitions acquisitions;
 
-  /** Completed when the connections (and the client, if the handle's own) have closed. */
-  private final CompletableFuture<@Nullable Void> linkClosed = new CompletableFuture<>();
-
-  private final java.util.concurrent.atomic.AtomicBoolean shutDown =
-      new java.util.concurrent.atomic.AtomicBoolean();
-
-  private RedisSemaphore(
-      Builder builder, Link link, int limit, ReplicaAcks.@Nullable Waiter replicaWaiter) {
-    this.name = builder.name;
-    this.options = builder.options;
-    this.link = link;
-    this.calls = new Calls(name, options, link, limit);
-    ReplicaAcks replicaAcks =
-        new ReplicaAcks(replicaWaiter != null ? replicaWaiter : link::waitForReplicas, options);
-    String owner =
-        String.join(
-            "\t",
-            ThisProcess.hostName(),
-            Long.toString(ThisProcess.pid()),
-            oneLine(System.getProperty("user.name", "?")),
-            oneLine(builder.owner));
-    Executor completionExecutor = builder.completionExecutor;
-    this.leases =
-        new Leases(name, options, calls, replicaAcks, completionExecutor, this::finishIfClosed);
-    this.requests =
-        new Requests(
-            name,
-            options,
-            owner,
-            calls,
-            leases,
-            replicaAcks,
-            completionExecutor,
-            this::finishIfClosed);
-    long poll = options.pollInterval().toNanos();
-    long renew = options.renewInterval().toNanos();
-    this.poller = RedisTimer.every(requests::pollAll, poll);
-    this.renewer = RedisTimer.every(leases::renewAll, renew);
+  private RedisSemaphore(String name, RedisSemaphoreOptions options, Handle handle) {
+    this.name = name;
+    this.options = options;
+    this.handle = handle;
+    this.acquisitions = new Acquisitions(handle.calls, handle.requests);
   }
 
   /**
@@ -181,7 +116,7 @@ public final class RedisSemaphore implements Semaphore {
     private Executor completionExecutor = ForkJoinPool.commonPool();
 
     private Builder(String name) {
-      this.name = checkKeyPart("name", name);
+      this.name = RedisSemaphoreOptions.checkKeyPart("name", name);
     }
 
     /**
@@ -262,7 +197,7 @@ public final class RedisSemaphore implements Semaphore {
      * @return this builder
      */
     public Builder limit(int permits) {
-      this.limit = checkLimit(permits);
+      this.limit = Calls.checkLimit(permits);
       this.limitIfNew = -1;
       return this;
     }
@@ -274,7 +209,7 @@ public final class RedisSemaphore implements Semaphore {
      * @return this builder
      */
     public Builder limitIfNew(int permits) {
-      this.limitIfNew = checkLimit(permits);
+      this.limitIfNew = Calls.checkLimit(permits);
       this.limit = -1;
       return this;
     }
@@ -323,99 +258,18 @@ public final class RedisSemaphore implements Semaphore {
      * (tests) instead of Redis's {@code WAIT} (null).
      */
     RedisSemaphore open(ReplicaAcks.@Nullable Waiter replicaWaiter) {
-      Link link;
-      String redisUri = uri;
-      AbstractRedisClient redisClient = client;
-      if (redisClient != null) {
-        link = LettuceLink.open(redisClient, null);
-      } else if (redisUri != null && jedis) {
-        link = jedisLink(redisUri);
-      } else if (redisUri != null) {
-        link = LettuceLink.connect(redisUri);
-      } else {
-        throw new IllegalArgumentException("where is Redis? call uri(...) or client(...)");
-      }
-      RedisSemaphore semaphore =
-          new RedisSemaphore(this, link, Math.max(limit, limitIfNew), replicaWaiter);
-      try {
-        semaphore.start(limit);
-        return semaphore;
-      } catch (RuntimeException e) {
-        semaphore.shutDown();
-        throw e;
-      }
+      Handle handle =
+          new Handle(
+              name,
+              options,
+              Link.open(uri, client, jedis),
+              Math.max(limit, limitIfNew),
+              owner,
+              completionExecutor,
+              replicaWaiter);
+      handle.start(limit);
+      return new RedisSemaphore(name, options, handle);
     }
-  }
-
-  private static Link jedisLink(String redisUri) {
-    try {
-      Class.forName("redis.clients.jedis.Connection", false, RedisSemaphore.class.getClassLoader());
-    } catch (ClassNotFoundException e) {
-      throw new IllegalStateException(
-          "jedis() needs Jedis (redis.clients:jedis) on the class path, or on the module path"
-              + " with --add-modules redis.clients.jedis; or leave jedis() out",
-          e);
-    }
-    return JedisLink.connect(redisUri);
-  }
-
-  private void start(int requiredLimit) {
-    Calls.join(link.subscribe(calls.channel(), requests::onWake));
-    Reply reply;
-    try {
-      reply = calls.await(calls.call("counts"));
-    } catch (RuntimeException e) {
-      if (Library.isDamagedLimit(e)) {
-        return; // open, so that setLimit can repair it; every other call says it is damaged
-      }
-      throw e;
-    }
-    if (reply.limit < 0) {
-      throw new IllegalArgumentException("there is no semaphore '" + name + "' in Redis");
-    }
-    if (requiredLimit >= 0 && reply.limit != requiredLimit) {
-      throw new IllegalArgumentException(
-          "semaphore '"
-              + name
-              + "' exists with limit "
-              + reply.limit
-              + ", not "
-              + requiredLimit
-              + ": change the limit explicitly (setLimit, or jeton limit)");
-    }
-  }
-
-  /**
-   * Checks a name or key prefix by the rule every backend shares ({@link Arguments#checkName}),
-   * which also keeps it from breaking the key layout ('{', '}' and ':' would).
-   */
-  static String checkKeyPart(String what, String value) {
-    return Arguments.checkName(what, value);
-  }
-
-  private static int checkLimit(int limit) {
-    Arguments.checkLimit(limit);
-    if (limit > (1 << 30) - 1) {
-      throw new IllegalArgumentException("limit must not exceed 2^30-1, was " + limit);
-    }
-    return limit;
-  }
-
-  /**
-   * The owner's description as sent with every acquire and kept in each record: on one line, and at
-   * most {@value #OWNER_CHARS} characters, since Redis copies it on every grant.
-   */
-  private static String oneLine(String text) {
-    String line = text.replaceAll("[\\t\\r\\n]+", " ");
-    return line.length() > OWNER_CHARS ? line.substring(0, OWNER_CHARS) + "..." : line;
-  }
-
-  /** Checks a weight against the limit, asking Redis when the limit known here is too low. */
-  private void checkWeight(int permits) {
-    if (permits >= 1 && permits > calls.knownLimit()) {
-      calls.await(calls.call("counts"));
-    }
-    Arguments.checkWeight(permits, calls.knownLimit());
   }
 
   // ---------------------------------------------------------------- Semaphore
@@ -423,7 +277,7 @@ public final class RedisSemaphore implements Semaphore {
   @Override
   public Lease acquire(int permits) throws InterruptedException {
     try {
-      return acquireBlocking(permits, null);
+      return acquisitions.acquire(permits, null);
     } catch (TimeoutException impossible) {
       throw new AssertionError(impossible);
     }
@@ -433,62 +287,7 @@ public final class RedisSemaphore implements Semaphore {
   public Lease acquire(int permits, Duration timeout)
       throws InterruptedException, TimeoutException {
     Arguments.toNanos(timeout);
-    return acquireBlocking(permits, timeout);
-  }
-
-  private Lease acquireBlocking(int permits, @Nullable Duration timeout)
-      throws InterruptedException, TimeoutException {
-    if (Thread.interrupted()) {
-      throw new InterruptedException();
-    }
-    if (requests.isClosed()) {
-      throw requests.closedException();
-    }
-    checkWeight(permits);
-    RedisRequest<Lease> request = requests.submit(permits, true, timeout);
-    try {
-      return request.get();
-    } catch (InterruptedException e) {
-      if (!request.cancel(false)) {
-        try {
-          request.join().release(); // granted as we were interrupted: give it back
-        } catch (CompletionException | CancellationException failed) {
-          // it failed instead: nothing to give back
-        }
-      }
-      throw e;
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof TimeoutException) {
-        // Thrown again from this thread, with the reason it timed out (if any) as its cause.
-        TimeoutException timedOut = new TimeoutException(String.valueOf(cause.getMessage()));
-        Throwable why = cause.getCause();
-        if (why != null) {
-          timedOut.initCause(why);
-        }
-        throw timedOut;
-      }
-      throw rethrow(cause);
-    }
-  }
-
-  private static RuntimeException rethrow(@Nullable Throwable cause) {
-    if (cause instanceof SemaphoreClosedException) {
-      SemaphoreClosedException closed =
-          new SemaphoreClosedException(String.valueOf(cause.getMessage()));
-      closed.initCause(cause);
-      return closed;
-    }
-    if (cause instanceof IllegalArgumentException) {
-      return new IllegalArgumentException(String.valueOf(cause.getMessage()), cause);
-    }
-    if (cause instanceof RuntimeException) {
-      return (RuntimeException) cause;
-    }
-    if (cause instanceof Error) {
-      throw (Error) cause;
-    }
-    return new CompletionException(cause);
+    return acquisitions.acquire(permits, timeout);
   }
 
   /**
@@ -514,11 +313,7 @@ public final class RedisSemaphore implements Semaphore {
    * @throws io.lettuce.core.RedisException if Redis cannot be reached
    */
   public Optional<Lease> tryAcquireLease(int permits) {
-    if (requests.isClosed()) {
-      throw requests.closedException();
-    }
-    checkWeight(permits);
-    return requests.tryAcquire(permits);
+    return acquisitions.tryAcquire(permits);
   }
 
   /**
@@ -559,7 +354,7 @@ public final class RedisSemaphore implements Semaphore {
    *     handle last saw
    */
   public CompletableFuture<Lease> acquireLeaseAsync(int permits) {
-    return submitAsync(permits, null);
+    return acquisitions.acquireAsync(permits, null);
   }
 
   /**
@@ -573,16 +368,7 @@ public final class RedisSemaphore implements Semaphore {
    */
   public CompletableFuture<Lease> acquireLeaseAsync(int permits, Duration timeout) {
     Arguments.toNanos(timeout);
-    return submitAsync(permits, timeout);
-  }
-
-  /** An asynchronous request: never waits for Redis (see decision 33). */
-  private CompletableFuture<Lease> submitAsync(int permits, @Nullable Duration timeout) {
-    Arguments.checkWeight(permits, calls.knownLimit());
-    if (requests.isClosed()) {
-      return CompletableFuture.failedFuture(requests.closedException());
-    }
-    return requests.submit(permits, false, timeout);
+    return acquisitions.acquireAsync(permits, timeout);
   }
 
   @SuppressWarnings("unchecked") // a future of leases is a future of permits: only leases go in
@@ -592,29 +378,29 @@ public final class RedisSemaphore implements Semaphore {
 
   @Override
   public int limit() {
-    return calls.await(calls.call("counts")).limit;
+    return handle.calls.await(handle.calls.call("counts")).limit;
   }
 
   @Override
   public int available() {
-    Reply reply = calls.await(calls.call("counts"));
+    Reply reply = handle.calls.await(handle.calls.call("counts"));
     return reply.limit - reply.used;
   }
 
   @Override
   public int queueLength() {
-    return calls.await(calls.call("counts")).queued;
+    return handle.calls.await(handle.calls.call("counts")).queued;
   }
 
   @Override
   public void setLimit(int limit) {
-    checkLimit(limit);
-    calls.await(calls.callCreating("limit", limit, Integer.toString(limit)));
+    Calls.checkLimit(limit);
+    handle.calls.await(handle.calls.callCreating("limit", limit, Integer.toString(limit)));
   }
 
   @Override
   public CompletableFuture<Void> awaitIdle() {
-    return requests.submit(0, false, null);
+    return handle.requests.submit(0, false, null);
   }
 
   /**
@@ -631,38 +417,7 @@ public final class RedisSemaphore implements Semaphore {
    */
   @Override
   public void close() {
-    requests.close();
-    finishIfClosed();
-    if (!link.onItsThread()) {
-      calls.awaitInFlight();
-      if (shutDown.get()) {
-        link.awaitClosed(linkClosed); // so that a program may exit at once (see OwnClient)
-      }
-    }
-  }
-
-  private void finishIfClosed() {
-    if (requests.isClosed() && leases.isEmpty() && requests.isEmpty()) {
-      shutDown();
-    }
-  }
-
-  private void shutDown() {
-    if (!shutDown.compareAndSet(false, true)) {
-      return;
-    }
-    poller.cancel(false);
-    renewer.cancel(false);
-    // Let the withdrawals and releases already sent reach Redis first. The handle's own
-    // connections close either way; a client passed in with client(...) stays open.
-    var unused =
-        calls
-            .inFlight()
-            .orTimeout(5, TimeUnit.SECONDS)
-            .whenComplete(
-                (done, failure) ->
-                    link.closeAsync()
-                        .whenComplete((closed, closeFailure) -> linkClosed.complete(null)));
+    handle.close();
   }
 
   /** Statistics are not kept for the Redis semaphore. */
@@ -692,7 +447,7 @@ public final class RedisSemaphore implements Semaphore {
    * @return the names of the semaphores there, sorted
    */
   public static List<String> list(String redisUri, RedisSemaphoreOptions options) {
-    return list(LettuceLink.connect(redisUri), options);
+    return Listing.names(LettuceLink.connect(redisUri), options);
   }
 
   /**
@@ -703,36 +458,12 @@ public final class RedisSemaphore implements Semaphore {
    * @return the names of the semaphores there, sorted
    */
   public static List<String> listWithJedis(String redisUri, RedisSemaphoreOptions options) {
-    return list(jedisLink(redisUri), options);
-  }
-
-  private static List<String> list(Link opened, RedisSemaphoreOptions options) {
-    String prefix = "{" + options.keyPrefix() + ":";
-    try (Link link = opened) {
-      List<String> names = new ArrayList<>();
-      for (String key : link.keys(prefix + "*}:state")) {
-        String name = key.substring(prefix.length(), key.length() - "}:state".length());
-        if (isName(name)) { // not a key someone else made, which no handle could open
-          names.add(name);
-        }
-      }
-      java.util.Collections.sort(names);
-      return names;
-    }
-  }
-
-  private static boolean isName(String text) {
-    try {
-      checkKeyPart("name", text);
-      return true;
-    } catch (IllegalArgumentException notAName) {
-      return false;
-    }
+    return Listing.names(Link.jedis(redisUri), options);
   }
 
   /** {@return who holds permits now and who waits, oldest first, as Redis sees it} */
   public Status status() {
-    Reply reply = calls.await(calls.call("status"));
+    Reply reply = handle.calls.await(handle.calls.call("status"));
     return new Status(name, reply.limit, reply.used, reply.leaseInfos(0), reply.leaseInfos(1));
   }
 
@@ -754,24 +485,11 @@ public final class RedisSemaphore implements Semaphore {
         + name
         + ", prefix="
         + options.keyPrefix()
-        + (requests.isClosed() ? ", closed]" : "]");
+        + (handle.requests.isClosed() ? ", closed]" : "]");
   }
 
-  // The parts, for tests (RedisSemaphores, on the test side): nothing here calls these.
-
-  Link link() {
-    return link;
-  }
-
-  Calls calls() {
-    return calls;
-  }
-
-  Leases leases() {
-    return leases;
-  }
-
-  Requests requests() {
-    return requests;
+  /** The parts, for tests (RedisSemaphores, on the test side): nothing here calls this. */
+  Handle handle() {
+    return handle;
   }
 }

@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import dev.jeton.internal.Arguments;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -97,7 +98,7 @@ public record RedisSemaphoreOptions(
    *     or the key prefix is not a valid name
    */
   public RedisSemaphoreOptions {
-    RedisSemaphore.checkKeyPart("key prefix", keyPrefix);
+    checkKeyPart("key prefix", keyPrefix);
     positiveMillis("leaseTime", leaseTime);
     positiveMillis("renewInterval", renewInterval);
     positiveMillis("pollInterval", pollInterval);
@@ -307,5 +308,13 @@ public record RedisSemaphoreOptions(
         replayWindow,
         replicas,
         timeout);
+  }
+
+  /**
+   * Checks a name or key prefix by the rule every backend shares ({@link Arguments#checkName}),
+   * which also keeps it from breaking the key layout ('{', '}' and ':' would).
+   */
+  static String checkKeyPart(String what, String value) {
+    return Arguments.checkName(what, value);
   }
 }

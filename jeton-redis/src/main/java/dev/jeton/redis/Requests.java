@@ -110,7 +110,7 @@ final class Requests {
       return request;
     }
     if (timeout != null && timed) {
-      request.setTimer(RedisTimer.schedule(request::timerFired, Arguments.toNanos(timeout)));
+      request.setTimer(RedisTimer.TIMER.schedule(request::timerFired, Arguments.toNanos(timeout)));
     }
     sendAndSettle(List.of(request), request.tries());
     return request;

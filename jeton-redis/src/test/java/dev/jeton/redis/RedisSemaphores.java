@@ -38,32 +38,32 @@ final class RedisSemaphores {
 
   /** The request ids {@code semaphore} waits on. */
   static Collection<String> waitingIds(RedisSemaphore semaphore) {
-    return semaphore.requests().ids();
+    return semaphore.handle().requests.ids();
   }
 
   /** The leases {@code semaphore} holds. */
   static Collection<RedisLease> heldLeases(RedisSemaphore semaphore) {
-    return semaphore.leases().all();
+    return semaphore.handle().leases.all();
   }
 
   /** Calls the function as {@code semaphore} does; its items. */
   static CompletionStage<List<Object>> rawCall(
       RedisSemaphore semaphore, String op, String... args) {
-    return semaphore.calls().call(op, args).thenApply(reply -> reply.items);
+    return semaphore.handle().calls.call(op, args).thenApply(reply -> reply.items);
   }
 
   /** Drops every wake-up to {@code semaphore} from now on, as a broken subscription would. */
   static void deafen(RedisSemaphore semaphore) {
-    semaphore.link().ignore(semaphore.calls().channel());
+    semaphore.handle().link.ignore(semaphore.handle().calls.channel());
   }
 
   /** Handles {@code message} as a wake-up that came on {@code semaphore}'s channel. */
   static void wakeUp(RedisSemaphore semaphore, String message) {
-    semaphore.requests().onWake(message);
+    semaphore.handle().requests.onWake(message);
   }
 
   /** The channel {@code semaphore}'s wake-ups come on. */
   static String wakeChannel(RedisSemaphore semaphore) {
-    return semaphore.calls().channel();
+    return semaphore.handle().calls.channel();
   }
 }
