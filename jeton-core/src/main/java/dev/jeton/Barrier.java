@@ -168,11 +168,9 @@ public interface Barrier {
   record Arrival(int index, long generation) {}
 
   /** Builds a barrier. Each setter checks its argument at once. */
-  final class Builder {
+  final class Builder extends PrimitiveBuilder<Builder> {
     private int parties = -1;
     private @Nullable Runnable action;
-    private @Nullable String name;
-    private @Nullable Executor completionExecutor;
 
     private Builder() {}
 
@@ -190,21 +188,6 @@ public interface Barrier {
     /** Run by the last arriver of each generation, before anyone is released. */
     public Builder action(Runnable action) {
       this.action = Objects.requireNonNull(action, "action");
-      return this;
-    }
-
-    /** A name shown by {@code toString()} and in exception messages. */
-    public Builder name(String name) {
-      this.name = Tasks.checkName(name);
-      return this;
-    }
-
-    /**
-     * Completes futures on {@code executor} instead of on the thread whose arrival tripped the
-     * generation. If the executor rejects a completion, it runs on that thread.
-     */
-    public Builder completionExecutor(Executor executor) {
-      this.completionExecutor = Objects.requireNonNull(executor, "executor");
       return this;
     }
 

@@ -132,7 +132,7 @@ final class FifoReadWriteLock implements ReadWriteLock {
 
     @Override
     public Guard downgrade() {
-      if (!claim()) {
+      if (!end()) {
         throw new IllegalStateException("this write lock was unlocked or downgraded already");
       }
       Guard read = new LocalGuard(semaphore, 1);

@@ -1,14 +1,10 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
-import dev.jeton.internal.engine.WaitNode;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.function.ToIntFunction;
@@ -69,10 +65,10 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
   /*
    * Overview
    *
-   * `entries` maps a key to its Entry: an in-process FifoSemaphore and a use count. Every
+   * `entries` maps a key to its KeyEntry: an in-process FifoSemaphore and a use count. Every
    * operation on a key takes a use of its entry for as long as it needs it: a request from the
    * call until it fails or its permit is released, an operation such as setLimit for its call.
-   * The use count and two "keep" flags live in one atomic int, `Entry.state`:
+   * The use count and two "keep" flags live in one atomic int, `KeyEntry.state`:
    *
    *   state = uses << 2 | LIMIT_CHANGED | CLOSED,   or RETIRED (-1)
    *
@@ -107,7 +103,7 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
   private final ToIntFunction<? super K> limitPerKey;
   private final @Nullable FifoSemaphore global;
   private final @Nullable Executor completionExecutor;
-  private final ConcurrentHashMap<K, Entry> entries = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<K, KeyEntry> entries = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
   private KeyedSemaphore(Builder<? super K> builder, ToIntFunction<? super K> limitPerKey) {
@@ -140,7 +136,7 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
 
   /** The semaphore of {@code key}; see the class comment. */
   public Semaphore forKey(K key) {
-    return new KeySemaphore<>(this, Objects.requireNonNull(key, "key"));
+    return new PerKeySemaphore<>(this, Objects.requireNonNull(key, "key"));
   }
 
   /**
@@ -193,8 +189,8 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     if (g != null) {
       g.close();
     }
-    for (Map.Entry<K, Entry> mapping : entries.entrySet()) {
-      Entry entry = mapping.getValue();
+    for (Map.Entry<K, KeyEntry> mapping : entries.entrySet()) {
+      KeyEntry entry = mapping.getValue();
       entry.semaphore.close();
       if (entry.tryRetire(true)) {
         entries.remove(mapping.getKey(), entry);
@@ -215,7 +211,7 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
         + (closed ? ", closed]" : "]");
   }
 
-  // ------------------------------------------------------------------ for KeySemaphore
+  // ------------------------------------------------------------------ for PerKeySemaphore
 
   boolean isClosed() {
     return closed;
@@ -247,7 +243,7 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
   }
 
   /** The entry of {@code key} if it has one, for inspection; it may be retired. */
-  @Nullable Entry peek(K key) {
+  @Nullable KeyEntry peek(K key) {
     return entries.get(key);
   }
 
@@ -267,12 +263,13 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
   }
 
   /** Takes a use of the entry of {@code key}, making one if it has none; see the overview. */
-  Entry use(K key) {
+  KeyEntry use(K key) {
     for (; ; ) {
-      Entry entry = entries.get(key);
+      KeyEntry entry = entries.get(key);
       if (entry == null) {
-        Entry fresh =
-            new Entry(semaphoreName(key), configuredLimit(key), completionExecutor, global != null);
+        KeyEntry fresh =
+            new KeyEntry(
+                semaphoreName(key), configuredLimit(key), completionExecutor, global != null);
         entry = entries.putIfAbsent(key, fresh);
         if (entry == null) {
           return fresh;
@@ -289,7 +286,7 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
    * Gives back a use taken by {@link #use}; the last one removes an entry that is like new, or,
    * once the keyed semaphore is closed, any entry.
    */
-  void unuse(Object key, Entry entry) {
+  void unuse(Object key, KeyEntry entry) {
     if (entry.endUse() && entry.tryRetire(closed)) {
       entries.remove(key, entry);
     }
@@ -299,149 +296,9 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     return name != null ? name + "[" + key + "]" : String.valueOf(key);
   }
 
-  /** A key's state: its semaphore and its use count; see the overview. */
-  static final class Entry {
-    private static final int CLOSED = 1;
-    private static final int LIMIT_CHANGED = 2;
-    private static final int USE = 4;
-    private static final int RETIRED = -1;
-    private static final VarHandle STATE;
-
-    static {
-      try {
-        STATE = MethodHandles.lookup().findVarHandle(Entry.class, "state", int.class);
-      } catch (ReflectiveOperationException e) {
-        throw new ExceptionInInitializerError(e);
-      }
-    }
-
-    final FifoSemaphore semaphore;
-    final int configuredLimit;
-
-    /**
-     * Requests of this key holding its permits while they wait for the global limit, with their
-     * weights. Only used with a global limit.
-     */
-    private final @Nullable Map<CompletableFuture<Permit>, Integer> waitingForGlobal;
-
-    private volatile int state = USE; // made in use by its creator
-
-    Entry(String name, int limit, @Nullable Executor completionExecutor, boolean global) {
-      this.semaphore = new FifoSemaphore(name, limit, completionExecutor, false);
-      this.configuredLimit = limit;
-      this.waitingForGlobal = global ? new ConcurrentHashMap<>(2) : null;
-    }
-
-    /**
-     * The requests waiting for their key's permits, and those that have them and wait for the
-     * global limit.
-     */
-    int queueLength() {
-      Map<CompletableFuture<Permit>, Integer> waiting = waitingForGlobal;
-      return semaphore.queueLength() + (waiting != null ? waiting.size() : 0);
-    }
-
-    boolean tryUse() {
-      int s = state;
-      while (s != RETIRED) {
-        int seen = (int) STATE.compareAndExchange(this, s, s + USE);
-        if (seen == s) {
-          return true;
-        }
-        s = seen;
-      }
-      return false;
-    }
-
-    /** Ends a use; true if none is left. */
-    boolean endUse() {
-      return (int) STATE.getAndAdd(this, -USE) - USE < USE;
-    }
-
-    /**
-     * Retires the entry if it has no use and, unless {@code evenIfKept}, no flag keeps it (see the
-     * overview: flags keep nothing once the keyed semaphore is closed).
-     */
-    boolean tryRetire(boolean evenIfKept) {
-      if (!evenIfKept) {
-        return STATE.compareAndSet(this, 0, RETIRED);
-      }
-      int s = state;
-      while (s >= 0 && s < USE) {
-        int seen = (int) STATE.compareAndExchange(this, s, RETIRED);
-        if (seen == s) {
-          return true;
-        }
-        s = seen;
-      }
-      return false;
-    }
-
-    /** Marks the key closed (invariant K3). The caller holds a use. */
-    void markClosed() {
-      setFlag(CLOSED, true);
-    }
-
-    /** Makes LIMIT_CHANGED match the semaphore's limit (invariant K2). The caller holds a use. */
-    void syncLimitFlag() {
-      for (; ; ) {
-        boolean changed = semaphore.limit() != configuredLimit;
-        setFlag(LIMIT_CHANGED, changed);
-        if ((semaphore.limit() != configuredLimit) == changed) {
-          return;
-        }
-      }
-    }
-
-    private void setFlag(int flag, boolean on) {
-      int s = state;
-      for (; ; ) {
-        int next = on ? s | flag : s & ~flag;
-        if (next == s) {
-          return;
-        }
-        int seen = (int) STATE.compareAndExchange(this, s, next);
-        if (seen == s) {
-          return;
-        }
-        s = seen;
-      }
-    }
-
-    /**
-     * Records a request waiting for the global limit, and fails it at once if the key was closed or
-     * its limit lowered below it before it was recorded. Whoever waits for it calls {@link
-     * #stopWaitingForGlobal} once it is done, before the request's own caller hears of it.
-     */
-    void waitForGlobal(CompletableFuture<Permit> globalRequest, int permits) {
-      Objects.requireNonNull(waitingForGlobal).put(globalRequest, permits);
-      failIfRefused(globalRequest, permits);
-    }
-
-    /** The request waits for the global limit no more: it stops counting in queueLength(). */
-    void stopWaitingForGlobal(CompletableFuture<Permit> globalRequest) {
-      Objects.requireNonNull(waitingForGlobal).remove(globalRequest);
-    }
-
-    /** Fails the requests waiting for the global limit that the key now refuses. */
-    void failRefusedGlobalWaits() {
-      Map<CompletableFuture<Permit>, Integer> waiting = waitingForGlobal;
-      if (waiting != null) {
-        waiting.forEach(this::failIfRefused);
-      }
-    }
-
-    private void failIfRefused(CompletableFuture<Permit> globalRequest, int permits) {
-      if ((state & CLOSED) != 0) {
-        globalRequest.completeExceptionally(semaphore.failure(WaitNode.FAILED_CLOSED, permits));
-      } else if (permits > semaphore.limit()) {
-        globalRequest.completeExceptionally(semaphore.failure(WaitNode.FAILED_LIMIT, permits));
-      }
-    }
-  }
-
   /**
-   * Builds a {@link KeyedSemaphore}. Each setter checks its argument at once.
+   * Builds a {@link KeyedSemaphore}. Each setter checks its argument at once. A key's semaphore
+   * shows as {@code name[key]} if a name is set.
    *
    * <pre>{@code
    * KeyedSemaphore<String> tenants =
@@ -451,22 +308,11 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
    * @param <K> the type of keys, fixed by {@link #limitPerKey(ToIntFunction)} or by {@link
    *     #build()}
    */
-  public static final class Builder<K> {
-    private @Nullable String name;
+  public static final class Builder<K> extends PrimitiveBuilder<Builder<K>> {
     private @Nullable ToIntFunction<? super K> limitPerKey;
     private int globalLimit = -1;
-    private @Nullable Executor completionExecutor;
 
     private Builder() {}
-
-    /** A name shown by {@code toString()} and in exception messages, as {@code name[key]}. */
-    public Builder<K> name(String name) {
-      if (name.isBlank()) {
-        throw new IllegalArgumentException("name must not be blank");
-      }
-      this.name = name;
-      return this;
-    }
 
     /**
      * Every key's limit. This or {@link #limitPerKey(ToIntFunction)} is required.
@@ -500,12 +346,6 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
     public Builder<K> globalLimit(int limit) {
       FifoSemaphore.checkLimit(limit);
       this.globalLimit = limit;
-      return this;
-    }
-
-    /** Completes asynchronous requests on {@code executor}; see {@link Semaphore.Builder}. */
-    public Builder<K> completionExecutor(Executor executor) {
-      this.completionExecutor = Objects.requireNonNull(executor, "executor");
       return this;
     }
 

@@ -1,23 +1,11 @@
 package dev.jeton;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import dev.jeton.internal.ReleaseOnce;
 
-/** A permit of a {@link FifoSemaphore}; its release flag makes {@link #release()} idempotent. */
-final class LocalPermit implements Permit {
-  private static final VarHandle RELEASED;
-
-  static {
-    try {
-      RELEASED = MethodHandles.lookup().findVarHandle(LocalPermit.class, "released", int.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
-
+/** A permit of a {@link FifoSemaphore}; it ends once, so {@link #release()} is idempotent. */
+final class LocalPermit extends ReleaseOnce implements Permit {
   private final FifoSemaphore semaphore;
   private final int permits;
-  private volatile int released;
 
   LocalPermit(FifoSemaphore semaphore, int permits) {
     this.semaphore = semaphore;
@@ -31,13 +19,13 @@ final class LocalPermit implements Permit {
 
   @Override
   public void release() {
-    if (RELEASED.compareAndSet(this, 0, 1)) {
+    if (end()) {
       semaphore.release(permits);
     }
   }
 
   @Override
   public String toString() {
-    return "Permit[permits=" + permits + (released != 0 ? ", released]" : "]");
+    return "Permit[permits=" + permits + (isEnded() ? ", released]" : "]");
   }
 }

@@ -119,26 +119,8 @@ public interface Mutex {
   }
 
   /** Builds a mutex. Each setter checks its argument at once. */
-  final class Builder {
-    private @Nullable String name;
-    private @Nullable Executor completionExecutor;
-
+  final class Builder extends PrimitiveBuilder<Builder> {
     private Builder() {}
-
-    /** A name shown by {@code toString()} and in exception messages. */
-    public Builder name(String name) {
-      this.name = Tasks.checkName(name);
-      return this;
-    }
-
-    /**
-     * Completes asynchronous requests on {@code executor} instead of on the thread whose unlock
-     * granted them. If the executor rejects a completion, it runs on the unlocking thread.
-     */
-    public Builder completionExecutor(Executor executor) {
-      this.completionExecutor = java.util.Objects.requireNonNull(executor, "executor");
-      return this;
-    }
 
     /** Builds the mutex. */
     public Mutex build() {

@@ -232,19 +232,11 @@ public interface Semaphore extends AutoCloseable {
    * Semaphore db = Semaphore.builder().name("db").limit(10).statistics(true).build();
    * }</pre>
    */
-  final class Builder {
-    private @Nullable String name;
+  final class Builder extends PrimitiveBuilder<Builder> {
     private int limit = -1;
-    private @Nullable Executor completionExecutor;
     private boolean statistics;
 
     private Builder() {}
-
-    /** A name shown by {@code toString()} and in exception messages. */
-    public Builder name(String name) {
-      this.name = Tasks.checkName(name);
-      return this;
-    }
 
     /**
      * The number of permits the semaphore hands out in all. Required.
@@ -254,16 +246,6 @@ public interface Semaphore extends AutoCloseable {
     public Builder limit(int limit) {
       FifoSemaphore.checkLimit(limit);
       this.limit = limit;
-      return this;
-    }
-
-    /**
-     * Completes asynchronous requests on {@code executor} instead of on the thread whose release
-     * granted them. If the executor rejects a completion (or throws), it runs on the releasing
-     * thread instead: a grant is never dropped.
-     */
-    public Builder completionExecutor(Executor executor) {
-      this.completionExecutor = java.util.Objects.requireNonNull(executor, "executor");
       return this;
     }
 

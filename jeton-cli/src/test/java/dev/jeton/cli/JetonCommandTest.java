@@ -113,7 +113,7 @@ class JetonCommandTest extends AbstractJetonCommandTest {
   }
 
   @Test
-  void processStoppedWhileTakingATicket_neverHangsTheOthers() throws Exception {
+  void processStoppedWhileTakingAPlace_neverHangsTheOthers() throws Exception {
     assertEquals(0, exitOf(jeton("run", "--name", "frozen", "--", "true")));
     Process stopped =
         dev.jeton.contract.Processes.java(

@@ -29,14 +29,14 @@ import org.jspecify.annotations.Nullable;
  *
  * <ol>
  *   <li>drops requests whose future is done (cancelled, completed from outside), whose deadline
- *       passed, or, after {@code close()}, all but {@code awaitIdle}'s; withdrawing their tickets;
- *   <li>takes tickets for new requests in the order they came, trying {@code meta.lock} once per
+ *       passed, or, after {@code close()}, all but {@code awaitIdle}'s; withdrawing their places;
+ *   <li>takes places for new requests in the order they came, trying {@code meta.lock} once per
  *       round and, while another process holds it, again after a pause (50 µs doubling to 5 ms);
  *   <li>polls the <em>front</em> request only. Every other request of this handle has a younger
- *       ticket than the front, so it cannot be granted before the front is granted or gone: it
- *       waits in memory, at no cost. At the head of the whole queue the front polls every 0.25 to 2
- *       ms, as a blocking request does; behind another ticket, one wait in the kernel for that
- *       ticket's lock runs on a second pool thread and wakes the driver when it ends.
+ *       place than the front, so it cannot be granted before the front is granted or gone: it waits
+ *       in memory, at no cost. At the head of the whole queue the front polls every 0.25 to 2 ms,
+ *       as a blocking request does; behind another place, one wait in the kernel for that place's
+ *       lock runs on a second pool thread and wakes the driver when it ends.
  * </ol>
  *
  * <p>So a handle's waiting requests use at most two threads however many they are. Futures complete
@@ -62,8 +62,8 @@ final class AsyncRequests {
 
   private static final Executor COMPLETIONS = ForkJoinPool.commonPool();
 
-  private static final long MIN_TICKET_PAUSE_NANOS = 50_000;
-  private static final long MAX_TICKET_PAUSE_NANOS = 5_000_000;
+  private static final long MIN_PLACE_PAUSE_NANOS = 50_000;
+  private static final long MAX_PLACE_PAUSE_NANOS = 5_000_000;
 
   private final HostSemaphore semaphore;
   private final ConcurrentLinkedQueue<Entry<?>> incoming = new ConcurrentLinkedQueue<>();
@@ -78,12 +78,12 @@ final class AsyncRequests {
   private volatile @Nullable Thread driver;
 
   // The driver's own.
-  private final List<Entry<?>> entries = new ArrayList<>(); // in arrival order = ticket order
+  private final List<Entry<?>> entries = new ArrayList<>(); // in arrival order = place order
   private @Nullable KernelWait kernelWait; // at most one at a time
   private @Nullable Entry<?> polled; // the front as last polled
-  private long nextTicketTry = System.nanoTime(); // when to try meta.lock again
-  private long ticketPause = MIN_TICKET_PAUSE_NANOS;
-  private long nextPoll = nextTicketTry; // when the front, at the head, looks again
+  private long nextPlaceTry = System.nanoTime(); // when to try meta.lock again
+  private long placePause = MIN_PLACE_PAUSE_NANOS;
+  private long nextPoll = nextPlaceTry; // when the front, at the head, looks again
   private long headPause = HostSemaphore.MIN_HEAD_PAUSE_NANOS;
 
   AsyncRequests(HostSemaphore semaphore) {
@@ -110,7 +110,7 @@ final class AsyncRequests {
 
   /**
    * Waits until the driver has handled every request made on this handle before, and every future
-   * done before: tickets taken (unless another process held meta.lock), the front polled, cancelled
+   * done before: places taken (unless another process held meta.lock), the front polled, cancelled
    * requests withdrawn. The blocking methods call it, so that a handle's calls take effect in the
    * order they were made. A round waits for no other process, so neither does this.
    */
@@ -197,7 +197,7 @@ final class AsyncRequests {
     }
     long now = System.nanoTime();
     entries.removeIf(entry -> dropIfOver(entry, now));
-    takeTickets(now);
+    takePlaces(now);
     pollFront(now);
     if (entries.isEmpty()) {
       return -1;
@@ -209,7 +209,7 @@ final class AsyncRequests {
         park = Math.min(park, entry.deadline - now);
       }
       if (entry.request == null) {
-        park = Math.min(park, nextTicketTry - now);
+        park = Math.min(park, nextPlaceTry - now);
       }
     }
     Entry<?> front = entries.get(0);
@@ -252,22 +252,22 @@ final class AsyncRequests {
     }
   }
 
-  /** Takes tickets in order, stopping at the first that would have to wait for meta.lock. */
-  private void takeTickets(long now) {
+  /** Takes places in order, stopping at the first that would have to wait for meta.lock. */
+  private void takePlaces(long now) {
     for (int i = 0; i < entries.size(); i++) {
       Entry<?> entry = entries.get(i);
       if (entry.request != null) {
         continue;
       }
-      if (now - nextTicketTry < 0) {
+      if (now - nextPlaceTry < 0) {
         return;
       }
       try {
         entry.request = semaphore.newRequest(entry.permits, false, now, () -> false);
-        ticketPause = MIN_TICKET_PAUSE_NANOS;
-      } catch (TimeoutException | InterruptedException othersTakingTickets) {
-        nextTicketTry = System.nanoTime() + ticketPause; // meta.lock is busy: try again soon
-        ticketPause = Math.min(ticketPause * 2, MAX_TICKET_PAUSE_NANOS);
+        placePause = MIN_PLACE_PAUSE_NANOS;
+      } catch (TimeoutException | InterruptedException othersTakingPlaces) {
+        nextPlaceTry = System.nanoTime() + placePause; // meta.lock is busy: try again soon
+        placePause = Math.min(placePause * 2, MAX_PLACE_PAUSE_NANOS);
         return;
       } catch (RuntimeException e) {
         entries.remove(i--);
@@ -282,12 +282,12 @@ final class AsyncRequests {
       Entry<?> front = entries.get(0);
       HostRequest request = front.request;
       if (request == null) {
-        return; // waits for its ticket
+        return; // waits for its place
       }
       KernelWait wait = kernelWait;
       if (wait != null) {
         if (!wait.done) {
-          return; // the ticket ahead is still held (or a cancelled wait is ending)
+          return; // the place ahead is still held (or a cancelled wait is ending)
         }
         kernelWait = null;
         if (wait.failed) { // look again after a growing pause, never in a tight loop
@@ -332,7 +332,7 @@ final class AsyncRequests {
     }
   }
 
-  /** Waits, on a pool thread, until the ticket {@code older} is unlocked; then wakes the driver. */
+  /** Waits, on a pool thread, until the place {@code older} is unlocked; then wakes the driver. */
   private void awaitInKernel(Entry<?> front, String older) {
     KernelWait wait = new KernelWait(front, new LockFiles.Wait(semaphore.queue.path(older)));
     kernelWait = wait;
@@ -370,7 +370,7 @@ final class AsyncRequests {
     COMPLETIONS.execute(() -> entry.future.settleExceptionally(failure));
   }
 
-  /** A queued request. {@code request} (its ticket) is the driver's own. */
+  /** A queued request. {@code request} (its place) is the driver's own. */
   private static final class Entry<T extends @Nullable Object> {
     final int permits; // 0: awaitIdle
     final long deadline;
@@ -394,7 +394,7 @@ final class AsyncRequests {
     }
   }
 
-  /** The front request's wait in the kernel for the ticket ahead of it. */
+  /** The front request's wait in the kernel for the place ahead of it. */
   private static final class KernelWait {
     final Entry<?> entry;
     final LockFiles.Wait wait;
@@ -409,7 +409,7 @@ final class AsyncRequests {
 
   /**
    * A request's future: completed from outside (cancel, complete, a failure) it wakes the driver,
-   * which finds it done and withdraws its ticket. The driver settles it; a grant that loses to a
+   * which finds it done and withdraws its place. The driver settles it; a grant that loses to a
    * completion from outside gives its permit back ({@link WithdrawingFuture}'s rule).
    */
   private static final class RequestFuture<T extends @Nullable Object>
@@ -422,7 +422,7 @@ final class AsyncRequests {
 
     @Override
     protected void withdraw(boolean timedOut) {
-      // The ticket is file work, which is the driver's: count this as one more thing to handle,
+      // The place is file work, which is the driver's: count this as one more thing to handle,
       // so that sync() waits for the driver to have dropped it.
       owner.submitted.incrementAndGet();
       owner.signal();

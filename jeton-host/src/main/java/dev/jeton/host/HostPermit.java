@@ -1,18 +1,17 @@
 package dev.jeton.host;
 
 import dev.jeton.Permit;
+import dev.jeton.internal.ReleaseOnce;
 import java.io.IOException;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
-/** A permit: the slot locks it holds. Release is idempotent. */
-final class HostPermit implements Permit {
+/** A permit: the slot locks it holds. It ends once, so release is idempotent. */
+final class HostPermit extends ReleaseOnce implements Permit {
   final HostSemaphore semaphore;
   final List<LockFiles.Held> slots;
   final Holder holder;
-  final AtomicBoolean released = new AtomicBoolean();
 
   /** Tests only: runs in release() after the first slot is freed, before the next one. */
   static volatile @Nullable Runnable betweenSlotsForTest;
@@ -30,14 +29,15 @@ final class HostPermit implements Permit {
 
   @Override
   public void release() {
-    if (released.compareAndSet(false, true)) {
-      ReentrantLock settling = semaphore.slots.settling();
-      settling.lock(); // the slots go together, as far as this JVM's threads can see
-      try {
-        releaseSlots();
-      } finally {
-        settling.unlock();
-      }
+    if (!end()) {
+      return;
+    }
+    ReentrantLock settling = semaphore.slots.settling();
+    settling.lock(); // the slots go together, as far as this JVM's threads can see
+    try {
+      releaseSlots();
+    } finally {
+      settling.unlock();
     }
   }
 
@@ -64,7 +64,7 @@ final class HostPermit implements Permit {
 
   /** Writes {@code leader}'s session into the records of its slots (see HostSemaphore). */
   void holdWhileSessionRuns(ProcessHandle leader) throws IOException {
-    if (released.get()) {
+    if (isEnded()) {
       throw new IllegalArgumentException(this + " was released");
     }
     String record = holder.serializeWithSession(leader);

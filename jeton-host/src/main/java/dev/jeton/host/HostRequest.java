@@ -20,24 +20,24 @@ import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One request, from ticket to grant. Its lock makes a poll and a withdrawal (cancel, close)
+ * One request, from place to grant. Its lock makes a poll and a withdrawal (cancel, close)
  * exclusive, so that a withdrawal never races with a grant.
  */
 final class HostRequest {
   /*
    * Algorithm
    *
-   * A request: take a ticket (TicketQueue); then poll: when no older ticket is alive, take free
+   * A request: take a place (HostQueue); then poll: when no older place is alive, take free
    * slots below the limit one by one until it holds as many as it needs, and is granted once the
    * slots held in all (its own, other holders', and any at or above a lowered limit) are within
-   * the limit; then drop its ticket. A request behind another sleeps in the kernel on the ticket
+   * the limit; then drop its place. A request behind another sleeps in the kernel on the place
    * just ahead (awaitPredecessor); only the head polls. Release (HostPermit) unlocks the slots.
    *
    * Invariants:
    *   I1. Granted permits never exceed the limit: each slot is one exclusive lock, only the head
    *       of the queue takes slots, and it is granted only when every held slot, its own
    *       included, fits within the limit.
-   *   I2. Only the oldest live ticket takes slots, so grants follow ticket order.
+   *   I2. Only the oldest live place takes slots, so grants follow place order.
    *   I3. A record in a file is believed only while the file is locked: a dead process's locks
    *       are gone, so its stale records are never shown as holders or waiters.
    *   I4. Every wait (for meta.lock, for permits) is bounded by the caller's deadline and gives
@@ -58,9 +58,9 @@ final class HostRequest {
   private final HostSemaphore semaphore;
 
   final int permits; // 0: the whole limit (awaitIdle), given straight back
-  final LockFiles.Held ticket;
+  final LockFiles.Held place;
   final boolean trying; // a tryAcquire: gives up rather than wait for permits
-  final String ticketName;
+  final String placeName;
   final ReentrantLock lock = new ReentrantLock();
 
   @GuardedBy("lock")
@@ -73,7 +73,7 @@ final class HostRequest {
   @GuardedBy("lock")
   boolean finished;
 
-  /** The live ticket just ahead, as the last poll found it; null at the head. */
+  /** The live place just ahead, as the last poll found it; null at the head. */
   volatile @Nullable String predecessor;
 
   /** The wait in progress for the predecessor, which withdraw() ends. */
@@ -81,12 +81,12 @@ final class HostRequest {
 
   volatile boolean withdrawn;
 
-  HostRequest(HostSemaphore semaphore, int permits, LockFiles.Held ticket, boolean trying) {
+  HostRequest(HostSemaphore semaphore, int permits, LockFiles.Held place, boolean trying) {
     this.semaphore = semaphore;
     this.permits = permits;
-    this.ticket = ticket;
+    this.place = place;
     this.trying = trying;
-    this.ticketName = ticket.path.getFileName().toString();
+    this.placeName = place.path.getFileName().toString();
   }
 
   /**
@@ -133,10 +133,10 @@ final class HostRequest {
                 + " permits");
       }
       gathered.removeIf(slot -> dropIf(slot, !slot.isValid() || Slots.index(slot.path) >= limit));
-      String older = semaphore.queue.predecessor(ticketName);
+      String older = semaphore.queue.predecessor(placeName);
       predecessor = older;
       if (older != null) {
-        if (trying && !older.endsWith(TicketQueue.TRYING)) {
+        if (trying && !older.endsWith(HostQueue.TRYING)) {
           busy = true; // a request that waits is ahead: tryAcquire never jumps the queue
         }
         return null; // only the oldest takes slots; another tryAcquire finishes at once
@@ -164,7 +164,7 @@ final class HostRequest {
         return null; // a lock was lost while writing; gather again rather than over-grant
       }
       finished = true;
-      closeTicket();
+      leaveQueue();
       return new HostPermit(semaphore, List.copyOf(gathered), holder);
     } finally {
       lock.unlock();
@@ -230,7 +230,7 @@ final class HostRequest {
   }
 
   /**
-   * Waits, in the kernel, until the predecessor's ticket is unlocked (it was granted, gave up or
+   * Waits, in the kernel, until the predecessor's place is unlocked (it was granted, gave up or
    * died), until {@code deadline}, or until the request is withdrawn.
    */
   void awaitPredecessor(String older, long deadline) throws IOException, InterruptedException {
@@ -253,7 +253,7 @@ final class HostRequest {
     }
   }
 
-  /** Gives up: drops the ticket and any slots gathered. Returns false if already granted. */
+  /** Gives up: drops the place and any slots gathered. Returns false if already granted. */
   boolean withdraw() {
     withdrawn = true;
     LockFiles.Wait wait = waiting;
@@ -270,7 +270,7 @@ final class HostRequest {
         LockFiles.closeQuietly(slot);
       }
       gathered.clear();
-      closeTicket();
+      leaveQueue();
       return true;
     } finally {
       lock.unlock();
@@ -278,13 +278,13 @@ final class HostRequest {
     }
   }
 
-  private void closeTicket() {
+  private void leaveQueue() {
     try {
-      Files.deleteIfExists(ticket.path);
+      Files.deleteIfExists(place.path);
     } catch (IOException ignored) {
-      // an undeletable ticket is unlocked below, so it counts as dead and is swept later
+      // an undeletable place is unlocked below, so it counts as dead and is swept later
     }
-    LockFiles.closeQuietly(ticket);
+    LockFiles.closeQuietly(place);
     semaphore.pending.remove(this);
   }
 

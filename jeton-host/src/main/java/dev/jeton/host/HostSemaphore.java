@@ -41,18 +41,17 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Ordering</h2>
  *
- * <p>Every request takes a numbered ticket when it arrives, and only the oldest ticket still held
- * by a live process or thread may take permits; it keeps the ones it gets until it has all it
- * needs. So requests are granted in the order they took their tickets, across processes and
- * threads, and a large request is never starved by small ones. A waiter that dies is dropped from
- * the queue as soon as the one behind it is woken by its lock going. A waiter sleeps in the kernel
- * on the ticket just ahead of it, so a long queue costs nothing while it waits; only the head looks
- * for free permits, every 0.25 to 2 ms, so a grant reaches it within about 2 ms of the permits
- * coming free.
+ * <p>Every request takes a numbered place when it arrives, and only the oldest place still held by
+ * a live process or thread may take permits; it keeps the ones it gets until it has all it needs.
+ * So requests are granted in the order they took their places, across processes and threads, and a
+ * large request is never starved by small ones. A waiter that dies is dropped from the queue as
+ * soon as the one behind it is woken by its lock going. A waiter sleeps in the kernel on the place
+ * just ahead of it, so a long queue costs nothing while it waits; only the head looks for free
+ * permits, every 0.25 to 2 ms, so a grant reaches it within about 2 ms of the permits coming free.
  *
  * <p>The asynchronous methods ({@link #acquireAsync}, {@link #awaitIdle}) return at once, and
  * cancelling their futures too: they never wait for file I/O or for another process. One thread per
- * handle takes their tickets and polls for them, and it is there only while they wait; the requests
+ * handle takes their places and polls for them, and it is there only while they wait; the requests
  * of one handle queue behind each other in memory, so however many there are, they use at most two
  * threads. Their futures complete on the common pool. The other methods of a handle see the
  * asynchronous requests made on it before them: a request made just before {@link #queueLength()}
@@ -65,7 +64,7 @@ import org.jspecify.annotations.Nullable;
  *       ones, but other handles and processes are unaffected.
  *   <li>The limit is at least 1. {@link #stats()} is always empty.
  *   <li>Every operation does file I/O; an I/O failure surfaces as {@link UncheckedIOException}.
- *   <li>{@link #tryAcquire} waits up to a second for another process that is taking its ticket at
+ *   <li>{@link #tryAcquire} waits up to a second for another process that is taking its place at
  *       that moment, and returns empty if that process does not finish by then (it may have been
  *       stopped).
  * </ul>
@@ -76,18 +75,18 @@ public final class HostSemaphore implements Semaphore {
    *
    * Files, under <directory>/<name>/ (see HostDirectory for how they are opened and made):
    *   limit          the stored limit, replaced atomically (see LimitFile)
-   *   meta.lock      locked for a moment to take a ticket (see TicketQueue)
-   *   seq            the last ticket number
+   *   meta.lock      locked for a moment to take a place (see HostQueue)
+   *   seq            the last place number
    *   queue/<n>      one file per request, locked by it until it is granted or gives up, holding
-   *                  its record; <n> is the zero-padded ticket number
+   *                  its record; <n> is the zero-padded place number
    *   slots/<i>      one file per permit (see Slots)
    *
-   * HostRequest is one request from ticket to grant: the algorithm and its invariants (I1-I5) are
+   * HostRequest is one request from place to grant: the algorithm and its invariants (I1-I5) are
    * there. AsyncRequests drives a handle's asynchronous requests on one thread; HostPermit gives
    * the slots back. Threads of this JVM share the files through LockFiles, which keeps them from
    * opening a file another thread holds (closing any channel would drop the process's lock).
    *
-   * Fields: pending holds the handle's requests that have a ticket and are not finished (a
+   * Fields: pending holds the handle's requests that have a place and are not finished (a
    * concurrent set; a request leaves it when granted or withdrawn). closed is volatile and set
    * once: newRequest checks it before and after entering pending, and close() withdraws what it
    * then finds there, so a request made as the handle closes either fails or is withdrawn.
@@ -98,13 +97,13 @@ public final class HostSemaphore implements Semaphore {
 
   static final long MAX_HEAD_PAUSE_NANOS = 2_000_000;
 
-  /** How long tryAcquire waits for a process that is taking a ticket or trying at that moment. */
+  /** How long tryAcquire waits for a process that is taking a place or trying at that moment. */
   private static final long TRY_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final String name;
   final HostDirectory directory;
   private final LimitFile limitFile;
-  final TicketQueue queue;
+  final HostQueue queue;
   final Slots slots;
   final String command;
   final Set<HostRequest> pending = ConcurrentHashMap.newKeySet();
@@ -116,7 +115,7 @@ public final class HostSemaphore implements Semaphore {
     this.directory = directory;
     Path home = directory.path.resolve(name);
     this.limitFile = new LimitFile(name, directory, home);
-    this.queue = new TicketQueue(directory, home);
+    this.queue = new HostQueue(directory, home);
     this.slots = new Slots(directory, home);
     this.command = command;
   }
@@ -242,7 +241,7 @@ public final class HostSemaphore implements Semaphore {
   // ---------------------------------------------------------------- requests
 
   /**
-   * Takes a ticket for a new request, waiting for other processes taking theirs until {@code
+   * Takes a place for a new request, waiting for other processes taking theirs until {@code
    * deadline}, or until {@code giveUp} says so.
    */
   HostRequest newRequest(int permits, boolean trying, long deadline, BooleanSupplier giveUp)
@@ -255,7 +254,7 @@ public final class HostSemaphore implements Semaphore {
       HostRequest request =
           new HostRequest(this, permits, queue.take(record, trying, deadline, giveUp), trying);
       pending.add(request);
-      if (closed && permits != 0) { // closed while the ticket was being taken
+      if (closed && permits != 0) { // closed while the place was being taken
         request.withdraw();
         throw closedException();
       }
@@ -323,8 +322,8 @@ public final class HostSemaphore implements Semaphore {
     try {
       request = newRequest(permits, true, deadline, () -> false);
       return Optional.<Permit>ofNullable(request.pollUntilBusy(deadline));
-    } catch (TimeoutException | InterruptedException stoppedTakingATicket) {
-      return Optional.empty(); // a process stopped while taking its ticket: the queue is busy
+    } catch (TimeoutException | InterruptedException stoppedTakingAPlace) {
+      return Optional.empty(); // a process stopped while taking its place: the queue is busy
     } catch (IOException e) {
       throw new UncheckedIOException(e.getMessage(), e);
     } finally {
@@ -439,8 +438,8 @@ public final class HostSemaphore implements Semaphore {
     async.sync();
     List<Holder> holders = LockFiles.uninterrupted(slots::holders);
     List<Holder> waiters = new ArrayList<>();
-    for (Map.Entry<String, String> ticket : LockFiles.uninterrupted(queue::waiting).entrySet()) {
-      Holder.parse(ticket.getValue()).ifPresent(waiters::add);
+    for (Map.Entry<String, String> place : LockFiles.uninterrupted(queue::waiting).entrySet()) {
+      Holder.parse(place.getValue()).ifPresent(waiters::add);
     }
     return new Status(name, LockFiles.uninterrupted(this::readLimit), holders, waiters);
   }

@@ -9,7 +9,7 @@ import java.nio.file.Path;
 
 /**
  * A child process that holds the exclusive lock on a file and is then stopped ({@code SIGSTOP}): a
- * process frozen while it takes a ticket, say. Closing it kills the child, freeing the lock.
+ * process frozen while it takes a place, say. Closing it kills the child, freeing the lock.
  */
 final class FrozenLock implements AutoCloseable {
   private final Process child;

@@ -72,11 +72,11 @@ class HostSemaphoreAsyncTest {
   }
 
   @Test
-  void asyncMethods_returnAndCancelWhileAnotherProcessHoldsTheTicketLock() throws Exception {
+  void asyncMethods_returnAndCancelWhileAnotherProcessHoldsTheQueueLock() throws Exception {
     HostSemaphore sem = open("frozen", 2);
     Permit held = sem.acquire(1);
     CompletableFuture<Permit> queued = sem.acquireAsync(2);
-    assertEquals(1, sem.queueLength(), "it has its ticket");
+    assertEquals(1, sem.queueLength(), "it has its place");
     CompletableFuture<Permit> cancelled;
     CompletableFuture<Permit> waiting;
     CompletableFuture<Permit> timed;
@@ -89,13 +89,13 @@ class HostSemaphoreAsyncTest {
       timed = sem.acquireAsync(2, Duration.ofHours(1));
       CompletableFuture<Permit> expiring = sem.acquireAsync(1, Duration.ofMillis(50));
       idle = sem.awaitIdle();
-      assertFalse(waiting.isDone() || timed.isDone() || idle.isDone(), "no ticket can be taken");
+      assertFalse(waiting.isDone() || timed.isDone() || idle.isDone(), "no place can be taken");
       assertTrue(cancelled.cancel(false));
 
       ExecutionException e =
           assertThrows(ExecutionException.class, () -> expiring.get(60, TimeUnit.SECONDS));
       assertInstanceOf(TimeoutException.class, e.getCause(), "the deadline counts while queueing");
-    } // the child dies, and its lock with it: the tickets are taken now
+    } // the child dies, and its lock with it: the places are taken now
     Permit first = waiting.get(60, TimeUnit.SECONDS);
     assertTrue(cancelled.isCancelled());
     assertFalse(timed.isDone(), "needs both permits");
@@ -184,7 +184,7 @@ class HostSemaphoreAsyncTest {
     for (int round = 0; round < 300; round++) {
       Permit held = sem.acquire(2);
       CompletableFuture<Permit> f = sem.acquireAsync(1 + round % 2);
-      assertEquals(1, sem.queueLength(), "it has its ticket, round " + round);
+      assertEquals(1, sem.queueLength(), "it has its place, round " + round);
       held.release(); // the driver grants it soon: race a completion from outside with that
       for (int spin = random.nextInt(20_000); spin > 0; spin--) {
         Thread.onSpinWait();

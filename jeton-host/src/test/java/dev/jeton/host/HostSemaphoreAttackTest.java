@@ -151,7 +151,7 @@ class HostSemaphoreAttackTest {
   // ---------------------------------------------------------------- stopped processes
 
   @Test
-  void processStoppedWhileTakingATicket_delaysOthersOnlyUntilTheirDeadline() throws Exception {
+  void processStoppedWhileTakingAPlace_delaysOthersOnlyUntilTheirDeadline() throws Exception {
     HostSemaphore sem = open("frozen", 1);
     try (FrozenLock stopped = FrozenLock.on(directory.resolve("frozen/meta.lock"))) {
       assertTrue(sem.tryAcquire(1).isEmpty(), "tryAcquire returns: the queue is busy");
@@ -186,8 +186,8 @@ class HostSemaphoreAttackTest {
   @Test
   void olderTryAcquireOfAStoppedProcess_makesTryAcquireGiveUpWithoutSpinning() throws Exception {
     HostSemaphore sem = open("try", 1);
-    Path ticket = directory.resolve("try/queue/0000000000000000001.try");
-    try (FrozenLock stopped = FrozenLock.on(ticket)) {
+    Path place = directory.resolve("try/queue/0000000000000000001.try");
+    try (FrozenLock stopped = FrozenLock.on(place)) {
       long cpuBefore = cpuNanos();
       assertTrue(sem.tryAcquire(1).isEmpty());
       long cpu = cpuNanos() - cpuBefore;
@@ -206,7 +206,7 @@ class HostSemaphoreAttackTest {
   // ---------------------------------------------------------------- damaged files
 
   @Test
-  void emptiedTicketCounter_neverLetsANewRequestJumpTheQueue() throws Exception {
+  void emptiedPlaceCounter_neverLetsANewRequestJumpTheQueue() throws Exception {
     HostSemaphore sem = open("seq", 1);
     Permit holder = sem.acquire(1);
     CompletableFuture<Permit> first = sem.acquireAsync(1);

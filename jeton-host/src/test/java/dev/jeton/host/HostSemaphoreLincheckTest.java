@@ -74,7 +74,7 @@ public class HostSemaphoreLincheckTest {
 
   /**
    * Runs after each scenario: gives back what the threads still hold, closes the handle, and checks
-   * that it left nothing behind (no permit held, no ticket in the queue), since a later scenario
+   * that it left nothing behind (no permit held, no place in the queue), since a later scenario
    * opens a new handle on the same semaphore and must find it free.
    */
   @Validate
@@ -82,9 +82,9 @@ public class HostSemaphoreLincheckTest {
     held.releaseAll();
     semaphore.close();
     HostSemaphore.Status status = semaphore.status();
-    Map<String, String> tickets = LockFiles.uninterrupted(semaphore.queue::live);
-    if (status.held() != 0 || !tickets.isEmpty()) {
-      throw new IllegalStateException("the scenario left " + status + ", tickets " + tickets);
+    Map<String, String> places = LockFiles.uninterrupted(semaphore.queue::live);
+    if (status.held() != 0 || !places.isEmpty()) {
+      throw new IllegalStateException("the scenario left " + status + ", places " + places);
     }
   }
 

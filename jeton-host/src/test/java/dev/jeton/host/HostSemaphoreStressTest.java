@@ -94,7 +94,7 @@ class HostSemaphoreStressTest {
               Integer.toString(i),
               log.toString()));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (semaphore.queueLength() < i + 1) { // child i has its ticket before child i+1 starts
+      while (semaphore.queueLength() < i + 1) { // child i has its place before child i+1 starts
         assertTrue(System.nanoTime() < deadline, "child " + i + " never queued");
         Thread.sleep(10);
       }

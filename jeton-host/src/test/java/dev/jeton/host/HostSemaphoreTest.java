@@ -254,10 +254,10 @@ class HostSemaphoreTest {
   }
 
   @Test
-  void takingATicket_whileSomeoneProbesItsFile_succeeds() throws Exception {
-    // Regression: a probe (status, a waiter scanning the queue) holds a shared lock on a ticket
-    // file for a moment; a ticket being created at that instant failed to lock and the request
-    // failed with "could not lock the new ticket".
+  void takingAPlace_whileSomeoneProbesItsFile_succeeds() throws Exception {
+    // Regression: a probe (status, a waiter scanning the queue) holds a shared lock on a place
+    // file for a moment; a place being created at that instant failed to lock and the request
+    // failed with "could not lock the new place".
     HostSemaphore sem = open("probed", 1);
     Path queue = directory.resolve("probed/queue");
     HostDirectory trusted = HostDirectory.trust(directory, false);
@@ -269,7 +269,7 @@ class HostSemaphoreTest {
               long n = 1;
               while (!stop.get()) {
                 try {
-                  for (long next = n; next < n + 3; next++) { // the next tickets to be created
+                  for (long next = n; next < n + 3; next++) { // the next places to be created
                     LockFiles.probe(trusted, queue.resolve(String.format("%019d", next)));
                     LockFiles.probe(trusted, queue.resolve(String.format("%019d", next) + ".try"));
                   }
@@ -292,9 +292,9 @@ class HostSemaphoreTest {
   }
 
   @Test
-  void interrupts_atAnyMoment_neverLeakATicketOrAPermit() throws Exception {
+  void interrupts_atAnyMoment_neverLeakAPlaceOrAPermit() throws Exception {
     // Regression: an interrupt arriving during file I/O closes the channel. It used to surface
-    // as UncheckedIOException, and a ticket half-taken at that moment stayed counted as queued.
+    // as UncheckedIOException, and a place half-taken at that moment stayed counted as queued.
     HostSemaphore sem = open("interrupted", 1);
     Permit held = sem.acquire(1);
     java.util.SplittableRandom random = new java.util.SplittableRandom(7);
@@ -317,7 +317,7 @@ class HostSemaphoreTest {
       Throwable e = thrown.get(30, TimeUnit.SECONDS);
       assertTrue(e instanceof InterruptedException, "round " + round + ": " + e);
       waiter.join();
-      assertEquals(0, sem.queueLength(), "round " + round + ": the ticket was left behind");
+      assertEquals(0, sem.queueLength(), "round " + round + ": the place was left behind");
     }
     held.release();
     assertEquals(1, sem.available());

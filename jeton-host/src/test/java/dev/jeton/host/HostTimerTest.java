@@ -30,7 +30,7 @@ class HostTimerTest {
     CompletableFuture<Object> timed = new CompletableFuture<>();
     Thread waiter = new Thread(() -> timed.complete(acquireForAnHour(sem)));
     waiter.start();
-    awaitQueued(before + 1); // it waits on the ticket ahead, its deadline an hour off
+    awaitQueued(before + 1); // it waits on the place ahead, its deadline an hour off
     waiter.interrupt();
     assertInstanceOf(InterruptedException.class, timed.get(60, TimeUnit.SECONDS));
     assertEquals(before, queued(), "the deadline of a wait given up stayed queued");

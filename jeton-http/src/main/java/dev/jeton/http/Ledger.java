@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class Ledger {
   /*
-   * A ticket gives its permit back through finished(), exactly once (the Ticket's CAS), which
+   * A ticket gives its permit back through finished(), exactly once (the Ticket ends once), which
    * first lowers `inFlight` and records the time the permit was held for the Retry-After
    * estimate, and only then releases the permit, so that inFlight never shows more tickets than
    * permits are held.

@@ -2,8 +2,7 @@ package dev.jeton.http;
 
 import dev.jeton.AdaptiveLimit;
 import dev.jeton.Permit;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import dev.jeton.internal.ReleaseOnce;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -16,22 +15,16 @@ import org.jspecify.annotations.Nullable;
  * <p>An exempt request gets a ticket too, which holds nothing: {@link #exempt()} is true and
  * closing it does nothing.
  */
-public final class Ticket implements Decision, AutoCloseable {
+public final class Ticket extends ReleaseOnce implements Decision, AutoCloseable {
+  // The ticket ends once (ReleaseOnce). The permit under it keeps its own once: it comes from any
+  // Semaphore and can end without the ticket (a Redis lease lost), and the ticket must still count
+  // how it was closed and end its sample.
+
   /** How a ticket ended; the adaptive limit takes the first as a latency sample. */
   enum Outcome {
     SUCCESS,
     DROPPED,
     ABANDONED
-  }
-
-  private static final VarHandle CLOSED;
-
-  static {
-    try {
-      CLOSED = MethodHandles.lookup().findVarHandle(Ticket.class, "closed", boolean.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
   }
 
   private static final Ticket EXEMPT = new Ticket(null, null, 0, null);
@@ -40,7 +33,6 @@ public final class Ticket implements Decision, AutoCloseable {
   private final @Nullable Ledger ledger;
   private final long admittedNanos;
   private final AdaptiveLimit.@Nullable Sample sample; // null: no adaptive limit, or exempt
-  private volatile boolean closed;
 
   private Ticket(
       @Nullable Permit permit,
@@ -95,13 +87,13 @@ public final class Ticket implements Decision, AutoCloseable {
 
   /** Whether the ticket was closed, by any of the three ways. */
   boolean isClosed() {
-    return closed;
+    return isEnded();
   }
 
   private void finish(Outcome outcome) {
     Permit p = permit;
     Ledger c = ledger;
-    if (p == null || c == null || !CLOSED.compareAndSet(this, false, true)) {
+    if (p == null || c == null || !end()) {
       return;
     }
     // The sample ends before the permit goes back: the controller never counts fewer in flight
@@ -127,6 +119,6 @@ public final class Ticket implements Decision, AutoCloseable {
 
   @Override
   public String toString() {
-    return exempt() ? "Ticket[exempt]" : "Ticket[" + (closed ? "closed" : "open") + "]";
+    return exempt() ? "Ticket[exempt]" : "Ticket[" + (isEnded() ? "closed" : "open") + "]";
   }
 }

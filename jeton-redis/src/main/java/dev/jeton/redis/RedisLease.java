@@ -1,18 +1,18 @@
 package dev.jeton.redis;
 
+import dev.jeton.internal.ReleaseOnce;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A lease held by this process. Its state goes once from held to released or lost. While held, a
- * watch fires at the local deadline (the lease time counted from when the request that set the
- * expiry was sent, so never after the expiry in Redis unless clocks run at different rates); a
- * renewal moves the deadline and the watch, and a watch that fires first loses the lease.
+ * A lease held by this process. It ends once: released, given back, or lost. While held, a watch
+ * fires at the local deadline (the lease time counted from when the request that set the expiry was
+ * sent, so never after the expiry in Redis unless clocks run at different rates); a renewal moves
+ * the deadline and the watch, and a watch that fires first loses the lease.
  *
  * <p>A lease granted from the queue expires in Redis at its waiter's expiry until it is first
  * renewed (semaphore.lua, grantHead), which may come before the handle's next renewal round. So the
@@ -21,16 +21,11 @@ import org.jspecify.annotations.Nullable;
  * two failed renewals). A lease released sooner (most are) costs no renewal. A renewal sent twice
  * in a race (an early one and a round's) does no harm.
  */
-final class RedisLease implements Lease {
-  private static final int HELD = 0;
-  private static final int RELEASED = 1;
-  private static final int LOST = 2;
-
+final class RedisLease extends ReleaseOnce implements Lease {
   private final Leases leases;
   private final String id;
   private final int permits;
   private final List<FencingToken> tokens;
-  private final AtomicInteger state = new AtomicInteger(HELD);
   private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
   private volatile long expiresAtMillis;
   private volatile long deadlineNanos;
@@ -84,7 +79,7 @@ final class RedisLease implements Lease {
     if (old != null) {
       old.cancel(false);
     }
-    if (state.get() == HELD) {
+    if (!isEnded()) {
       long early = earlyRenewalNanos;
       long at = early != 0 && early - deadlineNanos < 0 ? early : deadlineNanos;
       watch = RedisTimer.TIMER.schedule(this::watchFired, at - System.nanoTime());
@@ -110,7 +105,7 @@ final class RedisLease implements Lease {
 
   /** Marks the lease lost and tells whoever listens; gives the permits back if Redis has them. */
   void lose(String reason) {
-    if (!state.compareAndSet(HELD, LOST)) {
+    if (!end()) {
       return;
     }
     stopWatch();
@@ -136,7 +131,7 @@ final class RedisLease implements Lease {
    * cancel of its id, so that Redis records the request as cancelled, as the caller knows it.
    */
   void giveBack() {
-    if (!state.compareAndSet(HELD, RELEASED)) {
+    if (!end()) {
       return;
     }
     stopWatch();
@@ -166,7 +161,7 @@ final class RedisLease implements Lease {
 
   @Override
   public boolean isHeld() {
-    return state.get() == HELD && System.nanoTime() - deadlineNanos < 0;
+    return !isEnded() && System.nanoTime() - deadlineNanos < 0;
   }
 
   @Override
@@ -186,7 +181,7 @@ final class RedisLease implements Lease {
 
   @Override
   public CompletableFuture<Boolean> releaseAsync() {
-    if (!state.compareAndSet(HELD, RELEASED)) {
+    if (!end()) {
       return CompletableFuture.completedFuture(false);
     }
     stopWatch();

@@ -1,8 +1,7 @@
 package dev.jeton;
 
+import dev.jeton.internal.ReleaseOnce;
 import dev.jeton.internal.engine.WithdrawingFuture;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -21,11 +20,11 @@ import org.jspecify.annotations.Nullable;
  * then the key's, then the use. Every way a request can fail gives back what it took, in the same
  * order.
  */
-final class KeySemaphore<K> implements Semaphore {
+final class PerKeySemaphore<K> implements Semaphore {
   private final KeyedSemaphore<K> keyed;
   private final K key;
 
-  KeySemaphore(KeyedSemaphore<K> keyed, K key) {
+  PerKeySemaphore(KeyedSemaphore<K> keyed, K key) {
     this.keyed = keyed;
     this.key = key;
   }
@@ -51,7 +50,7 @@ final class KeySemaphore<K> implements Semaphore {
   private Permit acquireBlocking(int permits, @Nullable Duration timeout)
       throws InterruptedException, TimeoutException {
     long deadline = KeyedSemaphore.deadline(timeout); // checks the timeout
-    KeyedSemaphore.Entry entry = useForRequest(permits);
+    KeyEntry entry = useForRequest(permits);
     Permit keyPermit = null;
     try {
       keyPermit =
@@ -77,9 +76,9 @@ final class KeySemaphore<K> implements Semaphore {
    * limit is refused before, a closed keyed semaphore after (so that a close racing with this
    * request either is seen here or closes the entry it took).
    */
-  private KeyedSemaphore.Entry useForRequest(int permits) {
+  private KeyEntry useForRequest(int permits) {
     keyed.checkGlobalWeight(permits);
-    KeyedSemaphore.Entry entry = keyed.use(key);
+    KeyEntry entry = keyed.use(key);
     if (keyed.isClosed()) {
       keyed.unuse(key, entry);
       throw closedException();
@@ -88,8 +87,7 @@ final class KeySemaphore<K> implements Semaphore {
   }
 
   /** Waits for the global permits, holding the key's; see the class comment of KeyedSemaphore. */
-  private Permit awaitGlobal(
-      KeyedSemaphore.Entry entry, int permits, long deadline, @Nullable Duration timeout)
+  private Permit awaitGlobal(KeyEntry entry, int permits, long deadline, @Nullable Duration timeout)
       throws InterruptedException, TimeoutException {
     CompletableFuture<Permit> request = requestGlobal(entry, permits, deadline);
     try {
@@ -115,7 +113,7 @@ final class KeySemaphore<K> implements Semaphore {
 
   @Override
   public Optional<Permit> tryAcquire(int permits) {
-    KeyedSemaphore.Entry entry = useForRequest(permits);
+    KeyEntry entry = useForRequest(permits);
     Permit keyPermit = null;
     try {
       keyPermit = entry.semaphore.tryAcquire(permits).orElse(null);
@@ -154,7 +152,7 @@ final class KeySemaphore<K> implements Semaphore {
 
   private CompletableFuture<Permit> requestAsync(int permits, @Nullable Duration timeout) {
     long deadline = KeyedSemaphore.deadline(timeout);
-    KeyedSemaphore.Entry entry;
+    KeyEntry entry;
     try {
       entry = useForRequest(permits);
     } catch (SemaphoreClosedException closed) {
@@ -193,7 +191,7 @@ final class KeySemaphore<K> implements Semaphore {
    * completes {@code result}, so that the caller's callbacks find it gone.
    */
   private final class AsyncRequest {
-    final KeyedSemaphore.Entry entry;
+    final KeyEntry entry;
     final int permits;
     final long deadline;
     final @Nullable Duration timeout;
@@ -217,7 +215,7 @@ final class KeySemaphore<K> implements Semaphore {
     volatile CompletableFuture<Permit> pending;
 
     AsyncRequest(
-        KeyedSemaphore.Entry entry,
+        KeyEntry entry,
         int permits,
         long deadline,
         @Nullable Duration timeout,
@@ -284,8 +282,7 @@ final class KeySemaphore<K> implements Semaphore {
   }
 
   /** Asks for the global permits, recording the wait in the entry if it has to wait. */
-  private CompletableFuture<Permit> requestGlobal(
-      KeyedSemaphore.Entry entry, int permits, long deadline) {
+  private CompletableFuture<Permit> requestGlobal(KeyEntry entry, int permits, long deadline) {
     FifoSemaphore global = Objects.requireNonNull(keyed.global());
     long nanos = KeyedSemaphore.nanosLeft(deadline);
     CompletableFuture<Permit> request =
@@ -324,7 +321,7 @@ final class KeySemaphore<K> implements Semaphore {
   @Override
   public void setLimit(int limit) {
     FifoSemaphore.checkLimit(limit);
-    KeyedSemaphore.Entry entry = keyed.use(key);
+    KeyEntry entry = keyed.use(key);
     try {
       entry.semaphore.setLimit(limit);
       entry.syncLimitFlag();
@@ -336,7 +333,7 @@ final class KeySemaphore<K> implements Semaphore {
 
   @Override
   public CompletableFuture<Void> awaitIdle() {
-    KeyedSemaphore.Entry entry = keyed.peek(key);
+    KeyEntry entry = keyed.peek(key);
     if (entry == null || !entry.tryUse()) {
       // No entry in use: the key is idle now (a retired entry had no use when it retired, and no
       // other could be made before it left the map), and waiting needs no entry.
@@ -355,7 +352,7 @@ final class KeySemaphore<K> implements Semaphore {
 
   @Override
   public void close() {
-    KeyedSemaphore.Entry entry = keyed.use(key);
+    KeyEntry entry = keyed.use(key);
     try {
       entry.markClosed();
       entry.semaphore.close();
@@ -369,13 +366,13 @@ final class KeySemaphore<K> implements Semaphore {
 
   @Override
   public int limit() {
-    KeyedSemaphore.Entry entry = keyed.peek(key);
+    KeyEntry entry = keyed.peek(key);
     return entry != null ? entry.semaphore.limit() : keyed.configuredLimit(key);
   }
 
   @Override
   public int available() {
-    KeyedSemaphore.Entry entry = keyed.peek(key);
+    KeyEntry entry = keyed.peek(key);
     return entry != null ? entry.semaphore.available() : keyed.configuredLimit(key);
   }
 
@@ -385,7 +382,7 @@ final class KeySemaphore<K> implements Semaphore {
    */
   @Override
   public int queueLength() {
-    KeyedSemaphore.Entry entry = keyed.peek(key);
+    KeyEntry entry = keyed.peek(key);
     return entry != null ? entry.queueLength() : 0;
   }
 
@@ -412,28 +409,17 @@ final class KeySemaphore<K> implements Semaphore {
    * A permit of a key: the key's permits and, with a global limit, the global ones. Releasing it
    * gives back both and the entry use, at most once.
    */
-  static final class KeyedPermit implements Permit {
-    private static final VarHandle RELEASED;
-
-    static {
-      try {
-        RELEASED = MethodHandles.lookup().findVarHandle(KeyedPermit.class, "released", int.class);
-      } catch (ReflectiveOperationException e) {
-        throw new ExceptionInInitializerError(e);
-      }
-    }
-
+  static final class KeyedPermit extends ReleaseOnce implements Permit {
     private final KeyedSemaphore<?> keyed;
     private final Object key;
-    private final KeyedSemaphore.Entry entry;
+    private final KeyEntry entry;
     private final Permit keyPermit;
     private final @Nullable Permit globalPermit;
-    private volatile int released;
 
     KeyedPermit(
         KeyedSemaphore<?> keyed,
         Object key,
-        KeyedSemaphore.Entry entry,
+        KeyEntry entry,
         Permit keyPermit,
         @Nullable Permit globalPermit) {
       this.keyed = keyed;
@@ -450,19 +436,20 @@ final class KeySemaphore<K> implements Semaphore {
 
     @Override
     public void release() {
-      if (RELEASED.compareAndSet(this, 0, 1)) {
-        Permit g = globalPermit;
-        if (g != null) {
-          g.release();
-        }
-        keyPermit.release();
-        keyed.unuse(key, entry);
+      if (!end()) {
+        return;
       }
+      Permit g = globalPermit;
+      if (g != null) {
+        g.release();
+      }
+      keyPermit.release();
+      keyed.unuse(key, entry);
     }
 
     @Override
     public String toString() {
-      return "Permit[key=" + key + ", permits=" + permits() + (released != 0 ? ", released]" : "]");
+      return "Permit[key=" + key + ", permits=" + permits() + (isEnded() ? ", released]" : "]");
     }
   }
 }

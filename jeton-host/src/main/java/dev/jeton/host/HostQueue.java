@@ -13,23 +13,23 @@ import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The queue of a {@link HostSemaphore}: one numbered ticket file per request, locked by it while it
+ * The queue of a {@link HostSemaphore}: one numbered place file per request, locked by it while it
  * waits, holding its record.
  *
- * <p>Tickets are numbered from a counter that never goes back: {@code seq} is only ever replaced
- * whole (a new file renamed over it), and a number is always above both the counter and every
- * ticket in the queue, so a damaged or lost counter can cost at most a gap in the numbers, never a
- * ticket that jumps the queue or a number used twice. Numbers are taken one at a time under {@code
+ * <p>Places are numbered from a counter that never goes back: {@code seq} is only ever replaced
+ * whole (a new file renamed over it), and a number is always above both the counter and every place
+ * in the queue, so a damaged or lost counter can cost at most a gap in the numbers, never a place
+ * that jumps the queue or a number used twice. Numbers are taken one at a time under {@code
  * meta.lock}; that lock is held for a few file operations only, and waited for with a deadline and
  * interrupts honoured, so a process stopped while it holds it cannot hang anyone beyond their own
  * deadline.
  *
- * <p>A ticket file appears already locked (see {@link LockFiles#createLocked}), so an unlocked
- * ticket is one whose owner has died or left: anyone may delete it, after locking it to be sure.
- * Since numbers are never reused, the name deleted is always the dead ticket's.
+ * <p>A place file appears already locked (see {@link LockFiles#createLocked}), so an unlocked place
+ * is one whose owner has died or left: anyone may delete it, after locking it to be sure. Since
+ * numbers are never reused, the name deleted is always the dead place's.
  */
-final class TicketQueue {
-  /** The suffix of a tryAcquire's ticket: it never waits, so it is not counted as queued. */
+final class HostQueue {
+  /** The suffix of a tryAcquire's place: it never waits, so it is not counted as queued. */
   static final String TRYING = ".try";
 
   private static final int DIGITS = 19;
@@ -39,7 +39,7 @@ final class TicketQueue {
   private final Path seq;
   private final Path metaLock;
 
-  TicketQueue(HostDirectory directory, Path home) {
+  HostQueue(HostDirectory directory, Path home) {
     this.directory = directory;
     this.queue = home.resolve("queue");
     this.seq = home.resolve("seq");
@@ -47,7 +47,7 @@ final class TicketQueue {
   }
 
   /**
-   * Takes the next ticket, holding {@code record}. Waits for {@code meta.lock} until {@code
+   * Takes the next place, holding {@code record}. Waits for {@code meta.lock} until {@code
    * deadline} ({@link System#nanoTime()}, or {@link Long#MAX_VALUE}), or until {@code giveUp} says
    * so.
    */
@@ -63,15 +63,15 @@ final class TicketQueue {
           for (; ; next++) {
             if (next >= 10_000_000_000_000_000L) {
               throw new IOException(
-                  "the ticket counter " + seq + " ran out: remove the semaphore's queue and seq");
+                  "the queue's counter " + seq + " ran out: remove the semaphore's queue and seq");
             }
             directory.replace(seq, Long.toString(next) + "\n");
-            LockFiles.Held ticket =
+            LockFiles.Held place =
                 LockFiles.createLocked(directory, queue.resolve(name(next, trying)), record);
-            if (ticket != null) {
-              return ticket;
+            if (place != null) {
+              return place;
             }
-            // a ticket by that name exists (left by a damaged counter): take the next number
+            // a place by that name exists (left by a damaged counter): take the next number
           }
         });
   }
@@ -98,7 +98,7 @@ final class TicketQueue {
     return highest;
   }
 
-  /** A ticket's number, or -1 for a name that is not a ticket's. */
+  /** A place's number, or -1 for a name that is not a place's. */
   static long number(String name) {
     String digits =
         name.endsWith(TRYING) ? name.substring(0, name.length() - TRYING.length()) : name;
@@ -107,7 +107,7 @@ final class TicketQueue {
     }
     try {
       return Long.parseLong(digits);
-    } catch (NumberFormatException notATicket) {
+    } catch (NumberFormatException notAPlace) {
       return -1;
     }
   }
@@ -128,26 +128,26 @@ final class TicketQueue {
   }
 
   /**
-   * The live tickets, oldest first, with their records; deletes the files of dead ones. Never waits
+   * The live places, oldest first, with their records; deletes the files of dead ones. Never waits
    * for a lock.
    */
   TreeMap<String, String> live() throws IOException {
     TreeMap<String, String> live = new TreeMap<>();
     for (String name : names()) {
-      Path ticket = queue.resolve(name);
-      LockFiles.Probe probe = LockFiles.probe(directory, ticket);
+      Path place = queue.resolve(name);
+      LockFiles.Probe probe = LockFiles.probe(directory, place);
       if (probe.held) {
         live.put(name, probe.content);
       } else {
-        deleteIfDead(ticket);
+        deleteIfDead(place);
       }
     }
     return live;
   }
 
   /**
-   * The youngest live ticket older than {@code mine}, or null if there is none ({@code mine} is at
-   * the head). Looks at older tickets from the youngest down, deleting dead ones, so it usually
+   * The youngest live place older than {@code mine}, or null if there is none ({@code mine} is at
+   * the head). Looks at older places from the youngest down, deleting dead ones, so it usually
    * probes one file, however long the queue.
    */
   @Nullable String predecessor(String mine) throws IOException {
@@ -159,32 +159,32 @@ final class TicketQueue {
     }
     older.sort(java.util.Comparator.reverseOrder());
     for (String name : older) {
-      Path ticket = queue.resolve(name);
-      if (LockFiles.probe(directory, ticket).held) {
+      Path place = queue.resolve(name);
+      if (LockFiles.probe(directory, place).held) {
         return name;
       }
-      deleteIfDead(ticket);
+      deleteIfDead(place);
     }
     return null;
   }
 
-  /** The file of ticket {@code name}. */
+  /** The file of place {@code name}. */
   Path path(String name) {
     return queue.resolve(name);
   }
 
-  /** The live tickets of requests that wait (not tryAcquire's), oldest first. */
+  /** The live places of requests that wait (not tryAcquire's), oldest first. */
   TreeMap<String, String> waiting() throws IOException {
     TreeMap<String, String> waiting = live();
-    waiting.keySet().removeIf(ticket -> ticket.endsWith(TRYING));
+    waiting.keySet().removeIf(place -> place.endsWith(TRYING));
     return waiting;
   }
 
-  private void deleteIfDead(Path ticket) throws IOException {
-    LockFiles.Held dead = LockFiles.tryLockExisting(directory, ticket);
+  private void deleteIfDead(Path place) throws IOException {
+    LockFiles.Held dead = LockFiles.tryLockExisting(directory, place);
     if (dead != null) {
       try {
-        Files.deleteIfExists(ticket);
+        Files.deleteIfExists(place);
       } finally {
         dead.close();
       }
