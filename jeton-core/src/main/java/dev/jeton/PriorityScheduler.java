@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.engine.RankOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -63,12 +64,11 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
   /*
    * Overview
    *
-   * Queued tasks live in one TreeSet, `queue`, ordered by (rank, seq), guarded by `lock` with the
-   * counts, `pending`, `pumping` and `shutdown`. Without aging rank = -priority; with aging of A
-   * nanoseconds rank = enqueueNanos - priority * A (saturating). Aging is continuous, so one
-   * task's rank relative to another never changes while both wait: the order is fixed at
-   * submission and nothing is ever re-sorted. `seq` (and, with aging, the enqueue time read under
-   * the lock with it) breaks ties, which gives FIFO within a priority.
+   * Queued tasks live in one TreeSet, `queue`, in the engine's RankOrder (priority with aging,
+   * compared exactly; FIFO within a priority), guarded by `lock` with the counts, `pending`,
+   * `pumping` and `shutdown`. Aging is continuous, so one task's place relative to another never
+   * changes while both wait: the order is fixed at submission and nothing is ever re-sorted.
+   * `seq` and, with aging, the enqueue time are read under the lock together.
    *
    * Tasks start through a single "pump", as in BoundedRun: it asks the semaphore for one permit;
    * when granted, it takes the best task queued at that moment (so a task that arrived late with
@@ -98,11 +98,12 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
   private final boolean ownSemaphore;
   private final @Nullable Executor executor;
   private final long agingNanos; // 0: off
+  private final RankOrder order;
   private final LongSupplier ticker;
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
   private final ReentrantLock lock = new ReentrantLock();
-  private final TreeSet<ScheduledTask<?>> queue = new TreeSet<>(ScheduledTask.ORDER);
+  private final TreeSet<ScheduledTask<?>> queue;
   private final Map<Integer, Integer> queuedBy = new HashMap<>();
   private final Map<Integer, Integer> runningBy = new HashMap<>();
   private int running;
@@ -116,6 +117,8 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
     this.ownSemaphore = b.semaphore == null;
     this.executor = b.executor;
     this.agingNanos = b.agingNanos;
+    this.order = RankOrder.byPriority(b.agingNanos);
+    this.queue = new TreeSet<>(order);
     this.ticker = b.ticker;
   }
 
@@ -136,8 +139,9 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
     Objects.requireNonNull(task, "task");
     return enqueue(
         priority,
-        (rank, seq) ->
-            ScheduledTask.blocking(priority, rank, seq, task, requireExecutor(), this::withdraw));
+        (enqueuedNanos, seq) ->
+            ScheduledTask.blocking(
+                priority, enqueuedNanos, seq, task, requireExecutor(), this::withdraw));
   }
 
   /** As {@link #submit(int, Callable)}, with a named priority. */
@@ -157,7 +161,9 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
       int priority, Supplier<? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
     return enqueue(
-        priority, (rank, seq) -> ScheduledTask.async(priority, rank, seq, task, this::withdraw));
+        priority,
+        (enqueuedNanos, seq) ->
+            ScheduledTask.async(priority, enqueuedNanos, seq, task, this::withdraw));
   }
 
   /** As {@link #submitAsync(int, Supplier)}, with a named priority. */
@@ -196,7 +202,7 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
 
   /** Makes a task given its place in the queue. */
   private interface TaskFactory<T extends @Nullable Object> {
-    ScheduledTask<T> make(long rank, long seq);
+    ScheduledTask<T> make(long enqueuedNanos, long seq);
   }
 
   private <T extends @Nullable Object> CompletableFuture<T> enqueue(
@@ -208,7 +214,7 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
     lock.lock();
     try {
       if (!shutdown) {
-        task = factory.make(rank(priority), nextSeq++);
+        task = factory.make(order.ages() ? ticker.getAsLong() : 0, nextSeq++);
         if (permit != null && queue.isEmpty()) {
           startNow = true;
           running++;
@@ -261,25 +267,6 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
     } catch (RuntimeException closed) {
       return null; // the pump will meet the same refusal and report it
     }
-  }
-
-  private long rank(int priority) {
-    if (agingNanos == 0) {
-      return -(long) priority;
-    }
-    long boost;
-    try {
-      boost = Math.multiplyExact(priority, agingNanos);
-    } catch (ArithmeticException overflow) {
-      boost = priority > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
-    }
-    long now = ticker.getAsLong();
-    long rank = now - boost;
-    // Overflow iff now and -boost have the same sign and rank's sign differs from it.
-    if (((now ^ rank) & (boost ^ now)) < 0) {
-      return boost > 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
-    }
-    return rank;
   }
 
   // ------------------------------------------------------------------ the pump
@@ -346,11 +333,11 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
       if (permit != null) {
         while (task == null && !queue.isEmpty()) {
           ScheduledTask<?> best = queue.pollFirst();
-          add(queuedBy, best.priority, -1);
+          add(queuedBy, best.priority(), -1);
           if (!best.isDone()) { // else withdrawn: its own callback will find it gone
             task = best;
             running++;
-            add(runningBy, best.priority, 1);
+            add(runningBy, best.priority(), 1);
           }
         }
         goOn = !queue.isEmpty();
@@ -384,7 +371,7 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
                   lock.lock();
                   try {
                     running--;
-                    add(runningBy, task.priority, -1);
+                    add(runningBy, task.priority(), -1);
                   } finally {
                     lock.unlock();
                   }
@@ -401,7 +388,7 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
       if (!queue.remove(task)) {
         return;
       }
-      add(queuedBy, task.priority, -1);
+      add(queuedBy, task.priority(), -1);
       if (queue.isEmpty()) {
         acquiring = pending;
       }

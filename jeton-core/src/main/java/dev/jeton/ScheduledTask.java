@@ -1,7 +1,7 @@
 package dev.jeton;
 
 import dev.jeton.internal.ObtrudeRefusingFuture;
-import java.util.Comparator;
+import dev.jeton.internal.engine.RankOrder;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
@@ -19,17 +19,16 @@ import org.jspecify.annotations.Nullable;
  * callback on a plain {@code CompletableFuture} cannot see. Obtrude is refused, as on every future
  * Jeton hands out.
  *
- * <p>Its place in the queue ({@code rank}, then {@code seq}) is fixed at submission. Once the
- * scheduler starts it, {@link #start()} returns a future that completes when the work has really
- * finished: a blocking task's thread has left the call; an async task's stage has completed.
+ * <p>Its place in the queue (its priority, when it was queued and its arrival: {@link RankOrder})
+ * is fixed at submission. Once the scheduler starts it, {@link #start()} returns a future that
+ * completes when the work has really finished: a blocking task's thread has left the call; an async
+ * task's stage has completed.
  */
-final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFuture<T> {
-  /** Best first: lowest rank, then earliest submitted. */
-  static final Comparator<ScheduledTask<?>> ORDER = ScheduledTask::compare;
-
-  final int priority;
-  final long rank;
-  final long seq;
+final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFuture<T>
+    implements RankOrder.Ranked {
+  private final int priority;
+  private final long enqueuedNanos;
+  private final long seq;
   private final @Nullable Callable<T> blocking;
   private final @Nullable Executor executor;
   private final @Nullable Supplier<? extends CompletionStage<T>> async;
@@ -42,14 +41,14 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
 
   private ScheduledTask(
       int priority,
-      long rank,
+      long enqueuedNanos,
       long seq,
       @Nullable Callable<T> blocking,
       @Nullable Executor executor,
       @Nullable Supplier<? extends CompletionStage<T>> async,
       Consumer<ScheduledTask<?>> leaveQueue) {
     this.priority = priority;
-    this.rank = rank;
+    this.enqueuedNanos = enqueuedNanos;
     this.seq = seq;
     this.blocking = blocking;
     this.executor = executor;
@@ -59,26 +58,36 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
 
   static <T extends @Nullable Object> ScheduledTask<T> blocking(
       int priority,
-      long rank,
+      long enqueuedNanos,
       long seq,
       Callable<T> task,
       Executor executor,
       Consumer<ScheduledTask<?>> leaveQueue) {
-    return new ScheduledTask<>(priority, rank, seq, task, executor, null, leaveQueue);
+    return new ScheduledTask<>(priority, enqueuedNanos, seq, task, executor, null, leaveQueue);
   }
 
   static <T extends @Nullable Object> ScheduledTask<T> async(
       int priority,
-      long rank,
+      long enqueuedNanos,
       long seq,
       Supplier<? extends CompletionStage<T>> task,
       Consumer<ScheduledTask<?>> leaveQueue) {
-    return new ScheduledTask<>(priority, rank, seq, null, null, task, leaveQueue);
+    return new ScheduledTask<>(priority, enqueuedNanos, seq, null, null, task, leaveQueue);
   }
 
-  private static int compare(ScheduledTask<?> a, ScheduledTask<?> b) {
-    int byRank = Long.compare(a.rank, b.rank);
-    return byRank != 0 ? byRank : Long.compare(a.seq, b.seq);
+  @Override
+  public int priority() {
+    return priority;
+  }
+
+  @Override
+  public long enqueuedNanos() {
+    return enqueuedNanos;
+  }
+
+  @Override
+  public long seq() {
+    return seq;
   }
 
   /**

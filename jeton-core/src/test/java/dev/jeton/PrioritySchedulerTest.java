@@ -141,6 +141,40 @@ class PrioritySchedulerTest {
     assertEquals(List.of("hold", "max", "zero", "min"), rec.started());
   }
 
+  /**
+   * Regression (issue 30): ranks were {@code now - priority * aging} clamped to a long, so with an
+   * aging of an hour or more (or any aging, on a clock near its ends) distinct priorities clamped
+   * to one rank and ran first come first served: {@code Integer.MAX_VALUE - 1} before {@code
+   * Integer.MAX_VALUE}. The same extremes as admission's order (QueuedModeTest).
+   */
+  @Test
+  void aging_extremePrioritiesKeepTheirOrderUnderLongAgingAndAnyClock() {
+    Duration forever = Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
+    for (Duration aging : List.of(Duration.ofSeconds(1), Duration.ofHours(1), forever)) {
+      for (long clock : new long[] {0, Long.MIN_VALUE + 1_000, Long.MAX_VALUE - 1_000}) {
+        higherRunsFirst(aging, clock, Integer.MAX_VALUE - 1, Integer.MAX_VALUE);
+        higherRunsFirst(aging, clock, Integer.MIN_VALUE, Integer.MIN_VALUE + 1);
+        higherRunsFirst(aging, clock, Integer.MIN_VALUE, Integer.MAX_VALUE);
+        higherRunsFirst(aging, clock, 5, 6);
+      }
+    }
+  }
+
+  /** Submits {@code lower}, then {@code higher} at the same instant: {@code higher} runs first. */
+  private static void higherRunsFirst(Duration aging, long clock, int lower, int higher) {
+    Recorder order = new Recorder();
+    PriorityScheduler s =
+        PriorityScheduler.builder().limit(1).aging(aging).ticker(() -> clock).build();
+    var unused = s.submitAsync(Priority.NORMAL, () -> order.start("hold"));
+    s.submitAsync(lower, () -> order.run("lower"));
+    s.submitAsync(higher, () -> order.run("higher"));
+    order.stage(0).complete("done");
+    assertEquals(
+        List.of("hold", "higher", "lower"),
+        order.started(),
+        () -> "priorities " + lower + " and " + higher + ", aging " + aging + ", clock " + clock);
+  }
+
   @Test
   void cancel_beforeStart_neverRunsCompletesCancelledAndLeavesTheQueue() {
     PriorityScheduler s = limitOne();

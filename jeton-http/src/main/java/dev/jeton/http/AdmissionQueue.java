@@ -2,6 +2,7 @@ package dev.jeton.http;
 
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
+import dev.jeton.internal.engine.RankOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -28,8 +29,9 @@ final class AdmissionQueue {
    * Overview
    *
    * Waiters live in one TreeSet, `queue`, ordered by `order` and guarded by `lock` with
-   * `pumping`, `pending`, `nextSeq` and `closed`. seq counts arrivals; WaiterOrder says how
-   * waiters are ordered.
+   * `pumping`, `pending`, `nextSeq` and `closed`. seq counts arrivals; the engine's RankOrder
+   * orders them: newest first (LIFO), or by priority with aging, FIFO among equals (FIFO when
+   * priorities are off: every waiter's is 0).
    *
    * A full queue: the newcomer and the worst waiter (the last in order) compete, and the worse
    * of the two is refused with QUEUE_FULL. In FIFO order that is always the newcomer (the old
@@ -88,7 +90,7 @@ final class AdmissionQueue {
   private final @Nullable QueueChecks checks; // with `calls`
   private final int maxQueue;
   private final boolean lifo;
-  private final WaiterOrder order;
+  private final RankOrder order;
   private final LongSupplier ticker;
 
   private final ReentrantLock lock = new ReentrantLock();
@@ -113,7 +115,7 @@ final class AdmissionQueue {
     this.checks = calls == null ? null : new QueueChecks(this, calls, ledger, timeouts);
     this.maxQueue = maxQueue;
     this.lifo = lifo;
-    this.order = new WaiterOrder(lifo, agingNanos);
+    this.order = lifo ? RankOrder.newestFirst() : RankOrder.byPriority(agingNanos);
     this.queue = new TreeSet<>(order);
     this.ticker = ticker;
   }

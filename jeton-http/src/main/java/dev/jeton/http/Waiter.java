@@ -1,5 +1,6 @@
 package dev.jeton.http;
 
+import dev.jeton.internal.engine.RankOrder;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -16,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * in best-effort mode) is taken by the first {@link #take()}: its decider's, or its caller's cancel
  * or complete.
  */
-final class Waiter extends CompletableFuture<Decision> {
+final class Waiter extends CompletableFuture<Decision> implements RankOrder.Ranked {
   final int priority;
   final long seq;
   final long enqueuedNanos;
@@ -30,6 +31,21 @@ final class Waiter extends CompletableFuture<Decision> {
     this.enqueuedNanos = enqueuedNanos;
     this.queued = owner != null;
     this.owner = owner;
+  }
+
+  @Override
+  public int priority() {
+    return priority;
+  }
+
+  @Override
+  public long enqueuedNanos() {
+    return enqueuedNanos;
+  }
+
+  @Override
+  public long seq() {
+    return seq;
   }
 
   /** Takes a waiter in no queue to decide it: true for the first caller only. */
