@@ -235,11 +235,6 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
       }
       throw new RejectedExecutionException("the scheduler is shut down: " + this);
     }
-    ScheduledTask<T> queued = task;
-    // A completion from outside takes the task out of the queue before the future completes
-    // (ScheduledTask); this catches those that bypass complete() (completeAsync). Once the task
-    // has started, it finds it gone from the queue and does nothing.
-    var unused = task.whenComplete((value, failure) -> withdraw(queued));
     if (startNow) {
       start(task, Objects.requireNonNull(permit));
       return task;

@@ -191,6 +191,26 @@ class PrioritySchedulerTest {
     assertEquals(List.of("hold"), rec.started());
   }
 
+  /**
+   * completeAsync is a completion from outside like complete (issue 30: the task is a
+   * WithdrawingFuture): the task leaves the queue before its callbacks run. Before, the JDK's
+   * completeAsync bypassed complete(), and the withdrawal came from a callback registered at
+   * submission, which ran after the caller's: its callback counted the task still queued.
+   */
+  @Test
+  void completeAsync_beforeStart_withdrawsTheTaskBeforeItsCallbacksRun() {
+    PriorityScheduler s = limitOne();
+    CompletableFuture<String> hold = hold(s);
+    CompletableFuture<String> f = s.submitAsync(Priority.HIGH, () -> rec.run("completed"));
+    CompletableFuture<Integer> queuedInCallback = new CompletableFuture<>();
+    var unused = f.whenComplete((value, failure) -> queuedInCallback.complete(s.queued()));
+    var alsoUnused = f.completeAsync(() -> "from outside", Runnable::run);
+    assertEquals("from outside", f.join());
+    assertEquals(0, queuedInCallback.join(), "queued, read in the future's callback");
+    hold.complete("done");
+    assertEquals(List.of("hold"), rec.started());
+  }
+
   @Test
   void completeExceptionally_beforeStart_withdrawsTheTask() throws Exception {
     PriorityScheduler s = limitOne();
