@@ -481,6 +481,22 @@ class PrioritySchedulerTest {
     assertEquals(0, s.queued());
   }
 
+  /**
+   * Regression (issue 30): a blocking task submitted without an executor to an idle scheduler took
+   * the free permit on the idle fast path, then failed to be made, and the permit was never given
+   * back: the next task waited for ever.
+   */
+  @Test
+  void submitBlocking_withoutAnExecutor_leavesTheSlotFree() {
+    PriorityScheduler s = PriorityScheduler.builder().limit(1).build();
+    assertThrows(IllegalStateException.class, () -> s.submit(1, () -> "x"));
+    CompletableFuture<String> next = s.submitAsync(1, () -> CompletableFuture.completedFuture("y"));
+    assertTrue(next.isDone(), "the next task starts at once: " + s);
+    assertEquals("y", next.join());
+    assertEquals(1, s.limit());
+    assertEquals(0, s.running());
+  }
+
   @Test
   void setLimit_growingStartsMoreTasks_andBadValuesAreRefused() {
     PriorityScheduler s = PriorityScheduler.builder().limit(1).build();
