@@ -10,6 +10,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -202,31 +205,44 @@ public abstract class PermitPump<E, P> {
   /** Runs the pump, which {@link #startPumpLocked()} said to start; see the comment above. */
   protected final void pump() {
     while (true) {
-      CompletableFuture<P> acquiring;
-      try {
-        acquiring = acquire();
-      } catch (RuntimeException refused) { // closed, its limit lowered to 0, out of reach
-        acquiring = CompletableFuture.failedFuture(refused);
-      }
-      if (!acquiring.isDone()) {
-        park(acquiring);
-        return;
-      }
-      P permit = null;
-      Throwable failure = null;
-      try {
-        permit = acquiring.join();
-      } catch (CompletionException | CancellationException e) {
-        failure = e;
-      }
-      if (!outcome(acquiring, permit, failure)) {
+      CompletableFuture<P> acquiring = acquireOrPark(this::acquire, this::publish, this::resume);
+      if (acquiring == null || !outcome(acquiring)) {
         return;
       }
     }
   }
 
-  /** Waits on {@code acquiring}, published as pending, and resumes the pump with its outcome. */
-  private void park(CompletableFuture<P> acquiring) {
+  /**
+   * One step of a pump's loop, in constant stack; shared with a pump that has no queue (Parallel's
+   * run). Calls {@code acquire}: a throw is taken as an acquire failed with it. An acquire done at
+   * once is returned, for the loop to handle. Otherwise it is parked and null is returned, so the
+   * loop ends: {@code publish} makes it the pump's one pending acquire and answers whether it is
+   * still needed, read after publishing so that whoever makes it unneeded meanwhile sees it and
+   * cancels it (P2); if not needed it is cancelled; when it completes, {@code resume} gets it.
+   */
+  public static <A> @Nullable CompletableFuture<A> acquireOrPark(
+      Supplier<CompletableFuture<A>> acquire,
+      Predicate<CompletableFuture<A>> publish,
+      Consumer<CompletableFuture<A>> resume) {
+    CompletableFuture<A> acquiring;
+    try {
+      acquiring = acquire.get();
+    } catch (RuntimeException refused) { // closed, its limit lowered to 0, out of reach
+      acquiring = CompletableFuture.failedFuture(refused);
+    }
+    if (acquiring.isDone()) {
+      return acquiring;
+    }
+    if (!publish.test(acquiring)) {
+      acquiring.cancel(false);
+    }
+    CompletableFuture<A> parked = acquiring;
+    var unused = acquiring.whenComplete((permit, failure) -> resume.accept(parked));
+    return null;
+  }
+
+  /** Publishes the pump's acquire as pending: still needed if someone waits (P2). */
+  private boolean publish(CompletableFuture<P> acquiring) {
     boolean queueEmpty;
     lock.lock();
     try {
@@ -235,18 +251,28 @@ public abstract class PermitPump<E, P> {
     } finally {
       lock.unlock();
     }
-    if (queueEmpty) {
-      acquiring.cancel(false); // emptied before `pending` was visible: see P2
-    } else {
+    if (!queueEmpty) {
       waiting();
     }
-    var unused =
-        acquiring.whenComplete(
-            (permit, failure) -> {
-              if (outcome(acquiring, permit, failure)) {
-                pump();
-              }
-            });
+    return !queueEmpty;
+  }
+
+  private void resume(CompletableFuture<P> acquiring) {
+    if (outcome(acquiring)) {
+      pump();
+    }
+  }
+
+  /** Reads the outcome of a completed acquire and acts on it; whether the pump goes on. */
+  private boolean outcome(CompletableFuture<P> acquiring) {
+    P permit = null;
+    Throwable failure = null;
+    try {
+      permit = acquiring.join();
+    } catch (CompletionException | CancellationException e) {
+      failure = e;
+    }
+    return outcome(acquiring, permit, failure);
   }
 
   /**
