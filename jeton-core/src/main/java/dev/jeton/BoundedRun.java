@@ -178,7 +178,9 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
       T waitingItem = item;
       CompletableFuture<Permit> acquiring =
           PermitPump.acquireOrPark(
-              () -> permits.acquireAsync(w), this::publish, parked -> resume(parked, waitingItem));
+              () -> permits.acquireAsync(w),
+              this::publish,
+              (parked, permit, failure) -> resume(permit, failure, waitingItem));
       if (acquiring == null) {
         return; // parked
       }
@@ -194,11 +196,11 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
     return !stopped;
   }
 
-  private void resume(CompletableFuture<Permit> acquiring, @Nullable T item) {
+  private void resume(@Nullable Permit permit, @Nullable Throwable failure, @Nullable T item) {
     pendingAcquire = null;
-    if (acquiring.isCompletedExceptionally()) {
+    if (failure != null || permit == null) {
       endPump(); // cancelled: the run is stopping
-    } else if (startNext(item, acquiring.join())) {
+    } else if (startNext(item, permit)) {
       pump();
     }
   }

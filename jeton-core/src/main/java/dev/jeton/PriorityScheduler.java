@@ -30,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  *       frees, the best task queued at that moment starts: the highest priority, and within one
  *       priority the earliest submitted. With {@link Builder#aging(Duration) aging}, a task that
  *       has waited one period ranks like one submitted now a priority higher, so low priorities are
- *       never starved.
+ *       never starved; ranks are compared exactly, for any priority and period.
  *   <li><b>The limit.</b> Each running task holds one permit of a {@link Semaphore}: its own
  *       ({@link Builder#limit(int)}) or one given ({@link Builder#semaphore(Semaphore)}), which may
  *       be shared with other users, machine-wide or fleet-wide. A task holds its permit until its
@@ -40,10 +40,10 @@ import org.jspecify.annotations.Nullable;
  *       the thread that frees the slot (or the submitting thread) and must not block; the task runs
  *       until the stage it returns completes, and that stage is never cancelled.
  *   <li><b>Cancellation.</b> Completing a task's future from outside before the task starts ({@code
- *       cancel}, {@code complete}, {@code completeExceptionally}) withdraws it: it never runs and
- *       leaves the queue at once, before the future completes (its callbacks find it gone from
- *       {@link #queued()}). {@code cancel(true)} on a running blocking task interrupts its thread;
- *       {@code cancel(false)} does not.
+ *       cancel}, {@code complete}, {@code completeExceptionally}, {@code completeAsync}, {@code
+ *       orTimeout}) withdraws it: it never runs and leaves the queue at once, before the future
+ *       completes (its callbacks find it gone from {@link #queued()}). {@code cancel(true)} on a
+ *       running blocking task interrupts its thread; {@code cancel(false)} does not.
  *   <li><b>Shutdown.</b> {@link #shutdown()} refuses new tasks and lets queued and running ones
  *       finish; {@link #shutdownNow()} also cancels the queued ones. {@link #close()} shuts down
  *       and waits. The scheduler never closes a semaphore it was given.

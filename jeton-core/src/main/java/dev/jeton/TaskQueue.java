@@ -46,7 +46,7 @@ final class TaskQueue extends PermitPump<ScheduledTask<?>, Permit> {
 
   private final Semaphore semaphore;
   private final boolean idleFastPath; // an in-process semaphore: its tryAcquire never blocks
-  private final RankOrder order;
+  private final boolean ages; // the order reads the enqueue time
   private final LongSupplier ticker;
   private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
@@ -60,7 +60,7 @@ final class TaskQueue extends PermitPump<ScheduledTask<?>, Permit> {
     super(order);
     this.semaphore = semaphore;
     this.idleFastPath = semaphore instanceof FifoSemaphore;
-    this.order = order;
+    this.ages = order.ages();
     this.ticker = ticker;
   }
 
@@ -86,7 +86,7 @@ final class TaskQueue extends PermitPump<ScheduledTask<?>, Permit> {
     lock.lock();
     try {
       if (!shutdown) {
-        task = factory.make(order.ages() ? ticker.getAsLong() : 0, nextSeq++);
+        task = factory.make(ages ? ticker.getAsLong() : 0, nextSeq++);
         queue.add(task);
         add(queuedBy, priority, 1);
         startPump = startPumpLocked();

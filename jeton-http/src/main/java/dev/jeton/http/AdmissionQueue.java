@@ -82,7 +82,6 @@ final class AdmissionQueue extends PermitPump<Waiter, Permit> {
   private final @Nullable QueueChecks checks; // with `calls`
   private final int maxQueue;
   private final boolean lifo;
-  private final RankOrder order;
   private final LongSupplier ticker;
 
   private long nextSeq;
@@ -97,31 +96,14 @@ final class AdmissionQueue extends PermitPump<Waiter, Permit> {
       boolean lifo,
       long agingNanos,
       LongSupplier ticker) {
-    this(ledger, semaphore, calls, timeouts, maxQueue, lifo, order(lifo, agingNanos), ticker);
-  }
-
-  private AdmissionQueue(
-      Ledger ledger,
-      Semaphore semaphore,
-      @Nullable SemaphoreCalls calls,
-      Timeouts timeouts,
-      int maxQueue,
-      boolean lifo,
-      RankOrder order,
-      LongSupplier ticker) {
-    super(order);
+    super(lifo ? RankOrder.newestFirst() : RankOrder.byPriority(agingNanos));
     this.ledger = ledger;
     this.semaphore = semaphore;
     this.calls = calls;
     this.checks = calls == null ? null : new QueueChecks(this, calls, ledger, timeouts);
     this.maxQueue = maxQueue;
     this.lifo = lifo;
-    this.order = order;
     this.ticker = ticker;
-  }
-
-  private static RankOrder order(boolean lifo, long agingNanos) {
-    return lifo ? RankOrder.newestFirst() : RankOrder.byPriority(agingNanos);
   }
 
   /**

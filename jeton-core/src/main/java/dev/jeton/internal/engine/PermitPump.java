@@ -10,7 +10,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -59,6 +58,9 @@ public abstract class PermitPump<E, P> {
   /** Guards {@link #queue}, the pump's state, and whatever state of the owner goes with them. */
   protected final ReentrantLock lock = new ReentrantLock();
 
+  /** The order of {@link #queue}, best first. */
+  protected final Comparator<? super E> order;
+
   /** The entries waiting, best first; guarded by {@link #lock}. */
   protected final TreeSet<E> queue;
 
@@ -67,6 +69,7 @@ public abstract class PermitPump<E, P> {
 
   /** A pump over an empty queue in {@code order}. */
   protected PermitPump(Comparator<? super E> order) {
+    this.order = order;
     this.queue = new TreeSet<>(order);
   }
 
@@ -218,12 +221,15 @@ public abstract class PermitPump<E, P> {
    * once is returned, for the loop to handle. Otherwise it is parked and null is returned, so the
    * loop ends: {@code publish} makes it the pump's one pending acquire and answers whether it is
    * still needed, read after publishing so that whoever makes it unneeded meanwhile sees it and
-   * cancels it (P2); if not needed it is cancelled; when it completes, {@code resume} gets it.
+   * cancels it (P2); if not needed it is cancelled; when it completes, {@code resume} gets it with
+   * its outcome as its callback sees it: never read with {@code join()}, which a request's future
+   * may override to wait (a Redis request's waits for its grant's hand-off, and blocked for ever
+   * the thread that cancelled it).
    */
   public static <A> @Nullable CompletableFuture<A> acquireOrPark(
       Supplier<CompletableFuture<A>> acquire,
       Predicate<CompletableFuture<A>> publish,
-      Consumer<CompletableFuture<A>> resume) {
+      Resume<A> resume) {
     CompletableFuture<A> acquiring;
     try {
       acquiring = acquire.get();
@@ -237,8 +243,15 @@ public abstract class PermitPump<E, P> {
       acquiring.cancel(false);
     }
     CompletableFuture<A> parked = acquiring;
-    var unused = acquiring.whenComplete((permit, failure) -> resume.accept(parked));
+    var unused =
+        acquiring.whenComplete((permit, failure) -> resume.resume(parked, permit, failure));
     return null;
+  }
+
+  /** What a parked acquire's callback does with its outcome. */
+  @FunctionalInterface
+  public interface Resume<A> {
+    void resume(CompletableFuture<A> acquiring, @Nullable A permit, @Nullable Throwable failure);
   }
 
   /** Publishes the pump's acquire as pending: still needed if someone waits (P2). */
@@ -257,13 +270,14 @@ public abstract class PermitPump<E, P> {
     return !queueEmpty;
   }
 
-  private void resume(CompletableFuture<P> acquiring) {
-    if (outcome(acquiring)) {
+  private void resume(
+      CompletableFuture<P> acquiring, @Nullable P permit, @Nullable Throwable failure) {
+    if (outcome(acquiring, permit, failure)) {
       pump();
     }
   }
 
-  /** Reads the outcome of a completed acquire and acts on it; whether the pump goes on. */
+  /** Reads the outcome of an acquire done at once and acts on it; whether the pump goes on. */
   private boolean outcome(CompletableFuture<P> acquiring) {
     P permit = null;
     Throwable failure = null;

@@ -24,6 +24,7 @@ class PermitPumpTest {
     final List<String> log = new ArrayList<>();
     Optional<String> free = Optional.empty();
     boolean acquireAtOnce; // acquires complete at once with "p"
+    boolean joinBlocks; // acquires whose join() would block, as a Redis request's may
     Consumer<Entry> onGrant = entry -> {};
     private long seq;
 
@@ -54,7 +55,9 @@ class PermitPumpTest {
     @Override
     protected CompletableFuture<String> acquire() {
       CompletableFuture<String> acquiring =
-          acquireAtOnce ? CompletableFuture.completedFuture("p") : new CompletableFuture<>();
+          acquireAtOnce
+              ? CompletableFuture.completedFuture("p")
+              : joinBlocks ? new JoinBlocks() : new CompletableFuture<>();
       acquires.add(acquiring);
       return acquiring;
     }
@@ -89,7 +92,31 @@ class PermitPumpTest {
     }
   }
 
+  /** A future whose join() would block (fails here instead), as a Redis request's may. */
+  private static final class JoinBlocks extends CompletableFuture<String> {
+    @Override
+    public String join() {
+      throw new AssertionError("join() on a parked acquire, from its own callback");
+    }
+  }
+
   private final Owner owner = new Owner();
+
+  /**
+   * Regression (issue 30): the pump read a parked acquire's outcome with join(), from its callback;
+   * a Redis request's join waits for its grant's hand-off, so on a cancelled request the timer
+   * thread that cancelled it blocked for ever, and every timeout behind it with it (found by
+   * RedisUnavailableIntegrationTest, which hung). The outcome comes with the callback.
+   */
+  @Test
+  void aParkedAcquireIsReadFromItsCallback_neverByJoin() {
+    owner.joinBlocks = true;
+    owner.offer("a", 0);
+    owner.offer("b", 0);
+    owner.lastAcquire().complete("p1");
+    owner.lastAcquire().completeExceptionally(new IllegalStateException("closed"));
+    assertEquals(List.of("a got p1", "b refused (IllegalStateException), 0 left"), owner.log);
+  }
 
   @Test
   void aPermitGoesToTheBestEntryQueuedWhenItComes_thenThePumpEndsWithTheQueue() {
