@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.engine.PermitPump;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
@@ -26,10 +27,16 @@ import org.jspecify.annotations.Nullable;
  * <em>pump</em> pulls items: unweighted, it acquires one permit, then pulls the next item and
  * starts it holding that permit; weighted, it pulls the next item, then acquires the item's weight.
  * It loops while permits come at once; otherwise it leaves a callback on its one pending acquire
- * and returns, and the callback resumes the loop. Each started item releases its permits when it
- * settles, which may grant the pump's pending acquire. Stopping (the first failure in fail-fast
- * mode, or the caller cancelling the run) sets {@code stopped}, cancels the pump's pending acquire
- * and every item in flight; the pump, seeing {@code stopped}, ends.
+ * and returns, and the callback resumes the loop: that step is the engine's ({@link
+ * PermitPump#acquireOrPark}), as under PriorityScheduler and admission. The rest of the engine's
+ * pump does not fit, and is not used: it queues entries and gives each permit to the best one
+ * queued when the permit comes, where a run has no queue but one source, read by the pump alone (no
+ * lock), in its own order; a weighted item is pulled before its permits are asked for, since its
+ * weight says how many; and the pump ends when the source does, or at the run's first failure, not
+ * when a queue empties. Each started item releases its permits when it settles, which may grant the
+ * pump's pending acquire. Stopping (the first failure in fail-fast mode, or the caller cancelling
+ * the run) sets {@code stopped}, cancels the pump's pending acquire and every item in flight; the
+ * pump, seeing {@code stopped}, ends.
  *
  * <p>The pump reads the source only through {@code pull()}, which catches what {@code hasNext()} or
  * {@code next()} throws and fails the run with it: a throw escaping the pump would leave it counted
@@ -167,28 +174,34 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
           return;
         }
       }
-      CompletableFuture<Permit> acquiring = permits.acquireAsync(weight);
-      if (!acquiring.isDone()) {
-        T waitingItem = item;
-        pendingAcquire = acquiring;
-        if (stopped) {
-          acquiring.cancel(false);
-        }
-        var unused =
-            acquiring.whenComplete(
-                (permit, failure) -> {
-                  pendingAcquire = null;
-                  if (failure != null) {
-                    endPump(); // cancelled: the run is stopping
-                  } else if (startNext(waitingItem, permit)) {
-                    pump();
-                  }
-                });
-        return;
+      int w = weight;
+      T waitingItem = item;
+      CompletableFuture<Permit> acquiring =
+          PermitPump.acquireOrPark(
+              () -> permits.acquireAsync(w),
+              this::publish,
+              (parked, permit, failure) -> resume(permit, failure, waitingItem));
+      if (acquiring == null) {
+        return; // parked
       }
       if (!startNext(item, acquiring.join())) {
         return;
       }
+    }
+  }
+
+  /** Publishes the pump's acquire, which {@link #stop()} cancels: still needed unless stopped. */
+  private boolean publish(CompletableFuture<Permit> acquiring) {
+    pendingAcquire = acquiring;
+    return !stopped;
+  }
+
+  private void resume(@Nullable Permit permit, @Nullable Throwable failure, @Nullable T item) {
+    pendingAcquire = null;
+    if (failure != null || permit == null) {
+      endPump(); // cancelled: the run is stopping
+    } else if (startNext(item, permit)) {
+      pump();
     }
   }
 

@@ -1,21 +1,14 @@
 package dev.jeton;
 
+import dev.jeton.internal.engine.RankOrder;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.TreeSet;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -37,7 +30,7 @@ import org.jspecify.annotations.Nullable;
  *       frees, the best task queued at that moment starts: the highest priority, and within one
  *       priority the earliest submitted. With {@link Builder#aging(Duration) aging}, a task that
  *       has waited one period ranks like one submitted now a priority higher, so low priorities are
- *       never starved.
+ *       never starved; ranks are compared exactly, for any priority and period.
  *   <li><b>The limit.</b> Each running task holds one permit of a {@link Semaphore}: its own
  *       ({@link Builder#limit(int)}) or one given ({@link Builder#semaphore(Semaphore)}), which may
  *       be shared with other users, machine-wide or fleet-wide. A task holds its permit until its
@@ -47,10 +40,10 @@ import org.jspecify.annotations.Nullable;
  *       the thread that frees the slot (or the submitting thread) and must not block; the task runs
  *       until the stage it returns completes, and that stage is never cancelled.
  *   <li><b>Cancellation.</b> Completing a task's future from outside before the task starts ({@code
- *       cancel}, {@code complete}, {@code completeExceptionally}) withdraws it: it never runs and
- *       leaves the queue at once, before the future completes (its callbacks find it gone from
- *       {@link #queued()}). {@code cancel(true)} on a running blocking task interrupts its thread;
- *       {@code cancel(false)} does not.
+ *       cancel}, {@code complete}, {@code completeExceptionally}, {@code completeAsync}, {@code
+ *       orTimeout}) withdraws it: it never runs and leaves the queue at once, before the future
+ *       completes (its callbacks find it gone from {@link #queued()}). {@code cancel(true)} on a
+ *       running blocking task interrupts its thread; {@code cancel(false)} does not.
  *   <li><b>Shutdown.</b> {@link #shutdown()} refuses new tasks and lets queued and running ones
  *       finish; {@link #shutdownNow()} also cancels the queued ones. {@link #close()} shuts down
  *       and waits. The scheduler never closes a semaphore it was given.
@@ -61,62 +54,23 @@ import org.jspecify.annotations.Nullable;
  */
 public final class PriorityScheduler implements Executor, AutoCloseable {
   /*
-   * Overview
-   *
-   * Queued tasks live in one TreeSet, `queue`, ordered by (rank, seq), guarded by `lock` with the
-   * counts, `pending`, `pumping` and `shutdown`. Without aging rank = -priority; with aging of A
-   * nanoseconds rank = enqueueNanos - priority * A (saturating). Aging is continuous, so one
-   * task's rank relative to another never changes while both wait: the order is fixed at
-   * submission and nothing is ever re-sorted. `seq` (and, with aging, the enqueue time read under
-   * the lock with it) breaks ties, which gives FIFO within a priority.
-   *
-   * Tasks start through a single "pump", as in BoundedRun: it asks the semaphore for one permit;
-   * when granted, it takes the best task queued at that moment (so a task that arrived late with
-   * a higher priority still wins), starts it holding the permit, and loops while permits come at
-   * once; otherwise it leaves a callback on its one pending acquire and returns. It ends when it
-   * finds the queue empty. Submitting starts a pump if none is active. With an in-process
-   * semaphore, a submission that finds no pump and a free permit starts its task directly.
-   *
-   * Invariants (each changes only under `lock`):
-   *   I1. `pumping` is true iff a pump is looping or waiting on `pending`; there is at most one.
-   *       Every queued task is seen by that pump: it ends only after seeing the queue empty,
-   *       under the lock, and a submission that finds `pumping` false starts one.
-   *   I2. The pump holds at most one acquire at a time. When the queue empties (a withdrawal,
-   *       shutdownNow), the pending acquire is cancelled so that a shared semaphore is not held
-   *       up; the pump publishes `pending` and then re-checks the queue, so one of the two sees
-   *       the other. A cancelled acquire that finds a task queued (one submitted meanwhile)
-   *       acquires again rather than end.
-   *   I3. `running` is the number of permits held by started tasks. It drops before the permit
-   *       is released, so it never shows more than the limit.
-   *   I4. A task leaves the queue exactly once: started by the pump, withdrawn, failed, or
-   *       cancelled by shutdownNow. Whoever removes it updates the counts.
-   *
-   * Nothing calls the semaphore, a task, or completes a future while holding `lock`.
+   * The scheduler is the public face (submitting, the limit, counts, shutdown and close) of a
+   * TaskQueue, which queues the tasks in the engine's rank order and starts them through the
+   * engine's pump; its Overview has the algorithm and the invariants.
    */
 
   private final Semaphore semaphore;
   private final boolean ownSemaphore;
   private final @Nullable Executor executor;
   private final long agingNanos; // 0: off
-  private final LongSupplier ticker;
-  private final CompletableFuture<Void> terminated = new CompletableFuture<>();
-
-  private final ReentrantLock lock = new ReentrantLock();
-  private final TreeSet<ScheduledTask<?>> queue = new TreeSet<>(ScheduledTask.ORDER);
-  private final Map<Integer, Integer> queuedBy = new HashMap<>();
-  private final Map<Integer, Integer> runningBy = new HashMap<>();
-  private int running;
-  private long nextSeq;
-  private volatile boolean pumping; // read without the lock as a hint by tryAcquireIfIdle
-  private @Nullable CompletableFuture<Permit> pending;
-  private boolean shutdown;
+  private final TaskQueue tasks;
 
   private PriorityScheduler(Builder b, Semaphore semaphore) {
     this.semaphore = semaphore;
     this.ownSemaphore = b.semaphore == null;
     this.executor = b.executor;
     this.agingNanos = b.agingNanos;
-    this.ticker = b.ticker;
+    this.tasks = new TaskQueue(semaphore, RankOrder.byPriority(b.agingNanos), b.ticker);
   }
 
   /** Returns a builder; a limit or a semaphore is required. */
@@ -134,10 +88,11 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
    */
   public <T extends @Nullable Object> CompletableFuture<T> submit(int priority, Callable<T> task) {
     Objects.requireNonNull(task, "task");
+    Executor e = requireExecutor(); // before a permit is taken for it
     return enqueue(
         priority,
-        (rank, seq) ->
-            ScheduledTask.blocking(priority, rank, seq, task, requireExecutor(), this::withdraw));
+        (enqueuedNanos, seq) ->
+            ScheduledTask.blocking(priority, enqueuedNanos, seq, task, e, tasks::leave));
   }
 
   /** As {@link #submit(int, Callable)}, with a named priority. */
@@ -157,7 +112,9 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
       int priority, Supplier<? extends CompletionStage<T>> task) {
     Objects.requireNonNull(task, "task");
     return enqueue(
-        priority, (rank, seq) -> ScheduledTask.async(priority, rank, seq, task, this::withdraw));
+        priority,
+        (enqueuedNanos, seq) ->
+            ScheduledTask.async(priority, enqueuedNanos, seq, task, tasks::leave));
   }
 
   /** As {@link #submitAsync(int, Supplier)}, with a named priority. */
@@ -194,236 +151,13 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
     return e;
   }
 
-  /** Makes a task given its place in the queue. */
-  private interface TaskFactory<T extends @Nullable Object> {
-    ScheduledTask<T> make(long rank, long seq);
-  }
-
   private <T extends @Nullable Object> CompletableFuture<T> enqueue(
-      int priority, TaskFactory<T> factory) {
-    Permit permit = tryAcquireIfIdle();
-    ScheduledTask<T> task = null;
-    boolean startNow = false;
-    boolean startPump = false;
-    lock.lock();
-    try {
-      if (!shutdown) {
-        task = factory.make(rank(priority), nextSeq++);
-        if (permit != null && queue.isEmpty()) {
-          startNow = true;
-          running++;
-          add(runningBy, priority, 1);
-        } else {
-          queue.add(task);
-          add(queuedBy, priority, 1);
-          startPump = !pumping;
-          pumping = true;
-        }
-      }
-    } finally {
-      lock.unlock();
-    }
+      int priority, TaskQueue.TaskFactory<T> factory) {
+    ScheduledTask<T> task = tasks.enqueue(priority, factory);
     if (task == null) {
-      if (permit != null) {
-        permit.release();
-      }
       throw new RejectedExecutionException("the scheduler is shut down: " + this);
     }
-    ScheduledTask<T> queued = task;
-    // A completion from outside takes the task out of the queue before the future completes
-    // (ScheduledTask); this catches those that bypass complete() (completeAsync). Once the task
-    // has started, it finds it gone from the queue and does nothing.
-    var unused = task.whenComplete((value, failure) -> withdraw(queued));
-    if (startNow) {
-      start(task, Objects.requireNonNull(permit));
-      return task;
-    }
-    if (permit != null) {
-      permit.release(); // a task came first; the pump will have this permit for it
-    }
-    if (startPump) {
-      pump();
-    }
     return task;
-  }
-
-  /**
-   * A permit if nothing is queued and the semaphore is in-process (its tryAcquire never blocks) and
-   * has one free: then the task starts within submit, so that no observer (shutdownNow, the counts)
-   * sees it queued while a slot was free.
-   */
-  private @Nullable Permit tryAcquireIfIdle() {
-    if (pumping || !(semaphore instanceof FifoSemaphore)) {
-      return null;
-    }
-    try {
-      return semaphore.tryAcquire(1).orElse(null);
-    } catch (RuntimeException closed) {
-      return null; // the pump will meet the same refusal and report it
-    }
-  }
-
-  private long rank(int priority) {
-    if (agingNanos == 0) {
-      return -(long) priority;
-    }
-    long boost;
-    try {
-      boost = Math.multiplyExact(priority, agingNanos);
-    } catch (ArithmeticException overflow) {
-      boost = priority > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
-    }
-    long now = ticker.getAsLong();
-    long rank = now - boost;
-    // Overflow iff now and -boost have the same sign and rank's sign differs from it.
-    if (((now ^ rank) & (boost ^ now)) < 0) {
-      return boost > 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
-    }
-    return rank;
-  }
-
-  // ------------------------------------------------------------------ the pump
-
-  /** Starts queued tasks while permits come at once; see the Overview. */
-  private void pump() {
-    while (true) {
-      CompletableFuture<Permit> acquiring;
-      try {
-        acquiring = semaphore.acquireAsync(1);
-      } catch (RuntimeException refused) { // e.g. a given semaphore's limit lowered to 0
-        acquiring = CompletableFuture.failedFuture(refused);
-      }
-      if (!acquiring.isDone()) {
-        boolean queueEmpty;
-        lock.lock();
-        try {
-          pending = acquiring;
-          queueEmpty = queue.isEmpty();
-        } finally {
-          lock.unlock();
-        }
-        if (queueEmpty) {
-          acquiring.cancel(false); // emptied before `pending` was visible: see I2
-        }
-        CompletableFuture<Permit> waiting = acquiring;
-        var unused =
-            acquiring.whenComplete(
-                (permit, failure) -> {
-                  if (granted(waiting, permit, failure)) {
-                    pump();
-                  }
-                });
-        return;
-      }
-      Permit permit = null;
-      Throwable failure = null;
-      try {
-        permit = acquiring.join();
-      } catch (CompletionException | CancellationException e) {
-        failure = e.getCause() != null ? e.getCause() : e;
-      }
-      if (!granted(acquiring, permit, failure)) {
-        return;
-      }
-    }
-  }
-
-  /**
-   * Starts the best queued task with the permit the pump was granted. Returns whether the pump goes
-   * on: true if it started one and more are queued, or if its acquire was cancelled as the queue
-   * emptied and a task has arrived since.
-   */
-  private boolean granted(
-      CompletableFuture<Permit> acquiring, @Nullable Permit permit, @Nullable Throwable failure) {
-    ScheduledTask<?> task = null;
-    List<ScheduledTask<?>> refused = List.of();
-    boolean goOn = false;
-    lock.lock();
-    try {
-      if (pending == acquiring) {
-        pending = null;
-      }
-      if (permit != null) {
-        while (task == null && !queue.isEmpty()) {
-          ScheduledTask<?> best = queue.pollFirst();
-          add(queuedBy, best.priority, -1);
-          if (!best.isDone()) { // else withdrawn: its own callback will find it gone
-            task = best;
-            running++;
-            add(runningBy, best.priority, 1);
-          }
-        }
-        goOn = !queue.isEmpty();
-      } else if (!queue.isEmpty()) {
-        if (failure instanceof CancellationException) {
-          return true; // withdrawn by us as the queue emptied; a task has come since
-        }
-        refused = drainQueue(); // the semaphore refuses us (closed, limit 0): none could start
-      }
-      pumping = goOn;
-    } finally {
-      lock.unlock();
-    }
-    for (ScheduledTask<?> t : refused) {
-      t.completeExceptionally(Objects.requireNonNull(failure));
-    }
-    if (task != null) {
-      start(task, Objects.requireNonNull(permit));
-    } else if (permit != null) {
-      permit.release();
-    }
-    checkTerminated();
-    return goOn;
-  }
-
-  private <T extends @Nullable Object> void start(ScheduledTask<T> task, Permit permit) {
-    var unused =
-        task.start()
-            .whenComplete(
-                (value, failure) -> {
-                  lock.lock();
-                  try {
-                    running--;
-                    add(runningBy, task.priority, -1);
-                  } finally {
-                    lock.unlock();
-                  }
-                  permit.release(); // before the caller sees the outcome
-                  task.finish(value, failure);
-                  checkTerminated();
-                });
-  }
-
-  private void withdraw(ScheduledTask<?> task) {
-    CompletableFuture<Permit> acquiring = null;
-    lock.lock();
-    try {
-      if (!queue.remove(task)) {
-        return;
-      }
-      add(queuedBy, task.priority, -1);
-      if (queue.isEmpty()) {
-        acquiring = pending;
-      }
-    } finally {
-      lock.unlock();
-    }
-    if (acquiring != null) {
-      acquiring.cancel(false);
-    }
-    checkTerminated();
-  }
-
-  /** Empties the queue and its counts; under the lock. */
-  private List<ScheduledTask<?>> drainQueue() {
-    List<ScheduledTask<?>> drained = new ArrayList<>(queue);
-    queue.clear();
-    queuedBy.clear();
-    return drained;
-  }
-
-  private static void add(Map<Integer, Integer> counts, int priority, int delta) {
-    counts.merge(priority, delta, (a, b) -> a + b == 0 ? null : a + b);
   }
 
   // ------------------------------------------------------------------ limit and inspection
@@ -446,12 +180,12 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
 
   /** The number of tasks waiting to start. */
   public int queued() {
-    return locked(() -> queue.size());
+    return tasks.queued();
   }
 
   /** The number of tasks waiting to start that were submitted with {@code priority}. */
   public int queued(int priority) {
-    return locked(() -> queuedBy.getOrDefault(priority, 0));
+    return tasks.queued(priority);
   }
 
   /** The number of tasks waiting to start that were submitted with {@code priority}. */
@@ -461,12 +195,12 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
 
   /** The number of tasks started and not yet finished, each holding a permit. */
   public int running() {
-    return locked(() -> running);
+    return tasks.running();
   }
 
   /** The number of running tasks that were submitted with {@code priority}. */
   public int running(int priority) {
-    return locked(() -> runningBy.getOrDefault(priority, 0));
+    return tasks.running(priority);
   }
 
   /** The number of running tasks that were submitted with {@code priority}. */
@@ -476,29 +210,14 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
 
   /** Queued plus running, in one snapshot (the two alone are not linearizable; see the tests). */
   int unfinished() {
-    return locked(() -> queue.size() + running);
-  }
-
-  private int locked(Supplier<Integer> read) {
-    lock.lock();
-    try {
-      return read.get();
-    } finally {
-      lock.unlock();
-    }
+    return tasks.unfinished();
   }
 
   // ------------------------------------------------------------------ shutdown
 
   /** Refuses new tasks; queued and running ones still run. Calling it again does nothing. */
   public void shutdown() {
-    lock.lock();
-    try {
-      shutdown = true;
-    } finally {
-      lock.unlock();
-    }
-    checkTerminated();
+    tasks.shutdown();
   }
 
   /**
@@ -508,44 +227,22 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
    * @return the number of tasks cancelled
    */
   public int shutdownNow() {
-    List<ScheduledTask<?>> cancelled;
-    CompletableFuture<Permit> acquiring;
-    lock.lock();
-    try {
-      shutdown = true;
-      cancelled = drainQueue();
-      acquiring = pending;
-    } finally {
-      lock.unlock();
-    }
-    if (acquiring != null) {
-      acquiring.cancel(false);
-    }
-    for (ScheduledTask<?> task : cancelled) {
-      task.cancel(false);
-    }
-    checkTerminated();
-    return cancelled.size();
+    return tasks.shutdownNow();
   }
 
   /** Whether {@link #shutdown()} or {@link #shutdownNow()} was called. */
   public boolean isShutdown() {
-    lock.lock();
-    try {
-      return shutdown;
-    } finally {
-      lock.unlock();
-    }
+    return tasks.isShutdown();
   }
 
   /** Whether the scheduler is shut down with nothing queued or running. */
   public boolean isTerminated() {
-    return terminated.isDone();
+    return tasks.terminated().isDone();
   }
 
   /** Completes once the scheduler is shut down with nothing queued or running. */
   public CompletableFuture<Void> terminated() {
-    return terminated.copy();
+    return tasks.terminated().copy();
   }
 
   /**
@@ -560,7 +257,7 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
     boolean interrupted = false;
     while (true) {
       try {
-        terminated.get();
+        tasks.terminated().get();
         break;
       } catch (InterruptedException e) {
         if (!interrupted) {
@@ -576,35 +273,11 @@ public final class PriorityScheduler implements Executor, AutoCloseable {
     }
   }
 
-  private void checkTerminated() {
-    lock.lock();
-    try {
-      if (!shutdown || !queue.isEmpty() || running != 0) {
-        return;
-      }
-    } finally {
-      lock.unlock();
-    }
-    terminated.complete(null);
-  }
-
   @Override
   public String toString() {
     String limit = ownSemaphore ? "limit=" + semaphore.limit() : "semaphore=" + semaphore;
-    lock.lock();
-    try {
-      return "PriorityScheduler["
-          + limit
-          + ", queued="
-          + queue.size()
-          + ", running="
-          + running
-          + (agingNanos != 0 ? ", aging=" + Duration.ofNanos(agingNanos) : "")
-          + (shutdown ? ", shut down" : "")
-          + "]";
-    } finally {
-      lock.unlock();
-    }
+    String aging = agingNanos != 0 ? ", aging=" + Duration.ofNanos(agingNanos) : "";
+    return "PriorityScheduler[" + limit + ", " + tasks.describe(aging) + "]";
   }
 
   /**

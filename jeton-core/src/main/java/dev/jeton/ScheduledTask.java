@@ -1,7 +1,7 @@
 package dev.jeton;
 
-import dev.jeton.internal.engine.ObtrudeRefusingFuture;
-import java.util.Comparator;
+import dev.jeton.internal.engine.RankOrder;
+import dev.jeton.internal.engine.WithdrawingFuture;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
@@ -16,20 +16,22 @@ import org.jspecify.annotations.Nullable;
 /**
  * A task of a {@link PriorityScheduler}, which is also the future its caller holds: being the
  * future lets {@link #cancel(boolean)} tell an interrupting cancel from a polite one, which a
- * callback on a plain {@code CompletableFuture} cannot see. Obtrude is refused, as on every future
- * Jeton hands out.
+ * callback on a plain {@code CompletableFuture} cannot see. It is a {@link WithdrawingFuture}: the
+ * first completion wins, and a completion from outside ({@code cancel}, {@code complete}, {@code
+ * completeExceptionally}, {@code completeAsync}, {@code orTimeout}) takes a queued task out of the
+ * queue before the future completes; the scheduler completes it only through {@code settle}, once
+ * the work has finished. Obtrude is refused.
  *
- * <p>Its place in the queue ({@code rank}, then {@code seq}) is fixed at submission. Once the
- * scheduler starts it, {@link #start()} returns a future that completes when the work has really
- * finished: a blocking task's thread has left the call; an async task's stage has completed.
+ * <p>Its place in the queue (its priority, when it was queued and its arrival: {@link RankOrder})
+ * is fixed at submission. Once the scheduler starts it, {@link #start()} returns a future that
+ * completes when the work has really finished: a blocking task's thread has left the call; an async
+ * task's stage has completed.
  */
-final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFuture<T> {
-  /** Best first: lowest rank, then earliest submitted. */
-  static final Comparator<ScheduledTask<?>> ORDER = ScheduledTask::compare;
-
-  final int priority;
-  final long rank;
-  final long seq;
+final class ScheduledTask<T extends @Nullable Object> extends WithdrawingFuture<T>
+    implements RankOrder.Ranked {
+  private final int priority;
+  private final long enqueuedNanos;
+  private final long seq;
   private final @Nullable Callable<T> blocking;
   private final @Nullable Executor executor;
   private final @Nullable Supplier<? extends CompletionStage<T>> async;
@@ -42,14 +44,14 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
 
   private ScheduledTask(
       int priority,
-      long rank,
+      long enqueuedNanos,
       long seq,
       @Nullable Callable<T> blocking,
       @Nullable Executor executor,
       @Nullable Supplier<? extends CompletionStage<T>> async,
       Consumer<ScheduledTask<?>> leaveQueue) {
     this.priority = priority;
-    this.rank = rank;
+    this.enqueuedNanos = enqueuedNanos;
     this.seq = seq;
     this.blocking = blocking;
     this.executor = executor;
@@ -59,26 +61,36 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
 
   static <T extends @Nullable Object> ScheduledTask<T> blocking(
       int priority,
-      long rank,
+      long enqueuedNanos,
       long seq,
       Callable<T> task,
       Executor executor,
       Consumer<ScheduledTask<?>> leaveQueue) {
-    return new ScheduledTask<>(priority, rank, seq, task, executor, null, leaveQueue);
+    return new ScheduledTask<>(priority, enqueuedNanos, seq, task, executor, null, leaveQueue);
   }
 
   static <T extends @Nullable Object> ScheduledTask<T> async(
       int priority,
-      long rank,
+      long enqueuedNanos,
       long seq,
       Supplier<? extends CompletionStage<T>> task,
       Consumer<ScheduledTask<?>> leaveQueue) {
-    return new ScheduledTask<>(priority, rank, seq, null, null, task, leaveQueue);
+    return new ScheduledTask<>(priority, enqueuedNanos, seq, null, null, task, leaveQueue);
   }
 
-  private static int compare(ScheduledTask<?> a, ScheduledTask<?> b) {
-    int byRank = Long.compare(a.rank, b.rank);
-    return byRank != 0 ? byRank : Long.compare(a.seq, b.seq);
+  @Override
+  public int priority() {
+    return priority;
+  }
+
+  @Override
+  public long enqueuedNanos() {
+    return enqueuedNanos;
+  }
+
+  @Override
+  public long seq() {
+    return seq;
   }
 
   /**
@@ -87,13 +99,21 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
    */
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
-    leaveQueueUnlessDone();
     boolean cancelled = super.cancel(mayInterruptIfRunning);
     BlockingCall<T> running = call;
     if (cancelled && mayInterruptIfRunning && running != null) {
       running.cancel();
     }
     return cancelled;
+  }
+
+  /**
+   * A completion from outside won: a task still queued leaves the queue, then the future completes.
+   */
+  @Override
+  protected void withdrawAndComplete(boolean timedOut, Runnable complete) {
+    leaveQueue.accept(this); // a task started has left already: nothing to do
+    complete.run();
   }
 
   /**
@@ -116,7 +136,7 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
   }
 
   private CompletableFuture<T> startAsync(Supplier<? extends CompletionStage<T>> task) {
-    if (isDone()) {
+    if (isGivenUp()) {
       return CompletableFuture.failedFuture(
           new CancellationException("completed from outside before it started"));
     }
@@ -130,7 +150,7 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
   }
 
   private T callUnlessWithdrawn(Callable<T> task) {
-    if (isDone()) {
+    if (isGivenUp()) {
       throw new CancellationException("completed from outside before it started");
     }
     try {
@@ -142,36 +162,9 @@ final class ScheduledTask<T extends @Nullable Object> extends ObtrudeRefusingFut
     }
   }
 
-  /** A completion from outside; a task still queued leaves the queue first. */
-  @Override
-  public boolean complete(T value) {
-    leaveQueueUnlessDone();
-    return super.complete(value);
-  }
-
-  /** A completion from outside; a task still queued leaves the queue first. */
-  @Override
-  public boolean completeExceptionally(Throwable failure) {
-    leaveQueueUnlessDone();
-    return super.completeExceptionally(failure);
-  }
-
-  /**
-   * Before a completion from outside: out of the queue before the future completes, so that its
-   * callbacks find it gone from the scheduler's counts. Once started (or completed) it has left.
-   */
-  private void leaveQueueUnlessDone() {
-    if (!isDone()) {
-      leaveQueue.accept(this);
-    }
-  }
-
   /** Completes this future with the work's outcome, if nobody completed it first. */
+  @SuppressWarnings("NullAway") // value is the work's T: null only if T allows it
   void finish(@Nullable T value, @Nullable Throwable failure) {
-    if (failure == null) {
-      super.complete(value); // it left the queue when it started
-      return;
-    }
-    super.completeExceptionally(Tasks.unwrap(failure));
+    var unused = failure == null ? settle(value) : settleExceptionally(Tasks.unwrap(failure));
   }
 }

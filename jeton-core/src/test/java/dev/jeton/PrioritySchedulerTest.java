@@ -141,6 +141,40 @@ class PrioritySchedulerTest {
     assertEquals(List.of("hold", "max", "zero", "min"), rec.started());
   }
 
+  /**
+   * Regression (issue 30): ranks were {@code now - priority * aging} clamped to a long, so with an
+   * aging of an hour or more (or any aging, on a clock near its ends) distinct priorities clamped
+   * to one rank and ran first come first served: {@code Integer.MAX_VALUE - 1} before {@code
+   * Integer.MAX_VALUE}. The same extremes as admission's order (QueuedModeTest).
+   */
+  @Test
+  void aging_extremePrioritiesKeepTheirOrderUnderLongAgingAndAnyClock() {
+    Duration forever = Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
+    for (Duration aging : List.of(Duration.ofSeconds(1), Duration.ofHours(1), forever)) {
+      for (long clock : new long[] {0, Long.MIN_VALUE + 1_000, Long.MAX_VALUE - 1_000}) {
+        higherRunsFirst(aging, clock, Integer.MAX_VALUE - 1, Integer.MAX_VALUE);
+        higherRunsFirst(aging, clock, Integer.MIN_VALUE, Integer.MIN_VALUE + 1);
+        higherRunsFirst(aging, clock, Integer.MIN_VALUE, Integer.MAX_VALUE);
+        higherRunsFirst(aging, clock, 5, 6);
+      }
+    }
+  }
+
+  /** Submits {@code lower}, then {@code higher} at the same instant: {@code higher} runs first. */
+  private static void higherRunsFirst(Duration aging, long clock, int lower, int higher) {
+    Recorder order = new Recorder();
+    PriorityScheduler s =
+        PriorityScheduler.builder().limit(1).aging(aging).ticker(() -> clock).build();
+    var unused = s.submitAsync(Priority.NORMAL, () -> order.start("hold"));
+    s.submitAsync(lower, () -> order.run("lower"));
+    s.submitAsync(higher, () -> order.run("higher"));
+    order.stage(0).complete("done");
+    assertEquals(
+        List.of("hold", "higher", "lower"),
+        order.started(),
+        () -> "priorities " + lower + " and " + higher + ", aging " + aging + ", clock " + clock);
+  }
+
   @Test
   void cancel_beforeStart_neverRunsCompletesCancelledAndLeavesTheQueue() {
     PriorityScheduler s = limitOne();
@@ -153,6 +187,26 @@ class PrioritySchedulerTest {
     assertTrue(f.isCancelled());
     assertEquals(0, s.queued());
     assertEquals(0, s.queued(Priority.HIGH));
+    hold.complete("done");
+    assertEquals(List.of("hold"), rec.started());
+  }
+
+  /**
+   * completeAsync is a completion from outside like complete (issue 30: the task is a
+   * WithdrawingFuture): the task leaves the queue before its callbacks run. Before, the JDK's
+   * completeAsync bypassed complete(), and the withdrawal came from a callback registered at
+   * submission, which ran after the caller's: its callback counted the task still queued.
+   */
+  @Test
+  void completeAsync_beforeStart_withdrawsTheTaskBeforeItsCallbacksRun() {
+    PriorityScheduler s = limitOne();
+    CompletableFuture<String> hold = hold(s);
+    CompletableFuture<String> f = s.submitAsync(Priority.HIGH, () -> rec.run("completed"));
+    CompletableFuture<Integer> queuedInCallback = new CompletableFuture<>();
+    var unused = f.whenComplete((value, failure) -> queuedInCallback.complete(s.queued()));
+    var alsoUnused = f.completeAsync(() -> "from outside", Runnable::run);
+    assertEquals("from outside", f.join());
+    assertEquals(0, queuedInCallback.join(), "queued, read in the future's callback");
     hold.complete("done");
     assertEquals(List.of("hold"), rec.started());
   }
@@ -425,6 +479,22 @@ class PrioritySchedulerTest {
     assertThrows(NullPointerException.class, () -> s.submitAsync(1, null));
     assertThrows(NullPointerException.class, () -> s.submitAsync((Priority) null, () -> null));
     assertEquals(0, s.queued());
+  }
+
+  /**
+   * Regression (issue 30): a blocking task submitted without an executor to an idle scheduler took
+   * the free permit on the idle fast path, then failed to be made, and the permit was never given
+   * back: the next task waited for ever.
+   */
+  @Test
+  void submitBlocking_withoutAnExecutor_leavesTheSlotFree() {
+    PriorityScheduler s = PriorityScheduler.builder().limit(1).build();
+    assertThrows(IllegalStateException.class, () -> s.submit(1, () -> "x"));
+    CompletableFuture<String> next = s.submitAsync(1, () -> CompletableFuture.completedFuture("y"));
+    assertTrue(next.isDone(), "the next task starts at once: " + s);
+    assertEquals("y", next.join());
+    assertEquals(1, s.limit());
+    assertEquals(0, s.running());
   }
 
   @Test

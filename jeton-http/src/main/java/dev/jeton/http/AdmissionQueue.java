@@ -2,15 +2,12 @@ package dev.jeton.http;
 
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
-import java.util.ArrayList;
+import dev.jeton.internal.engine.PermitPump;
+import dev.jeton.internal.engine.RankOrder;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeSet;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -23,13 +20,14 @@ import org.jspecify.annotations.Nullable;
  * the queue decides it: the pump with a ticket, its timeout, a newcomer that pushes it out, close,
  * or the caller cancelling or completing it.
  */
-final class AdmissionQueue {
+final class AdmissionQueue extends PermitPump<Waiter, Permit> {
   /*
    * Overview
    *
-   * Waiters live in one TreeSet, `queue`, ordered by `order` and guarded by `lock` with
-   * `pumping`, `pending`, `nextSeq` and `closed`. seq counts arrivals; WaiterOrder says how
-   * waiters are ordered.
+   * Waiters live in the engine's PermitPump: one TreeSet, `queue`, ordered by `order` and guarded
+   * by `lock` with the pump's state, `nextSeq` and `closed`. seq counts arrivals; the engine's RankOrder
+   * orders them: newest first (LIFO), or by priority with aging, FIFO among equals (FIFO when
+   * priorities are off: every waiter's is 0).
    *
    * A full queue: the newcomer and the worst waiter (the last in order) compete, and the worse
    * of the two is refused with QUEUE_FULL. In FIFO order that is always the newcomer (the old
@@ -39,15 +37,14 @@ final class AdmissionQueue {
    * of LIFO under overload; keeping the old ones would fill the queue with stale requests that
    * then time out. With priorities, the lower-ranked one goes.
    *
-   * The pump, as in PriorityScheduler: it asks the semaphore for one permit; when granted it
-   * removes the best waiter at that moment and completes it with a ticket holding the permit
-   * (outside the lock); if none is left, the permit goes back. If the acquire fails, the best
-   * waiter at that moment, the one the permit would have gone to, is rejected with the reason
-   * the failure gives (SemaphoreFailures: CLOSED, LIMIT_REACHED, UNAVAILABLE), and the pump asks
-   * again for the others: a failure of a remote semaphore costs one request, not the queue, and
-   * a semaphore that fails at every call (closed, out of reach) rejects the waiters one by one,
-   * at once. It loops while acquires complete at once, else leaves a callback on its one pending
-   * acquire and returns; it ends when it finds the queue empty.
+   * The pump is the engine's (PermitPump, as under PriorityScheduler): it asks the semaphore for
+   * one permit; when granted it removes the best waiter at that moment and completes it with a
+   * ticket holding the permit (outside the lock); if none is left, the permit goes back. If the
+   * acquire fails, the best waiter at that moment, the one the permit would have gone to, is
+   * rejected with the reason the failure gives (SemaphoreFailures: CLOSED, LIMIT_REACHED,
+   * UNAVAILABLE), and the pump asks again for the others: a failure of a remote semaphore costs
+   * one request, not the queue, and a semaphore that fails at every call (closed, out of reach)
+   * rejects the waiters one by one, at once.
    *
    * Whoever decides a waiter (the pump, its timeout, a newcomer pushing it out, close, its
    * caller's cancel or complete) first removes it from the queue under the lock, then completes
@@ -62,15 +59,12 @@ final class AdmissionQueue {
    * control's is counted in the stats before its waiter is completed; the caller's never is.
    *
    * Invariants (each changes only under `lock`):
-   *   Q1. `pumping` is true iff a pump is looping or waiting on `pending`: at most one. Every
-   *       waiter is seen by it: it ends only after seeing the queue empty under the lock, and an
-   *       enqueue that finds `pumping` false starts one; in front of a semaphore that may block,
-   *       it starts a check instead, which starts the pump if the semaphore has no permit (see
-   *       QueueChecks' R1, and R2 for the checks made while the pump waits).
-   *   Q2. The pump holds at most one acquire. When the queue empties (a waiter times out or is
-   *       cancelled, close), the pending acquire is cancelled, so that a shared semaphore is not
-   *       held up; the pump publishes `pending` and then re-checks the queue, so one of the two
-   *       sees the other. A cancelled acquire that finds waiters queued meanwhile acquires again.
+   *   Q1. The pump's P1 (at most one; every waiter seen by it), except that in front of a
+   *       semaphore that may block an enqueue that finds no pump starts a check instead, which
+   *       starts the pump if the semaphore has no permit (see QueueChecks' R1, and R2 for the
+   *       checks made while the pump waits).
+   *   Q2. The pump's P2: its one acquire is cancelled when the queue empties (a waiter times out
+   *       or is cancelled, close).
    *   Q3. A waiter leaves the queue exactly once: polled by the pump (for a permit, or for a
    *       failed acquire), expired, pushed out by a newcomer, drained by close, or cancelled or
    *       completed by its caller. Whoever removes it completes it, and no one else can.
@@ -88,14 +82,9 @@ final class AdmissionQueue {
   private final @Nullable QueueChecks checks; // with `calls`
   private final int maxQueue;
   private final boolean lifo;
-  private final WaiterOrder order;
   private final LongSupplier ticker;
 
-  private final ReentrantLock lock = new ReentrantLock();
-  private final TreeSet<Waiter> queue;
   private long nextSeq;
-  private volatile boolean pumping; // read without the lock as a hint by tryAcquireIfIdle
-  private @Nullable CompletableFuture<Permit> pending;
   private boolean closed;
 
   AdmissionQueue(
@@ -107,14 +96,13 @@ final class AdmissionQueue {
       boolean lifo,
       long agingNanos,
       LongSupplier ticker) {
+    super(lifo ? RankOrder.newestFirst() : RankOrder.byPriority(agingNanos));
     this.ledger = ledger;
     this.semaphore = semaphore;
     this.calls = calls;
     this.checks = calls == null ? null : new QueueChecks(this, calls, ledger, timeouts);
     this.maxQueue = maxQueue;
     this.lifo = lifo;
-    this.order = new WaiterOrder(lifo, agingNanos);
-    this.queue = new TreeSet<>(order);
     this.ticker = ticker;
   }
 
@@ -123,28 +111,7 @@ final class AdmissionQueue {
    * exact, not a hint: a permit taken while someone queued is given back (to the pump).
    */
   @Nullable Permit tryAcquireIfIdle() {
-    if (pumping) {
-      return null;
-    }
-    Optional<Permit> permit;
-    try {
-      permit = semaphore.tryAcquire(1);
-    } catch (RuntimeException refused) { // closed, limit 0: the pump will meet it and report it
-      return null;
-    }
-    if (permit.isEmpty()) {
-      return null;
-    }
-    lock.lock();
-    try {
-      if (queue.isEmpty() && !closed) {
-        return permit.get();
-      }
-    } finally {
-      lock.unlock();
-    }
-    ledger.giveBack(permit.get()); // someone queued meanwhile: the pump has it for them
-    return null;
+    return tryAcquireIfIdle(() -> !closed);
   }
 
   /**
@@ -175,10 +142,9 @@ final class AdmissionQueue {
         }
         queue.add(waiter);
         if (calls == null) {
-          startPump = !pumping;
-          pumping = true;
+          startPump = startPumpLocked();
         } else {
-          check = !pumping; // QueueChecks' R1
+          check = !isPumping(); // QueueChecks' R1
         }
       }
       size = queue.size();
@@ -206,19 +172,10 @@ final class AdmissionQueue {
    * semaphore that may block, once it is known whether the semaphore answers (QueueChecks' R3).
    */
   void expire(Waiter waiter) {
-    int size;
-    CompletableFuture<Permit> acquiring;
-    lock.lock();
-    try {
-      if (!queue.remove(waiter)) {
-        return;
-      }
-      size = queue.size();
-      acquiring = pendingIfEmpty();
-    } finally {
-      lock.unlock();
+    int size = withdraw(waiter);
+    if (size < 0) {
+      return;
     }
-    cancel(acquiring);
     QueueChecks k = checks;
     if (k == null) {
       decide(waiter, ledger.rejection(Reason.QUEUE_TIMEOUT, size));
@@ -250,8 +207,8 @@ final class AdmissionQueue {
     lock.lock();
     try {
       closed = true;
-      drained = drain();
-      acquiring = pending;
+      drained = drainLocked();
+      acquiring = pendingLocked();
     } finally {
       lock.unlock();
     }
@@ -261,125 +218,49 @@ final class AdmissionQueue {
     }
   }
 
-  // ------------------------------------------------------------------ the pump
+  // ------------------------------------------------------------------ the pump's hooks
 
-  /** Hands permits to waiters while permits come at once; see the Overview. */
-  private void pump() {
-    while (true) {
-      CompletableFuture<Permit> acquiring;
-      try {
-        acquiring = semaphore.acquireAsync(1);
-      } catch (RuntimeException failed) { // closed, its limit lowered to 0, out of reach
-        acquiring = CompletableFuture.failedFuture(failed);
-      }
-      if (!acquiring.isDone()) {
-        boolean queueEmpty;
-        lock.lock();
-        try {
-          pending = acquiring;
-          queueEmpty = queue.isEmpty();
-        } finally {
-          lock.unlock();
-        }
-        if (queueEmpty) {
-          acquiring.cancel(false); // emptied before `pending` was visible: see Q2
-        } else if (checks != null) {
-          checks.watch();
-        }
-        CompletableFuture<Permit> waiting = acquiring;
-        var unused =
-            acquiring.whenComplete(
-                (permit, failure) -> {
-                  if (granted(waiting, permit, failure)) {
-                    pump();
-                  }
-                });
-        return;
-      }
-      Permit permit = null;
-      Throwable failure = null;
-      try {
-        permit = acquiring.join();
-      } catch (CompletionException | CancellationException e) {
-        failure = e;
-      }
-      if (!granted(acquiring, permit, failure)) {
-        return;
-      }
-    }
+  @Override
+  protected CompletableFuture<Permit> acquire() {
+    return semaphore.acquireAsync(1);
   }
 
-  /**
-   * What the pump does with the outcome of its acquire. Returns whether it goes on: true if it
-   * handed the permit out, or rejected a waiter for the acquire's failure, and more wait; or if its
-   * acquire was cancelled as the queue emptied and a waiter has come since.
-   */
-  private boolean granted(
-      CompletableFuture<Permit> acquiring, @Nullable Permit permit, @Nullable Throwable failure) {
-    if (permit != null) {
-      return handOut(acquiring, permit);
-    }
-    Throwable cause =
-        failure != null
-            ? SemaphoreFailures.unwrap(failure)
-            : new NullPointerException("the semaphore granted a null permit");
-    Waiter refused;
-    int size;
-    lock.lock();
-    try {
-      if (pending == acquiring) {
-        pending = null;
-      }
-      if (queue.isEmpty()) {
-        pumping = false;
-        return false;
-      }
-      if (cause instanceof CancellationException) {
-        return true; // withdrawn by us as the queue emptied; a waiter has come since
-      }
-      refused = queue.pollFirst(); // the one the permit would have gone to
-      size = queue.size();
-    } finally {
-      lock.unlock();
-    }
-    decide(refused, ledger.rejection(ledger.reasonFor(cause), size));
-    return goOn();
+  @Override
+  protected Optional<Permit> tryAcquire() {
+    return semaphore.tryAcquire(1);
   }
 
-  private boolean handOut(CompletableFuture<Permit> acquiring, Permit permit) {
-    Waiter best;
-    lock.lock();
-    try {
-      if (pending == acquiring) {
-        pending = null;
-      }
-      best = queue.pollFirst();
-      if (best == null) {
-        pumping = false;
-      }
-    } finally {
-      lock.unlock();
-    }
-    if (best == null) {
-      ledger.giveBack(permit);
-      return false;
-    }
+  @Override
+  protected void release(Permit permit) {
+    ledger.giveBack(permit);
+  }
+
+  @Override
+  protected void grant(Waiter best, Permit permit) {
     decide(best, ledger.ticket(permit)); // ours alone to complete: see the Overview
-    return goOn();
   }
 
-  /**
-   * After the pump decided a waiter: whether it goes on, as waiters came meanwhile. `pumping`
-   * stayed true while the waiter was completed, so that its callbacks queue for this pump rather
-   * than start one of their own, in constant stack.
-   */
-  private boolean goOn() {
-    lock.lock();
-    try {
-      pumping = !queue.isEmpty();
-      return pumping;
-    } finally {
-      lock.unlock();
+  @Override
+  protected List<Waiter> refusedLocked(Throwable failure) {
+    return List.of(Objects.requireNonNull(queue.pollFirst())); // the one the permit would go to
+  }
+
+  @Override
+  protected void refuse(List<Waiter> refused, Throwable failure, int left) {
+    for (Waiter w : refused) {
+      decide(w, ledger.rejection(ledger.reasonFor(failure), left));
+    }
+  }
+
+  @Override
+  protected Throwable unwrap(Throwable failure) {
+    return SemaphoreFailures.unwrap(failure);
+  }
+
+  @Override
+  protected void waiting() {
+    if (checks != null) {
+      checks.watch();
     }
   }
 
@@ -393,7 +274,7 @@ final class AdmissionQueue {
     lock.lock();
     try {
       Waiter best = queue.pollFirst();
-      return new Taken(best, queue.size(), pumping);
+      return new Taken(best, queue.size(), isPumping());
     } finally {
       lock.unlock();
     }
@@ -404,8 +285,7 @@ final class AdmissionQueue {
     boolean start;
     lock.lock();
     try {
-      start = !pumping && !queue.isEmpty();
-      pumping |= start;
+      start = !queue.isEmpty() && startPumpLocked();
     } finally {
       lock.unlock();
     }
@@ -418,7 +298,7 @@ final class AdmissionQueue {
   boolean pumpWaits() {
     lock.lock();
     try {
-      return pending != null && !queue.isEmpty();
+      return pendingLocked() != null && !queue.isEmpty();
     } finally {
       lock.unlock();
     }
@@ -432,36 +312,7 @@ final class AdmissionQueue {
 
   /** Takes the waiter out if it still waits (its caller cancels it); whether it did. */
   boolean remove(Waiter waiter) {
-    CompletableFuture<Permit> acquiring;
-    lock.lock();
-    try {
-      if (!queue.remove(waiter)) {
-        return false;
-      }
-      acquiring = pendingIfEmpty();
-    } finally {
-      lock.unlock();
-    }
-    cancel(acquiring);
-    return true;
-  }
-
-  /** The pump's pending acquire if the queue is empty: it is no longer needed (Q2). Locked. */
-  private @Nullable CompletableFuture<Permit> pendingIfEmpty() {
-    return queue.isEmpty() ? pending : null;
-  }
-
-  private static void cancel(@Nullable CompletableFuture<Permit> acquiring) {
-    if (acquiring != null) {
-      acquiring.cancel(false);
-    }
-  }
-
-  /** Empties the queue; under the lock. */
-  private List<Waiter> drain() {
-    List<Waiter> drained = new ArrayList<>(queue);
-    queue.clear();
-    return drained;
+    return withdraw(waiter) >= 0;
   }
 
   @Override
@@ -473,7 +324,7 @@ final class AdmissionQueue {
           + "/"
           + maxQueue
           + (lifo ? ", lifo" : "")
-          + (pumping ? ", pumping" : "")
+          + (isPumping() ? ", pumping" : "")
           + (closed ? ", closed" : "")
           + "]";
     } finally {

@@ -1,49 +1,20 @@
 package dev.jeton.http;
 
+import dev.jeton.internal.engine.Timer;
 import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 
-/** Fires the {@code maxWait} of queued requests. */
+/** Fires the {@code maxWait} of queued requests; a test injects its own to fire them at will. */
 @FunctionalInterface
 interface Timeouts {
   /** Runs {@code expire} after {@code nanos}, unless the returned future is cancelled first. */
   Future<?> schedule(Runnable expire, long nanos);
 
   /**
-   * One daemon thread for every control in the process, made on first use. A cancelled timeout is
-   * removed from its queue at once, so a request decided early leaves nothing behind. Jeton core's
-   * own timer is not exported to this module; this one is as small.
+   * The engine's one timer, shared with every deadline of the process: a cancelled timeout leaves
+   * its queue at once, so a request decided early leaves nothing behind, and the thread starts only
+   * if something is timed.
    */
   static Timeouts shared() {
-    return Shared::schedule;
-  }
-
-  /** Threads named {@code name} that do not keep the JVM alive: jeton-http's own. */
-  static ThreadFactory daemonThreads(String name) {
-    return task -> {
-      Thread t = new Thread(task, name);
-      t.setDaemon(true);
-      return t;
-    };
-  }
-
-  /** The holder idiom: the thread starts only if some control queues. */
-  final class Shared {
-    static final ScheduledThreadPoolExecutor TIMER = make();
-
-    private Shared() {}
-
-    private static ScheduledThreadPoolExecutor make() {
-      ScheduledThreadPoolExecutor timer =
-          new ScheduledThreadPoolExecutor(1, daemonThreads("jeton-http-timeouts"));
-      timer.setRemoveOnCancelPolicy(true);
-      return timer;
-    }
-
-    static Future<?> schedule(Runnable expire, long nanos) {
-      return TIMER.schedule(expire, nanos, TimeUnit.NANOSECONDS);
-    }
+    return Timer.shared()::schedule;
   }
 }

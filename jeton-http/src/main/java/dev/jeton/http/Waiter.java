@@ -1,5 +1,7 @@
 package dev.jeton.http;
 
+import dev.jeton.internal.engine.ObtrudeRefusingFuture;
+import dev.jeton.internal.engine.RankOrder;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -15,8 +17,18 @@ import org.jspecify.annotations.Nullable;
  * <p>A waiter in no queue (refused at the door, or waiting for a semaphore that may block to answer
  * in best-effort mode) is taken by the first {@link #take()}: its decider's, or its caller's cancel
  * or complete.
+ *
+ * <p>First completion wins here too, but the claim is not the core's {@code WithdrawingFuture}'s.
+ * There the owner claims the future only as it completes it ({@code settle}), and a grant that
+ * loses to a completion from outside is given back. Here whoever takes the waiter out of the queue,
+ * under the queue's lock, has claimed it, before it makes its decision: the pump makes a ticket
+ * (counted in flight, the start of an adaptive limit's sample) only for a waiter nobody else can
+ * complete any more, so a grant is never made and retracted, and a caller's cancel that comes after
+ * the removal answers false at once even though the decision is not visible yet. So it refuses
+ * obtrude as every Jeton future does ({@link ObtrudeRefusingFuture}) and keeps its own claim;
+ * {@code completeAsync}, which would complete it without the claim, is refused too.
  */
-final class Waiter extends CompletableFuture<Decision> {
+final class Waiter extends ObtrudeRefusingFuture<Decision> implements RankOrder.Ranked {
   final int priority;
   final long seq;
   final long enqueuedNanos;
@@ -30,6 +42,21 @@ final class Waiter extends CompletableFuture<Decision> {
     this.enqueuedNanos = enqueuedNanos;
     this.queued = owner != null;
     this.owner = owner;
+  }
+
+  @Override
+  public int priority() {
+    return priority;
+  }
+
+  @Override
+  public long enqueuedNanos() {
+    return enqueuedNanos;
+  }
+
+  @Override
+  public long seq() {
+    return seq;
   }
 
   /** Takes a waiter in no queue to decide it: true for the first caller only. */
@@ -64,29 +91,12 @@ final class Waiter extends CompletableFuture<Decision> {
     return withdrawn() && super.completeExceptionally(failure);
   }
 
-  /** Refused: it would overwrite the decision, or make one without taking it out of the queue. */
-  @Override
-  public void obtrudeValue(Decision decision) {
-    throw refused("obtrudeValue");
-  }
-
-  /** Refused, as {@link #obtrudeValue}. */
-  @Override
-  public void obtrudeException(Throwable failure) {
-    throw refused("obtrudeException");
-  }
-
-  /** Refused, as {@link #obtrudeValue}. */
+  /** Refused: it would make a decision without taking the waiter out of the queue. */
   @Override
   public CompletableFuture<Decision> completeAsync(
       Supplier<? extends Decision> supplier, Executor executor) {
-    throw refused("completeAsync");
-  }
-
-  private static UnsupportedOperationException refused(String method) {
-    return new UnsupportedOperationException(
-        method
-            + " is not supported by an admission's future: cancel or complete it to"
+    throw new UnsupportedOperationException(
+        "completeAsync is not supported by an admission's future: cancel or complete it to"
             + " withdraw the request");
   }
 
