@@ -2,7 +2,6 @@ package dev.jeton.cli;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Sessions;
-import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -12,12 +11,10 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -91,7 +88,10 @@ final class CommandSession implements AutoCloseable {
           + "done\n";
 
   private static final boolean SESSIONS =
-      onPath("setsid") && onPath("setpriv") && onPath("sh") && Files.isDirectory(Path.of("/proc"));
+      CommandFiles.onPath("setsid")
+          && CommandFiles.onPath("setpriv")
+          && CommandFiles.onPath("sh")
+          && Files.isDirectory(Path.of("/proc"));
 
   private static final long STRAGGLER_POLL_MILLIS = 50;
 
@@ -136,7 +136,7 @@ final class CommandSession implements AutoCloseable {
     if (!SESSIONS) {
       return new CommandSession(command, null, null, null);
     }
-    Path scratch = privateTemporaryDirectory("jeton-run-");
+    Path scratch = CommandFiles.privateTemporaryDirectory("jeton-run-");
     Process gate = null;
     try {
       List<String> gated =
@@ -171,88 +171,9 @@ final class CommandSession implements AutoCloseable {
       if (gate != null) {
         gate.destroyForcibly(); // stopped at its gate: nothing of the command ran
       }
-      deleteTree(scratch);
+      CommandFiles.deleteTree(scratch);
       throw e;
     }
-  }
-
-  /**
-   * A new directory in java.io.tmpdir, mode 700, with a random name, as {@link
-   * Files#createTempDirectory} makes, but without its SecureRandom (15 ms of {@code jeton run}'s
-   * start, decision 59): the name need only be one no one else has taken, and the directory is
-   * made, private, by one atomic mkdir that fails if the name exists.
-   */
-  static Path privateTemporaryDirectory(String prefix) throws IOException {
-    Path parent = Path.of(System.getProperty("java.io.tmpdir"));
-    for (int attempt = 0; ; attempt++) {
-      Path dir =
-          parent.resolve(
-              prefix
-                  + Long.toUnsignedString(
-                      java.util.concurrent.ThreadLocalRandom.current().nextLong(), 36));
-      try {
-        return Files.createDirectory(
-            dir,
-            java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
-      } catch (java.nio.file.FileAlreadyExistsException taken) {
-        if (attempt == 100) {
-          throw failure("create the directory", dir, taken);
-        }
-      } catch (IOException e) {
-        throw failure("create the directory", dir, e);
-      }
-    }
-  }
-
-  /**
-   * {@code e} as a failure to {@code doing} {@code file}, so that the one line jeton prints says
-   * which file and what it was doing ({@code cannot write ...: No space left on device}): a failed
-   * write names no file, and a {@link java.nio.file.FileSystemException} no action.
-   */
-  private static IOException failure(String doing, Path file, IOException e) {
-    String reason =
-        e instanceof java.nio.file.FileSystemException
-            ? ((java.nio.file.FileSystemException) e).getReason()
-            : e.getMessage();
-    return new IOException(
-        "cannot "
-            + doing
-            + " "
-            + file
-            + ": "
-            + (reason != null ? reason : e.getClass().getSimpleName()),
-        e);
-  }
-
-  /**
-   * Why {@code program} cannot be run ("not found", "not executable"), or null if it can: the
-   * command is started through a shell, whose own message would be less clear, and this is known
-   * before any permit is taken.
-   */
-  static @Nullable String unrunnable(String program) {
-    if (program.contains("/")) {
-      Path path = Path.of(program);
-      if (!Files.exists(path)) {
-        return "not found";
-      }
-      return Files.isDirectory(path) || !Files.isExecutable(path) ? "not executable" : null;
-    }
-    return onPath(program) ? null : "not found";
-  }
-
-  private static boolean onPath(String program) {
-    String path = System.getenv("PATH");
-    if (path == null || program.isEmpty()) {
-      return false;
-    }
-    for (String dir : path.split(File.pathSeparator)) {
-      Path candidate = Path.of(dir.isEmpty() ? "." : dir, program);
-      if (Files.isExecutable(candidate) && !Files.isDirectory(candidate)) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /** Whether the command gets a session of its own (else it runs plainly). */
@@ -300,7 +221,7 @@ final class CommandSession implements AutoCloseable {
       Files.writeString(temporary, exports.toString(), StandardCharsets.UTF_8);
       Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
     } catch (IOException e) {
-      throw failure("write the command's environment to", file, e);
+      throw CommandFiles.failure("write the command's environment to", file, e);
     }
     awaitStopped(gate);
     synchronized (this) {
@@ -497,18 +418,7 @@ final class CommandSession implements AutoCloseable {
     }
     Path dir = scratch;
     if (dir != null) {
-      deleteTree(dir);
-    }
-  }
-
-  /** Deletes {@code dir} and everything in it, as far as it can. */
-  static void deleteTree(Path dir) {
-    try (Stream<Path> tree = Files.walk(dir)) {
-      for (Path p : (Iterable<Path>) tree.sorted(Comparator.reverseOrder())::iterator) {
-        Files.deleteIfExists(p);
-      }
-    } catch (IOException ignored) {
-      // a file left in the temporary directory, nothing more
+      CommandFiles.deleteTree(dir);
     }
   }
 }

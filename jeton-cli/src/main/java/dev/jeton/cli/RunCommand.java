@@ -244,7 +244,7 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     checkOptions();
     PrintWriter err = jeton.err();
-    String unrunnable = CommandSession.unrunnable(command.get(0));
+    String unrunnable = CommandFiles.unrunnable(command.get(0));
     if (unrunnable != null) { // known before any permit is taken
       err.println("jeton: cannot run '" + Escapes.visible(command.get(0)) + "': " + unrunnable);
       return unrunnable.equals("not found") ? Jeton.EXIT_NOT_FOUND : Jeton.EXIT_CANNOT_EXECUTE;

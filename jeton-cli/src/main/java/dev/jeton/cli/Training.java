@@ -62,7 +62,7 @@ final class Training {
     } finally {
       System.setOut(out);
       System.setErr(err);
-      CommandSession.deleteTree(dir);
+      CommandFiles.deleteTree(dir);
     }
   }
 }
