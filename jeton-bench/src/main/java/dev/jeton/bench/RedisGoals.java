@@ -14,8 +14,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Checks issue 16's Redis goals against a {@link RedisBenchmark} run: reads JMH's JSON results
- * ({@code -rf json}) and the trials' Redis statistics ({@link RedisBenchmark#STATS_FILE}), and
- * prints each goal with PASS, FAIL or MISSING (no result to judge by). A plain program.
+ * ({@code -rf json}) and the trials' Redis statistics ({@link RedisTrial#STATS_FILE}), and prints
+ * each goal with PASS, FAIL or MISSING (no result to judge by). A plain program.
  *
  * <pre>
  * java -cp jeton-bench/target/benchmarks.jar dev.jeton.bench.RedisGoals \
