@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
 import dev.jeton.internal.engine.Spin;
 import dev.jeton.internal.engine.ThreadCensus;
@@ -73,9 +74,10 @@ abstract class ChannelQueue extends WaitQueue {
    *       its own withdrawal (withdrawn, or leftBeforeWithdrawal when a matcher found it given
    *       up and unlinked it first).
    *
-   * Field access: every field below is guarded by the lock, except `closed`, written under it
-   * and read without it by isClosed, and the final ones (briefSpin's own fields are raced on
-   * purpose: see Spin.Score).
+   * Field access: the fields the lock guards, and the methods called with it held, carry
+   * @GuardedBy("lock"), which the build checks. `closed` is written under the lock and read
+   * without it by isClosed, so it is volatile and unannotated; briefSpin's own fields are raced
+   * on purpose (see Spin.Score).
    */
 
   static final int SEND = 1;
@@ -106,9 +108,16 @@ abstract class ChannelQueue extends WaitQueue {
   private final int capacity;
   private final Channel.Overflow overflow;
   private final @Nullable Consumer<Object> onUndelivered;
+
+  @GuardedBy("lock")
   private final ArrayDeque<Object> buffer = new ArrayDeque<>();
+
+  @GuardedBy("lock")
   private int state = OPEN;
+
+  @GuardedBy("lock")
   private @Nullable Throwable closeCause;
+
   private volatile boolean closed;
 
   /** Whether this channel's waiters spin before they park. */
@@ -135,6 +144,7 @@ abstract class ChannelQueue extends WaitQueue {
    * status is GRANTED (accepted) or FAILED_CLOSED (with the exception as outcome); false if it
    * would have to wait, and {@code w} is untouched. Lock held.
    */
+  @GuardedBy("lock")
   final boolean sendLocked(WaitNode w, AfterUnlock after) {
     Object sent = sendLocked(Objects.requireNonNull(w.outcome()), after);
     if (sent == NOTHING) {
@@ -153,6 +163,7 @@ abstract class ChannelQueue extends WaitQueue {
    * Sends {@code value} if that can be done now: SENT (accepted, or dropped by the overflow
    * policy), CLOSED_FOR_SEND, or NOTHING (it would have to wait). Lock held.
    */
+  @GuardedBy("lock")
   final Object sendLocked(Object value, AfterUnlock after) {
     if (state != OPEN) {
       return CLOSED_FOR_SEND;
@@ -161,6 +172,7 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /** Hands {@code value} to a receiver or the buffer, or drops it by policy; false if full. */
+  @GuardedBy("lock")
   private boolean offerLocked(Object value, AfterUnlock after) {
     WaitNode r = claimHead(false);
     if (r != null) {
@@ -190,6 +202,7 @@ abstract class ChannelQueue extends WaitQueue {
    * given up on the way are unlinked (a plain sender's value is then reported by its withdrawal:
    * leftBeforeWithdrawal). Lock held.
    */
+  @GuardedBy("lock")
   private @Nullable WaitNode claimHead(boolean senders) {
     for (WaitNode h; (h = head()) != null && (h.weight() == SEND) == senders; ) {
       if (h.claimForOutcome()) {
@@ -207,6 +220,7 @@ abstract class ChannelQueue extends WaitQueue {
    * with the value (or null for "closed") as outcome, or FAILED_CLOSED with the exception; false if
    * it would have to wait. Lock held.
    */
+  @GuardedBy("lock")
   final boolean receiveLocked(WaitNode w, AfterUnlock after) {
     Object v = pollLocked(after);
     if (v == NOTHING) {
@@ -222,6 +236,7 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /** The next value, or NOTHING (none ready, open), or ENDED (closed and drained, or cancelled). */
+  @GuardedBy("lock")
   final Object pollLocked(AfterUnlock after) {
     Object v = buffer.poll();
     WaitNode s = claimHead(true);
@@ -242,6 +257,7 @@ abstract class ChannelQueue extends WaitQueue {
   /**
    * Gives a receiver that finds the channel ended its outcome: "closed" or the failure. Lock held.
    */
+  @GuardedBy("lock")
   final void endLocked(WaitNode w) {
     if (state == CLOSED && closeCause == null && w.weight() == RECEIVE_OR_CLOSED) {
       w.setOutcome(null);
@@ -325,6 +341,7 @@ abstract class ChannelQueue extends WaitQueue {
   // ---------------------------------------------------------------- the engine's hooks
 
   @Override
+  @GuardedBy("lock")
   protected @Nullable WaitNode afterWithdrawLocked() {
     return null; // a withdrawn send or receive makes nothing else possible (C2)
   }
@@ -367,6 +384,7 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   @Override
+  @GuardedBy("lock")
   protected @Nullable WaitNode giveBackLocked(WaitNode node) {
     // A node is matched only once claimed: a completion of its future from outside is refused
     // from then on, and its interrupted thread keeps what it got (keepsOutcomeWhenInterrupted).
@@ -405,6 +423,7 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /** Queues a select's node; lock held ({@link #lockForSelect}). */
+  @GuardedBy("lock")
   final void appendForSelect(WaitNode w) {
     append(w);
   }
@@ -418,12 +437,14 @@ abstract class ChannelQueue extends WaitQueue {
   }
 
   /** Lock held. */
+  @GuardedBy("lock")
   final ChannelClosedException closedForSend() {
     return new ChannelClosedException(
         state == CANCELLED ? "channel was cancelled" : "channel is closed for sending", closeCause);
   }
 
   /** Lock held. */
+  @GuardedBy("lock")
   private ChannelClosedException closedForReceive() {
     return new ChannelClosedException(
         state == CANCELLED

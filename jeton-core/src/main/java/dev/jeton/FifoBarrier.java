@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
 import dev.jeton.internal.engine.WaitNode;
 import dev.jeton.internal.engine.WaitQueue;
@@ -69,13 +70,13 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   private final @Nullable String name;
   private final @Nullable Runnable action;
 
-  /** Guarded by the lock. */
+  @GuardedBy("lock")
   private int parties;
 
   /** Whether the head spins: parties <= PROCESSORS. Written under the lock, read without it. */
   private volatile boolean spin;
 
-  /** Guarded by the lock. */
+  @GuardedBy("lock")
   private long generation;
 
   FifoBarrier(
@@ -243,6 +244,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
    * in between must not trip the generation with the given-up arrival in it. So here such nodes
    * leave as their withdrawal would have them leave (which then finds them gone). Lock held.
    */
+  @GuardedBy("lock")
   private int countArrivalsLocked() {
     if (queueLengthLocked() + 1 >= parties) {
       var unused = removeLocked(FifoBarrier::givenUp, WaitNode.CANCELLED); // or timed out
@@ -255,6 +257,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   }
 
   /** Ends the current generation: takes every waiter out of the queue, for {@link Trip#release}. */
+  @GuardedBy("lock")
   private Trip tripLocked(@Nullable Throwable breakCause) {
     Trip trip = new Trip(unlinkRun(null, WaitNode.SETTLING), generation, breakCause);
     generation++;
@@ -324,6 +327,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   }
 
   @Override
+  @GuardedBy("lock")
   protected @Nullable WaitNode afterWithdrawLocked() {
     return null; // fewer arrived now: nothing can trip (B3)
   }
@@ -352,6 +356,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
   }
 
   @Override
+  @GuardedBy("lock")
   protected @Nullable WaitNode giveBackLocked(WaitNode node) {
     return null; // an arrival that reached no one still counted: there is nothing to give back
   }

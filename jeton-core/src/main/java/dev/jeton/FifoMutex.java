@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
 import dev.jeton.internal.engine.WaitNode;
 import dev.jeton.internal.engine.WaitQueue;
@@ -237,6 +238,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
    * Unlocks under the queue's lock: with a queue, hands the lock to the head in the same CAS (M3);
    * returns the head, granted, or null. Lock held.
    */
+  @GuardedBy("lock")
   private @Nullable WaitNode unlockLocked(long grant) {
     for (; ; ) {
       long s = state;
@@ -267,6 +269,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
   // ---------------------------------------------------------------- the engine's hooks
 
   @Override
+  @GuardedBy("lock")
   protected @Nullable WaitNode afterWithdrawLocked() {
     if (head() == null) { // the queue emptied: clear QUEUED (M1); nothing to hand on (M3)
       long s;
@@ -286,6 +289,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
   }
 
   @Override
+  @GuardedBy("lock")
   protected @Nullable WaitNode giveBackLocked(WaitNode node) {
     return unlockLocked(guardOf(node).grant);
   }

@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
 import dev.jeton.internal.engine.StatsRecorder;
 import dev.jeton.internal.engine.WaitNode;
@@ -230,6 +231,7 @@ abstract class PermitQueue extends WaitQueue {
    * <p>While QUEUED is set, nothing changes the state without the lock (the fast paths refuse to),
    * so the CAS fails only when the queue was empty and a fast path raced with it.
    */
+  @GuardedBy("lock")
   private @Nullable WaitNode commitLocked(int addFree, int newLimit, long flags) {
     for (; ; ) {
       long s = state;
@@ -257,11 +259,13 @@ abstract class PermitQueue extends WaitQueue {
   }
 
   @Override
+  @GuardedBy("lock")
   protected @Nullable WaitNode afterWithdrawLocked() {
     return commitLocked(0, -1, 0L); // the requests behind it may fit now
   }
 
   @Override
+  @GuardedBy("lock")
   protected @Nullable WaitNode giveBackLocked(WaitNode node) {
     if (node.weight() == 0) {
       return null; // an awaitIdle request holds nothing

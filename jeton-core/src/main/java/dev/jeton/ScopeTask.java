@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.engine.WaitTracking;
 import dev.jeton.internal.engine.WithdrawingFuture;
 import java.util.ArrayList;
@@ -80,18 +81,21 @@ final class ScopeTask<T extends @Nullable Object> implements WaitTracking.Tracke
   /** The blocking call, or null for an asynchronous task. Set once, before sharing. */
   final @Nullable BlockingCall<T> call;
 
-  /** The asynchronous task's stage, once its supplier returned. Guarded by the monitor. */
+  /** The asynchronous task's stage, once its supplier returned. */
+  @GuardedBy("this")
   private @Nullable CompletionStage<T> stage;
 
   private final AtomicBoolean ended = new AtomicBoolean();
 
-  /** Guarded by this task's monitor. */
+  @GuardedBy("this")
   private boolean cancelled;
 
-  /** Guarded by this task's monitor: futures of queued Jeton waits, child scopes. */
+  /** Futures of queued Jeton waits, child scopes. */
+  @GuardedBy("this")
   private final Set<Object> tracked = new LinkedHashSet<>();
 
-  /** Guarded by this task's monitor: see T1 in the overview. */
+  /** See T1 in the overview. */
+  @GuardedBy("this")
   private int undelivered;
 
   private ScopeTask(TaskScope scope, @Nullable BlockingTask<T, ?> body) {

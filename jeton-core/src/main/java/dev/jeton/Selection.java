@@ -150,12 +150,7 @@ final class Selection<R> implements Spin.Awaited, WaitNode.Claimant {
     try {
       won = look(biased, after);
       if (won == OPEN) {
-        for (int i = 0; i < clauses.length; i++) {
-          ChannelQueue c = clauses[i].channel;
-          if (c != null) {
-            c.appendForSelect(Objects.requireNonNull(nodes[i]));
-          }
-        }
+        queueAll();
       } else {
         state = won; // nobody else can see this selection yet
         for (int i = 0; i < nodes.length; i++) {
@@ -173,6 +168,19 @@ final class Selection<R> implements Spin.Awaited, WaitNode.Claimant {
       after.run(); // the winning channel's decisions: a try that failed decided nothing
     }
     return won;
+  }
+
+  /** Step 2, all locks held: queues the node of each channel clause on its channel. */
+  // The checker cannot follow locks taken in a loop over an array: lookThenQueue holds every
+  // channel's lock (lockForSelect) around this call.
+  @SuppressWarnings("GuardedBy")
+  private void queueAll() {
+    for (int i = 0; i < clauses.length; i++) {
+      ChannelQueue c = clauses[i].channel;
+      if (c != null) {
+        c.appendForSelect(Objects.requireNonNull(nodes[i]));
+      }
+    }
   }
 
   /**
@@ -194,7 +202,11 @@ final class Selection<R> implements Spin.Awaited, WaitNode.Claimant {
       w.setOutcome(clause.value);
       nodes[i] = w;
       AfterUnlock decided = Objects.requireNonNull(after).moveTo(c);
-      if (clause.isSend() ? c.sendLocked(w, decided) : c.receiveLocked(w, decided)) {
+      // c's lock is held: lookThenQueue took every channel's lock (lockForSelect) in a loop over
+      // an array, which the checker cannot follow.
+      @SuppressWarnings("GuardedBy")
+      boolean happened = clause.isSend() ? c.sendLocked(w, decided) : c.receiveLocked(w, decided);
+      if (happened) {
         return i;
       }
     }

@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
 import dev.jeton.internal.engine.Timer;
 import java.time.Duration;
@@ -62,7 +63,8 @@ final class TaskScope implements Scope {
    * The deadline is a timer on the engine's shared timer thread (Timer.shared()), stopped when
    * the scope ends.
    *
-   * Field access: every field but the final ones is guarded by `lock`.
+   * Field access: the fields `lock` guards, and the methods called with it held, carry
+   * @GuardedBy("lock"), which the build checks; the others are final.
    */
 
   private static final int OPEN = 0;
@@ -80,20 +82,41 @@ final class TaskScope implements Scope {
   private final @Nullable TaskScope parent;
   private final @Nullable ScopeTask<?> parentTask;
 
+  @GuardedBy("lock")
   private int state = OPEN;
+
+  @GuardedBy("lock")
   private int pending;
+
+  @GuardedBy("lock")
   private final Set<ScopeTask<?>> tasks = new LinkedHashSet<>();
+
+  @GuardedBy("lock")
   private final Set<TaskScope> children = new LinkedHashSet<>();
+
+  @GuardedBy("lock")
   private final List<Runnable> hooks = new ArrayList<>();
+
+  @GuardedBy("lock")
   private @Nullable Throwable reason;
+
+  @GuardedBy("lock")
   private boolean failedByTask;
+
+  @GuardedBy("lock")
   private final List<Throwable> failures = new ArrayList<>();
+
+  @GuardedBy("lock")
   private final List<Throwable> hookFailures = new ArrayList<>();
+
+  @GuardedBy("lock")
   private boolean hookFailuresReported;
 
   /** Set by close(): forks throw from then on, rather than being refused quietly. */
+  @GuardedBy("lock")
   private boolean closed;
 
+  @GuardedBy("lock")
   private @Nullable Future<?> deadlineTimer;
 
   private TaskScope(
@@ -295,7 +318,10 @@ final class TaskScope implements Scope {
     return toCancel != null;
   }
 
-  /** Leaves OPEN; returns what to cancel outside the lock, or null if it was not OPEN. */
+  /**
+   * Leaves OPEN; returns what to cancel outside the lock, or null if it was not OPEN. Lock held.
+   */
+  @GuardedBy("lock")
   private @Nullable List<Object> cancelLocked(@Nullable Throwable why, boolean byTask) {
     if (state != OPEN) {
       return null;

@@ -12,7 +12,9 @@ public final class StatsRecorder {
   private final LongAdder released = new LongAdder();
   private final LongAdder rejected = new LongAdder();
 
-  // Guarded by the wait queue's lock.
+  // Guarded by the wait queue's lock. Not @GuardedBy: the lock is the queue's, which the recorder
+  // does not know, so the annotation could not name it; the queue calls queued, granted and
+  // withdrawn from its own @GuardedBy("lock") methods, and a primitive takes the lock for snapshot.
   private long timedOut;
   private long cancelled;
   private int peakQueueLength;

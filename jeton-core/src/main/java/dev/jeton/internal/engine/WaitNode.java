@@ -78,7 +78,12 @@ public final class WaitNode implements Spin.Awaited {
    */
   private @Nullable Object outcome;
 
-  /** Queue links, guarded by the queue's lock; {@code next} also chains delivered nodes. */
+  /**
+   * Queue links, guarded by the queue's lock; {@code next} also chains delivered nodes. Not
+   * {@code @GuardedBy}: the lock is the queue's, which a node does not know (a blocking node has no
+   * reference to it), so the annotation could not name it; WaitQueue touches them only in its own
+   * {@code @GuardedBy("lock")} methods.
+   */
   @Nullable WaitNode prev;
 
   @Nullable WaitNode next;

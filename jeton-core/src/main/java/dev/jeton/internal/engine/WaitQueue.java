@@ -1,5 +1,6 @@
 package dev.jeton.internal.engine;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -76,10 +77,11 @@ public abstract class WaitQueue {
    * thread. The check is one thread-local read, made only by requests that queue, never on a
    * grant without waiting. The outermost delivery loop runs with no tracker on its thread.
    *
-   * Field access follows the rule in package-info.java. `queueLength` and `tail` are plain,
-   * guarded by the lock. `head` is written under the lock but read without it (a blocked waiter
-   * asking whether to spin, prewakeHead), so it is volatile: a stale answer there costs one park
-   * or one needless unpark, never a lost grant (the grant unparks).
+   * Field access follows the rule in package-info.java; @GuardedBy("lock") marks the fields the
+   * lock guards and the methods called with it held, and the build checks every access. `head`
+   * is written under the lock but read without it (a blocked waiter asking whether to spin,
+   * prewakeHead), so it is volatile and unannotated: a stale answer there costs one park or one
+   * needless unpark, never a lost grant (the grant unparks).
    */
 
   /** Guards the queue, and the subclass's state that changes with it. */
@@ -95,12 +97,13 @@ public abstract class WaitQueue {
   /** Run at every step of the head spin: null except in tests that watch the spin. */
   final @Nullable Runnable spinStep;
 
-  /** Guarded by the lock. */
+  @GuardedBy("lock")
   private int queueLength;
 
   /** Written under the lock; read without it, see the overview. */
   private volatile @Nullable WaitNode head;
 
+  @GuardedBy("lock")
   private @Nullable WaitNode tail;
 
   /**
@@ -125,6 +128,7 @@ public abstract class WaitQueue {
    * Re-examines the queue after a node left it by withdrawal; returns the nodes now granted,
    * unlinked and chained. Lock held.
    */
+  @GuardedBy("lock")
   protected abstract @Nullable WaitNode afterWithdrawLocked();
 
   /**
@@ -132,6 +136,7 @@ public abstract class WaitQueue {
    * outside first, or its blocked thread was interrupted; returns the nodes that this grants,
    * unlinked and chained. Lock held.
    */
+  @GuardedBy("lock")
   protected abstract @Nullable WaitNode giveBackLocked(WaitNode node);
 
   /** The exception for a node that left with a failure status. */
@@ -182,11 +187,13 @@ public abstract class WaitQueue {
   }
 
   /** The number of queued requests. Lock held. */
+  @GuardedBy("lock")
   protected final int queueLengthLocked() {
     return queueLength;
   }
 
   /** Queues {@code w} at the tail. Lock held. */
+  @GuardedBy("lock")
   protected final void append(WaitNode w) {
     w.prev = tail;
     if (tail == null) {
@@ -204,6 +211,7 @@ public abstract class WaitQueue {
     }
   }
 
+  @GuardedBy("lock")
   private void unlink(WaitNode w) {
     WaitNode prev = w.prev;
     WaitNode next = w.next;
@@ -224,8 +232,9 @@ public abstract class WaitQueue {
 
   /**
    * Unlinks the run of nodes from the head up to {@code newHead} (exclusive, null for all), gives
-   * them {@code status}, and returns them chained through {@code next}.
+   * them {@code status}, and returns them chained through {@code next}. Lock held.
    */
+  @GuardedBy("lock")
   protected final @Nullable WaitNode unlinkRun(@Nullable WaitNode newHead, int status) {
     WaitNode first = head;
     if (first == null || first == newHead) {
@@ -253,7 +262,8 @@ public abstract class WaitQueue {
     return first;
   }
 
-  /** Unlinks the nodes that match, with {@code status}; returns them chained. */
+  /** Unlinks the nodes that match, with {@code status}; returns them chained. Lock held. */
+  @GuardedBy("lock")
   protected final @Nullable WaitNode removeLocked(Predicate<WaitNode> test, int status) {
     WaitNode first = null;
     WaitNode last = null;
@@ -310,6 +320,7 @@ public abstract class WaitQueue {
   }
 
   /** Unlinks a waiting node with {@code reason}; returns what the queue then grants. Lock held. */
+  @GuardedBy("lock")
   private @Nullable WaitNode withdrawLocked(WaitNode w, int reason) {
     unlink(w);
     w.status = reason;

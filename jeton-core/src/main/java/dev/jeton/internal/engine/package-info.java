@@ -22,10 +22,14 @@
  * get-and-set) go through a {@code VarHandle} named after the field in upper case ({@code state} /
  * {@code STATE}), and every other read or write of them is a volatile one. Fields written only
  * while holding a queue's lock are plain unless a method reads them without the lock, in which case
- * they are {@code volatile} and the comment on the field says who reads them. No field is written
- * by more than one thread without the lock except through its {@code VarHandle}. Fields set once
- * before their object is shared (and never after) are plain, as are fields of objects confined to
- * one thread. The primitives built on the engine ({@code dev.jeton}) follow the same conventions.
+ * they are {@code volatile} and the comment on the field says who reads them. A field the lock
+ * guards, and a method called with the lock held, carries {@code @GuardedBy("lock")}, which the
+ * build checks (Error Prone); where the lock cannot be named from the field's class (a node's
+ * links, the statistics' figures: the lock is their queue's), the field's comment says so. No field
+ * is written by more than one thread without the lock except through its {@code VarHandle}. Fields
+ * set once before their object is shared (and never after) are plain, as are fields of objects
+ * confined to one thread. The primitives built on the engine ({@code dev.jeton}) follow the same
+ * conventions.
  */
 @NullMarked
 package dev.jeton.internal.engine;
