@@ -2,6 +2,7 @@ package dev.jeton;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.Deadlines;
 import dev.jeton.internal.engine.Spin;
 import dev.jeton.internal.engine.ThreadCensus;
 import dev.jeton.internal.engine.WaitNode;
@@ -129,7 +130,7 @@ abstract class ChannelQueue extends WaitQueue {
       Channel.Overflow overflow,
       @Nullable Consumer<?> onUndelivered,
       @Nullable Executor completionExecutor,
-      Timers timers) {
+      Deadlines timers) {
     super(completionExecutor, null, timers, null);
     this.capacity = capacity;
     this.briefSpin = new Spin.Score(ThreadCensus.CHANNELS);

@@ -2,6 +2,8 @@ package dev.jeton;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.Deadlines;
+import dev.jeton.internal.engine.Timer;
 import dev.jeton.internal.engine.WaitNode;
 import dev.jeton.internal.engine.WaitQueue;
 import java.time.Duration;
@@ -84,7 +86,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
       int parties,
       @Nullable Runnable action,
       @Nullable Executor completionExecutor) {
-    this(name, parties, action, completionExecutor, Timers.shared());
+    this(name, parties, action, completionExecutor, Timer.shared());
   }
 
   /** With the timers of timed asynchronous requests: for tests. */
@@ -93,7 +95,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
       int parties,
       @Nullable Runnable action,
       @Nullable Executor completionExecutor,
-      Timers timers) {
+      Deadlines timers) {
     super(completionExecutor, null, timers, null);
     this.name = name;
     this.parties = checkParties(parties);

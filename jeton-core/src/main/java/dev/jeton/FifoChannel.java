@@ -1,6 +1,8 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.Deadlines;
+import dev.jeton.internal.engine.Timer;
 import dev.jeton.internal.engine.WaitNode;
 import java.time.Duration;
 import java.util.Iterator;
@@ -27,7 +29,7 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
       Overflow overflow,
       @Nullable Consumer<? super T> onUndelivered,
       @Nullable Executor completionExecutor) {
-    this(capacity, overflow, onUndelivered, completionExecutor, Timers.shared());
+    this(capacity, overflow, onUndelivered, completionExecutor, Timer.shared());
   }
 
   /** With the timers of timed asynchronous requests: for tests. */
@@ -36,7 +38,7 @@ final class FifoChannel<T> extends ChannelQueue implements Channel<T> {
       Overflow overflow,
       @Nullable Consumer<? super T> onUndelivered,
       @Nullable Executor completionExecutor,
-      Timers timers) {
+      Deadlines timers) {
     super(capacity, overflow, onUndelivered, completionExecutor, timers);
   }
 

@@ -2,6 +2,7 @@ package dev.jeton;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.Timer;
 import dev.jeton.internal.engine.WaitNode;
 import dev.jeton.internal.engine.WaitQueue;
 import java.lang.invoke.MethodHandles;
@@ -88,7 +89,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
   private volatile long state;
 
   FifoMutex(@Nullable String name, @Nullable Executor completionExecutor) {
-    super(completionExecutor, null, Timers.shared(), null);
+    super(completionExecutor, null, Timer.shared(), null);
     this.name = name;
   }
 

@@ -1,6 +1,6 @@
 package dev.jeton;
 
-import dev.jeton.internal.engine.WaitQueue.Timers;
+import dev.jeton.internal.engine.Timer;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -38,7 +38,7 @@ final class FifoReadWriteLock implements ReadWriteLock {
 
   FifoReadWriteLock(@Nullable String name, @Nullable Executor completionExecutor) {
     this.semaphore =
-        new FifoSemaphore(name, WRITE, completionExecutor, null, Timers.shared(), null, NAMES);
+        new FifoSemaphore(name, WRITE, completionExecutor, null, Timer.shared(), null, NAMES);
     this.reads = semaphore.granting(LocalGuard::new);
     this.writes = semaphore.granting((from, permits) -> new LocalWriteGuard(from));
   }

@@ -1,7 +1,9 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.Deadlines;
 import dev.jeton.internal.engine.StatsRecorder;
+import dev.jeton.internal.engine.Timer;
 import dev.jeton.internal.engine.WaitNode;
 import java.time.Duration;
 import java.util.Objects;
@@ -38,7 +40,7 @@ final class FifoSemaphore extends PermitQueue implements Semaphore {
 
   FifoSemaphore(
       @Nullable String name, int limit, @Nullable Executor completionExecutor, boolean stats) {
-    this(name, limit, completionExecutor, stats, Timers.shared(), null);
+    this(name, limit, completionExecutor, stats, Timer.shared(), null);
   }
 
   /** With the timers of timed asynchronous requests, and a spin hook: for tests. */
@@ -47,7 +49,7 @@ final class FifoSemaphore extends PermitQueue implements Semaphore {
       int limit,
       @Nullable Executor completionExecutor,
       boolean stats,
-      Timers timers,
+      Deadlines timers,
       @Nullable Runnable spinStep) {
     this(
         name,
@@ -65,7 +67,7 @@ final class FifoSemaphore extends PermitQueue implements Semaphore {
       int limit,
       @Nullable Executor completionExecutor,
       @Nullable StatsRecorder stats,
-      Timers timers,
+      Deadlines timers,
       @Nullable Runnable spinStep,
       Names names) {
     super(limit, completionExecutor, stats, timers, spinStep);

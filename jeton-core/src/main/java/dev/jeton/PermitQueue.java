@@ -2,6 +2,7 @@ package dev.jeton;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.Deadlines;
 import dev.jeton.internal.engine.StatsRecorder;
 import dev.jeton.internal.engine.WaitNode;
 import dev.jeton.internal.engine.WaitQueue;
@@ -86,7 +87,7 @@ abstract class PermitQueue extends WaitQueue {
       int limit,
       @Nullable Executor completionExecutor,
       @Nullable StatsRecorder stats,
-      Timers timers,
+      Deadlines timers,
       @Nullable Runnable spinStep) {
     super(completionExecutor, stats, timers, spinStep);
     checkLimit(limit);

@@ -1,6 +1,6 @@
 package dev.jeton;
 
-import dev.jeton.internal.engine.WaitQueue;
+import dev.jeton.internal.engine.Deadlines;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -10,7 +10,7 @@ import java.util.concurrent.Future;
  * Timers for timed asynchronous requests, for tests: recorded, never run, so a test can count those
  * that were not cancelled. {@code onStart} runs as each is started, before it is returned.
  */
-final class RecordedTimers implements WaitQueue.Timers {
+final class RecordedTimers implements Deadlines {
   private final Queue<CompletableFuture<Void>> timers = new ConcurrentLinkedQueue<>();
   private final Runnable onStart;
 
@@ -28,7 +28,7 @@ final class RecordedTimers implements WaitQueue.Timers {
   }
 
   @Override
-  public Future<?> start(Runnable onTimeout, long nanos) {
+  public Future<?> schedule(Runnable onTimeout, long nanos) {
     CompletableFuture<Void> timer = new CompletableFuture<>();
     timers.add(timer);
     onStart.run();

@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * shared timer complete futures, which run the user's callbacks on this thread unless the primitive
  * was given an executor, and a slow callback delays every task behind it.
  */
-public final class Timer {
+public final class Timer implements Deadlines {
   private static final Timer SHARED = new Timer("jeton-timer");
 
   private final ScheduledThreadPoolExecutor executor;
@@ -45,6 +45,7 @@ public final class Timer {
    * Runs {@code task} once after {@code delayNanos} (at once if not positive), unless the returned
    * future is cancelled first.
    */
+  @Override
   public Future<?> schedule(Runnable task, long delayNanos) {
     return executor.schedule(task, Math.max(0L, delayNanos), TimeUnit.NANOSECONDS);
   }

@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -64,7 +63,7 @@ public abstract class WaitQueue {
    *
    * Timers. A timed asynchronous request gets its timer after it is queued, so it may be granted
    * or withdrawn before the timer is stored; WithdrawingFuture settles that race. The engine's one
-   * Timer runs every timer of every queue, unless a test gives its own (Timers).
+   * Timer runs every timer of every queue, unless a test gives its own (Deadlines).
    *
    * Blocking waiters (BlockingWait): the head waiter spins briefly before it parks (Spin's head
    * spin), and when a grant moves a new blocking waiter to the head, the granter unparks it ahead
@@ -92,7 +91,7 @@ public abstract class WaitQueue {
   /** The statistics, or null when they are off. */
   protected final @Nullable StatsRecorder stats;
 
-  private final Timers timers;
+  private final Deadlines timers;
 
   /** Run at every step of the head spin: null except in tests that watch the spin. */
   final @Nullable Runnable spinStep;
@@ -114,7 +113,7 @@ public abstract class WaitQueue {
   protected WaitQueue(
       @Nullable Executor completionExecutor,
       @Nullable StatsRecorder stats,
-      Timers timers,
+      Deadlines timers,
       @Nullable Runnable spinStep) {
     this.completionExecutor = completionExecutor;
     this.stats = stats;
@@ -459,7 +458,7 @@ public abstract class WaitQueue {
     } else if (nanos != Long.MAX_VALUE) {
       // The request may be granted or withdrawn before its timer is stored: setTimer and
       // stopTimer settle that race, so the timer never outlives the request.
-      future.setTimer(timers.start(() -> future.completeExceptionally(onTimeout.get()), nanos));
+      future.setTimer(timers.schedule(() -> future.completeExceptionally(onTimeout.get()), nanos));
     }
     if (enqueued) {
       // A request queued under a tracker (a task of a Scope) is withdrawn when it is cancelled.
@@ -480,22 +479,5 @@ public abstract class WaitQueue {
     } finally {
       lock.unlock();
     }
-  }
-
-  /** Starts the timer of a timed asynchronous request; tests give their own. */
-  @FunctionalInterface
-  public interface Timers {
-    /** Runs {@code onTimeout} after {@code nanos} unless the returned future is cancelled. */
-    Future<?> start(Runnable onTimeout, long nanos);
-
-    /** The timer every queue uses unless a test gives its own: {@link Timer#shared()}. */
-    static Timers shared() {
-      return SharedTimers.SHARED;
-    }
-  }
-
-  /** Holds the one {@link Timers} of {@link Timer#shared()}, made once. */
-  private static final class SharedTimers {
-    static final Timers SHARED = Timer.shared()::schedule;
   }
 }
