@@ -96,7 +96,11 @@ final class BoundedRun<T extends @Nullable Object, R extends @Nullable Object> {
   private final Iterator<? extends T> source;
   private final @Nullable AutoCloseable closeable;
   private final Starter<T, R> starter;
-  private final @Nullable List<@Nullable R> results; // guarded by itself; null for forEach
+
+  // Its elements are guarded by its own monitor; null for forEach. Not @GuardedBy: the check
+  // guards reads of the field, and this final reference is read freely (the null checks).
+  private final @Nullable List<@Nullable R> results;
+
   private final Semaphore permits;
   private final CompletableFuture<@Nullable List<R>> result = new CompletableFuture<>();
   private final AtomicInteger open = new AtomicInteger(1); // the pump, plus items in flight

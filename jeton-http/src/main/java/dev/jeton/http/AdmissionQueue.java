@@ -1,5 +1,6 @@
 package dev.jeton.http;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.internal.engine.PermitPump;
@@ -8,6 +9,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -25,9 +27,9 @@ final class AdmissionQueue extends PermitPump<Waiter, Permit> {
    * Overview
    *
    * Waiters live in the engine's PermitPump: one TreeSet, `queue`, ordered by `order` and guarded
-   * by `lock` with the pump's state, `nextSeq` and `closed`. seq counts arrivals; the engine's RankOrder
-   * orders them: newest first (LIFO), or by priority with aging, FIFO among equals (FIFO when
-   * priorities are off: every waiter's is 0).
+   * by `lock` with the pump's state, `nextSeq` and `closed` (each @GuardedBy, so the build checks
+   * it). seq counts arrivals; the engine's RankOrder orders them: newest first (LIFO), or by
+   * priority with aging, FIFO among equals (FIFO when priorities are off: every waiter's is 0).
    *
    * A full queue: the newcomer and the worst waiter (the last in order) compete, and the worse
    * of the two is refused with QUEUE_FULL. In FIFO order that is always the newcomer (the old
@@ -84,7 +86,10 @@ final class AdmissionQueue extends PermitPump<Waiter, Permit> {
   private final boolean lifo;
   private final LongSupplier ticker;
 
+  @GuardedBy("lock")
   private long nextSeq;
+
+  @GuardedBy("lock")
   private boolean closed;
 
   AdmissionQueue(
@@ -111,7 +116,11 @@ final class AdmissionQueue extends PermitPump<Waiter, Permit> {
    * exact, not a hint: a permit taken while someone queued is given back (to the pump).
    */
   @Nullable Permit tryAcquireIfIdle() {
-    return tryAcquireIfIdle(() -> !closed);
+    // The pump calls it with its lock held (tryAcquireIfIdle's contract): the GuardedBy check
+    // cannot see that in a lambda.
+    @SuppressWarnings("GuardedBy")
+    BooleanSupplier open = () -> !closed;
+    return tryAcquireIfIdle(open);
   }
 
   /**
@@ -241,6 +250,7 @@ final class AdmissionQueue extends PermitPump<Waiter, Permit> {
   }
 
   @Override
+  @GuardedBy("lock")
   protected List<Waiter> refusedLocked(Throwable failure) {
     return List.of(Objects.requireNonNull(queue.pollFirst())); // the one the permit would go to
   }

@@ -62,7 +62,9 @@ final class JedisLink implements Link {
    *
    * Fields: `connection` is the command thread's alone; `pubsub` and `subscribed` are written by
    * the wake-up thread and read by close (volatile); `closed` and `died` are volatile;
-   * `listeners` is a concurrent map.
+   * `listeners` is a concurrent map. `wakeUpThread` is set under the link's monitor, which
+   * subscribe and closeAsync hold, so a close sees a subscription's thread started or none; it is
+   * read without it (volatile) by awaitClosed and onItsThread, so it carries no @GuardedBy.
    */
 
   private static final int RECONNECT_FIRST_MILLIS = 100;

@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.ReleaseOnce;
 import java.time.Instant;
 import java.util.List;
@@ -34,7 +35,9 @@ final class RedisLease extends ReleaseOnce implements Lease {
   private volatile long earlyRenewalNanos;
 
   private int earlyRenewals; // read and written by the watch only, on the timer thread
-  private @Nullable Future<?> watch; // guarded by this
+
+  @GuardedBy("this")
+  private @Nullable Future<?> watch;
 
   RedisLease(
       Leases leases,

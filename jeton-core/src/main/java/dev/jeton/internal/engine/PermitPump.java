@@ -1,5 +1,6 @@
 package dev.jeton.internal.engine;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -61,10 +62,14 @@ public abstract class PermitPump<E, P> {
   /** The order of {@link #queue}, best first. */
   protected final Comparator<? super E> order;
 
-  /** The entries waiting, best first; guarded by {@link #lock}. */
+  /** The entries waiting, best first. */
+  @GuardedBy("lock")
   protected final TreeSet<E> queue;
 
-  private volatile boolean pumping; // written under the lock; read without it as a hint
+  // Written under the lock; read without it as a hint (isPumping, tryAcquireIfIdle): not annotated.
+  private volatile boolean pumping;
+
+  @GuardedBy("lock")
   private @Nullable CompletableFuture<P> pending;
 
   /** A pump over an empty queue in {@code order}. */
@@ -90,6 +95,7 @@ public abstract class PermitPump<E, P> {
    * Under the lock: {@code entry} has left the queue, taken by the pump for a permit ({@code
    * granted}) or withdrawn ({@link #withdraw}); for the owner's counts.
    */
+  @GuardedBy("lock")
   protected void leftLocked(E entry, boolean granted) {}
 
   /** Hands {@code permit} to {@code entry}, which the pump took out of the queue. */
@@ -99,6 +105,7 @@ public abstract class PermitPump<E, P> {
    * Under the lock, the queue not empty: takes out of the queue the entries that the failure of an
    * acquire refuses (the best one, whose permit it was, or every one).
    */
+  @GuardedBy("lock")
   protected abstract List<E> refusedLocked(Throwable failure);
 
   /** Refuses the entries {@link #refusedLocked} took out, {@code left} being still queued. */
@@ -119,6 +126,7 @@ public abstract class PermitPump<E, P> {
    * Under the lock, after queuing an entry: whether the caller must start the pump ({@link
    * #pump()}, after unlocking), because none runs; it counts as running from now.
    */
+  @GuardedBy("lock")
   protected final boolean startPumpLocked() {
     boolean start = !pumping;
     pumping = true;
@@ -131,6 +139,7 @@ public abstract class PermitPump<E, P> {
   }
 
   /** Under the lock: the pump's pending acquire, if it waits on one. */
+  @GuardedBy("lock")
   protected final @Nullable CompletableFuture<P> pendingLocked() {
     return pending;
   }
@@ -190,6 +199,7 @@ public abstract class PermitPump<E, P> {
   }
 
   /** Under the lock: empties the queue (the caller then cancels {@link #pendingLocked()}). */
+  @GuardedBy("lock")
   protected final List<E> drainLocked() {
     List<E> drained = new ArrayList<>(queue);
     queue.clear();

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -79,6 +80,7 @@ class PermitPumpTest {
     }
 
     @Override
+    @GuardedBy("lock")
     protected List<Entry> refusedLocked(Throwable failure) {
       return List.of(Objects.requireNonNull(queue.pollFirst()));
     }
