@@ -2,6 +2,8 @@ package dev.jeton.http;
 
 import dev.jeton.AdaptiveLimit;
 import dev.jeton.Semaphore;
+import dev.jeton.internal.engine.Deadlines;
+import dev.jeton.internal.engine.Timer;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.OptionalInt;
@@ -145,9 +147,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
       AdaptiveLimit a = b.adaptive;
       Semaphore given = a != null ? a.semaphore() : b.semaphore;
       Semaphore s = given != null ? given : Semaphore.create(b.limit);
-      Timeouts timer = b.timeouts;
+      Deadlines timer = b.timeouts;
       this.single =
-          new SemaphoreAdmission(ledger, s, b, timer != null ? timer : Timeouts.shared(), b.aging);
+          new SemaphoreAdmission(ledger, s, b, timer != null ? timer : Timer.shared(), b.aging);
       this.partitions = null;
     }
   }
@@ -314,7 +316,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     int maxQueuedTotal; // 0: the default
     Duration semaphoreTimeout = DEFAULT_SEMAPHORE_TIMEOUT;
     LongSupplier ticker = System::nanoTime;
-    @Nullable Timeouts timeouts;
+    @Nullable Deadlines timeouts;
 
     private Builder() {}
 
@@ -472,7 +474,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     }
 
     /** What fires a queued request's maxWait (default: a shared timer thread); for tests. */
-    Builder<R> timeouts(Timeouts timeouts) {
+    Builder<R> timeouts(Deadlines timeouts) {
       this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
       return this;
     }

@@ -3,6 +3,7 @@ package dev.jeton.http;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
+import dev.jeton.internal.engine.Deadlines;
 import dev.jeton.internal.engine.PermitPump;
 import dev.jeton.internal.engine.RankOrder;
 import java.util.List;
@@ -96,7 +97,7 @@ final class AdmissionQueue extends PermitPump<Waiter, Permit> {
       Ledger ledger,
       Semaphore semaphore,
       @Nullable SemaphoreCalls calls,
-      Timeouts timeouts,
+      Deadlines timeouts,
       int maxQueue,
       boolean lifo,
       long agingNanos,

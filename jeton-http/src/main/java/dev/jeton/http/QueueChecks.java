@@ -1,6 +1,7 @@
 package dev.jeton.http;
 
 import dev.jeton.Permit;
+import dev.jeton.internal.engine.Deadlines;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -48,10 +49,10 @@ final class QueueChecks {
   private final AdmissionQueue queue;
   private final SemaphoreCalls calls;
   private final Ledger ledger;
-  private final Timeouts timeouts;
+  private final Deadlines timeouts;
   private final AtomicBoolean scheduled = new AtomicBoolean();
 
-  QueueChecks(AdmissionQueue queue, SemaphoreCalls calls, Ledger ledger, Timeouts timeouts) {
+  QueueChecks(AdmissionQueue queue, SemaphoreCalls calls, Ledger ledger, Deadlines timeouts) {
     this.queue = queue;
     this.calls = calls;
     this.ledger = ledger;

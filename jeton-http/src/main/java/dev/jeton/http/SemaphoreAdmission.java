@@ -2,6 +2,7 @@ package dev.jeton.http;
 
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
+import dev.jeton.internal.engine.Deadlines;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -38,14 +39,14 @@ final class SemaphoreAdmission {
   private final @Nullable SemaphoreCalls calls;
   private final @Nullable AdmissionQueue queue; // null: best effort
   private final long maxWaitNanos;
-  private final Timeouts timeouts;
+  private final Deadlines timeouts;
   private volatile boolean closed;
 
   SemaphoreAdmission(
       Ledger ledger,
       Semaphore semaphore,
       AdmissionControl.Builder<?> b,
-      Timeouts timeouts,
+      Deadlines timeouts,
       @Nullable Duration aging) {
     this.ledger = ledger;
     this.semaphore = semaphore;

@@ -3,6 +3,7 @@ package dev.jeton.http;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.SemaphoreClosedException;
+import dev.jeton.internal.engine.Deadlines;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -57,7 +58,7 @@ final class SemaphoreCalls {
 
   private final Semaphore semaphore;
   private final long timeoutNanos;
-  private final Timeouts timeouts;
+  private final Deadlines timeouts;
   private final SemaphoreFailures failures;
   private final TimeoutException unanswered;
   private final AtomicInteger overdue = new AtomicInteger();
@@ -67,7 +68,7 @@ final class SemaphoreCalls {
   private volatile boolean closed;
 
   SemaphoreCalls(
-      Semaphore semaphore, long timeoutNanos, Timeouts timeouts, SemaphoreFailures failures) {
+      Semaphore semaphore, long timeoutNanos, Deadlines timeouts, SemaphoreFailures failures) {
     this.semaphore = semaphore;
     this.timeoutNanos = timeoutNanos;
     this.timeouts = timeouts;
