@@ -37,10 +37,23 @@ final class FifoReadWriteLock implements ReadWriteLock {
   private final FifoSemaphore.Granting<WriteGuard> writes;
 
   FifoReadWriteLock(@Nullable String name, @Nullable Executor completionExecutor) {
-    this.semaphore =
+    FifoSemaphore permits =
         new FifoSemaphore(name, WRITE, completionExecutor, null, Timer.shared(), null, NAMES);
-    this.reads = semaphore.granting(LocalGuard::new);
-    this.writes = semaphore.granting((from, permits) -> new LocalWriteGuard(from));
+    this.semaphore = permits;
+    this.reads =
+        new FifoSemaphore.Granting<>() {
+          @Override
+          Guard grant(int read) {
+            return new LocalGuard(permits, read);
+          }
+        };
+    this.writes =
+        new FifoSemaphore.Granting<>() {
+          @Override
+          WriteGuard grant(int write) {
+            return new LocalWriteGuard(permits);
+          }
+        };
   }
 
   @Override

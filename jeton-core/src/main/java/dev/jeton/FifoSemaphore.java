@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * The in-process {@link Semaphore}: weighted, strictly FIFO, blocking and asynchronous; and the
  * permit engine of the primitives built on it ({@link FifoReadWriteLock}), which differ only in
- * what a grant is ({@link Grants}) and what they are called in messages ({@link Names}).
+ * what a grant is ({@link Granting}) and what they are called in messages ({@link Names}).
  *
  * <p>The contract is on {@link Semaphore}; the permit accounting that keeps it is {@link
  * PermitQueue}'s, the queue itself, its withdrawal and its delivery the engine's {@code WaitQueue}.
@@ -73,37 +73,35 @@ final class FifoSemaphore extends PermitQueue implements Semaphore {
     super(limit, completionExecutor, stats, timers, spinStep);
     this.name = name;
     this.names = names;
-    this.permitGrants = granting(LocalPermit::new);
+    this.permitGrants =
+        new Granting<>() {
+          @Override
+          Permit grant(int permits) {
+            return new LocalPermit(FifoSemaphore.this, permits);
+          }
+        };
   }
 
   // ---------------------------------------------------------------- acquiring, for any grant
 
   /**
-   * One kind of request of this semaphore and its typed grant (a permit, a read guard, a write
-   * guard), made once per semaphore and kind, so that a request allocates nothing for it.
+   * One kind of request of a semaphore and its typed grant (a permit, a read guard, a write guard),
+   * which gives its permits back to that semaphore once: made once per semaphore and kind, so that
+   * a request allocates nothing for it. Each kind is a subclass of its own, which makes its grant
+   * itself: the fast path loads it and allocates the grant, as before grants were typed (decision
+   * 101).
+   *
+   * @param <T> the grant
    */
-  final class Granting<T> implements WaitNode.Grant<T> {
-    private final Grants<T> grants;
-
-    private Granting(Grants<T> grants) {
-      this.grants = grants;
-    }
-
+  abstract static class Granting<T> implements WaitNode.Grant<T> {
     /** The grant of {@code permits}, taken. */
-    T grant(int permits) {
-      return grants.grant(FifoSemaphore.this, permits);
-    }
+    abstract T grant(int permits);
 
     /** The grant of a request granted from the queue. */
     @Override
-    public T of(WaitNode node) {
+    public final T of(WaitNode node) {
       return grant(node.weight());
     }
-  }
-
-  /** A kind of request whose grants {@code grants} makes. */
-  <T> Granting<T> granting(Grants<T> grants) {
-    return new Granting<>(grants);
   }
 
   /** Acquires {@code permits} by blocking, as long as it takes. */

@@ -9,23 +9,22 @@ import dev.jeton.internal.ReleaseOnce;
  */
 class LocalGuard extends ReleaseOnce implements Guard {
   private final FifoSemaphore semaphore;
-  private final int permits;
 
   LocalGuard(FifoSemaphore semaphore, int permits) {
+    super(permits);
     this.semaphore = semaphore;
-    this.permits = permits;
   }
 
   @Override
   public final void unlock() {
     if (end()) {
-      semaphore.release(permits);
+      semaphore.release(held());
     }
   }
 
   @Override
   public final String toString() {
-    String kind = permits == FifoReadWriteLock.WRITE ? "write lock" : "read lock";
+    String kind = held() == FifoReadWriteLock.WRITE ? "write lock" : "read lock";
     return "Guard[" + kind + (isEnded() ? ", unlocked]" : "]");
   }
 }

@@ -5,27 +5,26 @@ import dev.jeton.internal.ReleaseOnce;
 /** A permit of a {@link FifoSemaphore}; it ends once, so {@link #release()} is idempotent. */
 final class LocalPermit extends ReleaseOnce implements Permit {
   private final FifoSemaphore semaphore;
-  private final int permits;
 
   LocalPermit(FifoSemaphore semaphore, int permits) {
+    super(permits);
     this.semaphore = semaphore;
-    this.permits = permits;
   }
 
   @Override
   public int permits() {
-    return permits;
+    return held();
   }
 
   @Override
   public void release() {
     if (end()) {
-      semaphore.release(permits);
+      semaphore.release(held());
     }
   }
 
   @Override
   public String toString() {
-    return "Permit[permits=" + permits + (isEnded() ? ", released]" : "]");
+    return "Permit[permits=" + held() + (isEnded() ? ", released]" : "]");
   }
 }

@@ -422,6 +422,7 @@ final class PerKeySemaphore<K> implements Semaphore {
         KeyEntry entry,
         Permit keyPermit,
         @Nullable Permit globalPermit) {
+      super(keyPermit.permits());
       this.keyed = keyed;
       this.key = key;
       this.entry = entry;
@@ -431,7 +432,7 @@ final class PerKeySemaphore<K> implements Semaphore {
 
     @Override
     public int permits() {
-      return keyPermit.permits();
+      return held();
     }
 
     @Override

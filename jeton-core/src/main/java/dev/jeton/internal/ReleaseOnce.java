@@ -4,7 +4,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * A held grant that ends once: the base of Jeton's permits, guards, leases and admission tickets.
+ * A held grant of some permits that ends once: the base of Jeton's permits, guards, leases and
+ * admission tickets.
  *
  * <p>Every way a grant can end (released, unlocked, downgraded, lost, closed) starts with {@link
  * #end()}, and only the caller it answers true gives back what the grant holds:
@@ -20,6 +21,24 @@ import java.lang.invoke.VarHandle;
  * <p>A later call finds the grant ended and does nothing, or throws where the grant's contract says
  * so (a write lock downgraded twice). The flag is one {@code int} of the grant itself, set by one
  * CAS: no extra object per grant.
+ *
+ * <p>Two choices in the fields are measured, not style (decision 101): on JDK 17 they keep 1.5 ns
+ * off the uncontended {@code acquire} + {@code release} of a semaphore (7.6 ns with them).
+ *
+ * <ul>
+ *   <li>The count is declared before the flag. HotSpot lays out a superclass's fields first, and
+ *       fields of one size in the order declared, so the count fills the four bytes after a 12-byte
+ *       object header and the flag takes the next four. A CAS on the flag in that gap of a grant
+ *       just allocated cost 1.2 ns more. {@code ReleaseOnceTest.countIsLaidOutBeforeTheFlag} keeps
+ *       the order.
+ *   <li>The count is not {@code final}. A final field written here makes C2 end this constructor
+ *       with a release barrier, before the subclass's constructor stores its own fields, and those
+ *       stores then take G1's write barriers: 0.3 to 0.5 ns more. Every grant still reaches another
+ *       thread through a happens-before edge (a future's completion, a wait node's volatile
+ *       status), which carries the count with it; a grant passed between threads through a data
+ *       race is the race of the code that passes it, as for any object with state that is not
+ *       final.
+ * </ul>
  */
 public abstract class ReleaseOnce {
   private static final VarHandle ENDED;
@@ -32,11 +51,21 @@ public abstract class ReleaseOnce {
     }
   }
 
+  /** How many permits the grant holds. Declared first, and not final: see the class comment. */
+  private int held;
+
   /** 0 while held, 1 once ended; set only by the CAS in {@link #end()}. */
   private volatile int ended;
 
-  /** For subclasses. */
-  protected ReleaseOnce() {}
+  /** A grant of {@code held} permits, held until it ends. */
+  protected ReleaseOnce(int held) {
+    this.held = held;
+  }
+
+  /** How many permits the grant holds (and still counts once it has ended). */
+  protected final int held() {
+    return held;
+  }
 
   /**
    * Ends the grant: true for the one caller that ended it, which then gives back what the grant

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.reflect.Field;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -15,9 +16,13 @@ class ReleaseOnceTest {
   private static final class Counted extends ReleaseOnce {
     final AtomicInteger givenBack = new AtomicInteger();
 
+    Counted() {
+      super(3);
+    }
+
     void release() {
       if (end()) {
-        givenBack.incrementAndGet();
+        givenBack.addAndGet(held());
       }
     }
 
@@ -33,7 +38,25 @@ class ReleaseOnceTest {
     grant.release();
     grant.release();
     assertTrue(grant.ended());
-    assertEquals(1, grant.givenBack.get());
+    assertEquals(3, grant.givenBack.get());
+  }
+
+  /**
+   * The count is laid out before the flag, so the flag's CAS never lands in the gap after the
+   * object header, where it cost 1.2 ns per uncontended acquire on JDK 17 (decision 101).
+   */
+  @Test
+  void countIsLaidOutBeforeTheFlag() throws ReflectiveOperationException {
+    Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
+    Field theUnsafe = unsafeClass.getDeclaredField("theUnsafe");
+    theUnsafe.setAccessible(true);
+    Object unsafe = theUnsafe.get(null);
+    var offsetOf = unsafeClass.getMethod("objectFieldOffset", Field.class);
+    long held = (long) offsetOf.invoke(unsafe, ReleaseOnce.class.getDeclaredField("held"));
+    long ended = (long) offsetOf.invoke(unsafe, ReleaseOnce.class.getDeclaredField("ended"));
+    assertTrue(
+        held < ended,
+        "the flag (offset " + ended + ") must come after the count (offset " + held + ")");
   }
 
   @Test
@@ -59,7 +82,7 @@ class ReleaseOnceTest {
       }
       start.countDown();
       assertTrue(done.await(60, TimeUnit.SECONDS), "hang guard: the racers did not finish");
-      assertEquals(1, grant.givenBack.get(), "round " + round);
+      assertEquals(3, grant.givenBack.get(), "round " + round);
     }
   }
 }

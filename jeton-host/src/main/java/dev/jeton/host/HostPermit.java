@@ -17,6 +17,7 @@ final class HostPermit extends ReleaseOnce implements Permit {
   static volatile @Nullable Runnable betweenSlotsForTest;
 
   HostPermit(HostSemaphore semaphore, List<LockFiles.Held> slots, Holder holder) {
+    super(slots.size());
     this.semaphore = semaphore;
     this.slots = slots;
     this.holder = holder;
@@ -24,7 +25,7 @@ final class HostPermit extends ReleaseOnce implements Permit {
 
   @Override
   public int permits() {
-    return slots.size();
+    return held();
   }
 
   @Override
@@ -79,6 +80,6 @@ final class HostPermit extends ReleaseOnce implements Permit {
 
   @Override
   public String toString() {
-    return "Permit[permits=" + slots.size() + ", semaphore=" + semaphore.name() + "]";
+    return "Permit[permits=" + held() + ", semaphore=" + semaphore.name() + "]";
   }
 }

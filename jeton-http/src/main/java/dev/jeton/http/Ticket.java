@@ -39,6 +39,7 @@ public final class Ticket extends ReleaseOnce implements Decision, AutoCloseable
       @Nullable Ledger ledger,
       long admittedNanos,
       AdaptiveLimit.@Nullable Sample sample) {
+    super(permit == null ? 0 : permit.permits());
     this.permit = permit;
     this.ledger = ledger;
     this.admittedNanos = admittedNanos;

@@ -25,7 +25,6 @@ import org.jspecify.annotations.Nullable;
 final class RedisLease extends ReleaseOnce implements Lease {
   private final Leases leases;
   private final String id;
-  private final int permits;
   private final List<FencingToken> tokens;
   private final CompletableFuture<LeaseLoss> lost = new CompletableFuture<>();
   private volatile long expiresAtMillis;
@@ -47,9 +46,9 @@ final class RedisLease extends ReleaseOnce implements Lease {
       long expiresAtMillis,
       long deadlineNanos,
       boolean shortened) {
+    super(permits);
     this.leases = leases;
     this.id = id;
-    this.permits = permits;
     this.tokens = List.copyOf(tokens);
     this.expiresAtMillis = expiresAtMillis;
     this.deadlineNanos = deadlineNanos;
@@ -174,7 +173,7 @@ final class RedisLease extends ReleaseOnce implements Lease {
 
   @Override
   public int permits() {
-    return permits;
+    return held();
   }
 
   @Override
@@ -200,7 +199,7 @@ final class RedisLease extends ReleaseOnce implements Lease {
     return "Lease[id="
         + id
         + ", permits="
-        + permits
+        + held()
         + ", semaphore="
         + leases.semaphoreName()
         + ", tokens="
