@@ -3,6 +3,7 @@ package dev.jeton.bench;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Locale;
 import java.util.zip.DataFormatException;
 import org.HdrHistogram.Histogram;
 import org.openjdk.jmh.results.AggregationPolicy;
@@ -64,6 +65,17 @@ final class WaitTailResult extends Result<WaitTailResult> {
     } catch (DataFormatException e) {
       throw new IllegalStateException("a wait histogram did not decode: " + label, e);
     }
+  }
+
+  /** What JMH prints under the result's name after the run. */
+  @Override
+  public String extendedInfo() {
+    return String.format(
+        Locale.ROOT,
+        "  %.3f us: the %s of %d waits%n",
+        getScore(),
+        tail.label,
+        decode().getTotalCount());
   }
 
   @Override
