@@ -4,6 +4,7 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -30,14 +31,23 @@ import org.openjdk.jmh.infra.Blackhole;
  *       microsecond, all threads together. Jeton, juc-fair and kotlinx are FIFO, so Jeton's fair
  *       comparison is juc-fair (goal: at least 10x); juc-unfair and {@code synchronized}, which let
  *       a thread barge in ahead of the queue, are the upper reference. How a blocking thread waits
- *       for kotlinx's mutex, which has no blocking lock, is in {@link Locker.Kotlinx}.
+ *       for kotlinx's mutex, which has no blocking lock, is in {@link Locker.Kotlinx}. With {@code
+ *       -p recordWaits=true}, every lock's wait is recorded ({@link #lockOnce}), and with {@code
+ *       -prof dev.jeton.bench.WaitTails} its p99.9 and longest wait print beside the throughput
+ *       ({@link WaitTails}).
  * </ul>
  *
- * <p>Run, the contended one once per thread count:
+ * <p>Timing every acquire costs two clock reads an operation, one of them inside the critical
+ * section, which slows the fastest locks by half or more: so the waits are recorded only with
+ * {@code -p recordWaits=true}, and the throughput to compare is the untimed one; {@code -p
+ * recordWaits=false,true} measures both side by side.
+ *
+ * <p>The same operation on 8 and 64 virtual threads is {@code VirtualLockBenchmark.mutex}
+ * (src/main/java21, built on JDK 21 and newer). Run, the contended one once per thread count:
  *
  * <pre>
  * java -jar jeton-bench/target/benchmarks.jar 'MutexBenchmark.uncontended'
- * for t in 2 4 8; do java -jar jeton-bench/target/benchmarks.jar 'MutexBenchmark.contended' -t $t; done
+ * for t in 2 4 8; do java -jar jeton-bench/target/benchmarks.jar 'MutexBenchmark.contended' -t $t -p recordWaits=false,true -prof dev.jeton.bench.WaitTails; done
  * </pre>
  */
 @Warmup(iterations = 5, time = 1)
@@ -60,6 +70,10 @@ public class MutexBenchmark {
     /** CPU tokens burnt between unlocking and the next lock ({@code contended} only). */
     @Param({"20"})
     public int outside = 20;
+
+    /** Whether {@code contended} times every lock's wait ({@link #lockOnce}). */
+    @Param({"false"})
+    public boolean recordWaits = false;
 
     Locker locker;
     long counter;
@@ -87,6 +101,45 @@ public class MutexBenchmark {
     }
   }
 
+  /**
+   * One thread's lock waits, and the section it runs under the lock to time them: it reads the
+   * clock first thing after the acquire returned, then runs the shared section.
+   */
+  @State(Scope.Thread)
+  public static class Waiter implements Locker.Section {
+    final WaitHistogram waits = new WaitHistogram("wait");
+    private Shared shared;
+    long acquired;
+
+    @Setup(Level.Trial)
+    public void setUp(Shared shared) {
+      this.shared = shared;
+    }
+
+    @Override
+    public void run() {
+      acquired = System.nanoTime();
+      shared.run();
+    }
+  }
+
+  /**
+   * One contended operation: lock, the section, unlock, then {@code outside} tokens of CPU. The
+   * wait is recorded after the unlock, so that recording does not lengthen the time the lock is
+   * held; the section object differs with {@code recordWaits}, but within one fork it is always the
+   * same, so the adapter's call to it stays monomorphic.
+   */
+  static void lockOnce(Shared shared, Waiter waiter) throws InterruptedException {
+    if (shared.recordWaits) {
+      long start = System.nanoTime();
+      shared.locker.locked(waiter);
+      waiter.waits.record(waiter.acquired - start);
+    } else {
+      shared.locker.locked(shared);
+    }
+    Blackhole.consumeCPU(shared.outside);
+  }
+
   @Benchmark
   @BenchmarkMode(Mode.AverageTime)
   @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -100,8 +153,7 @@ public class MutexBenchmark {
   @OutputTimeUnit(TimeUnit.MICROSECONDS)
   @Measurement(iterations = 5, time = 2)
   @Threads(4)
-  public void contended(Shared shared) throws InterruptedException {
-    shared.locker.locked(shared);
-    Blackhole.consumeCPU(shared.outside);
+  public void contended(Shared shared, Waiter waiter) throws InterruptedException {
+    lockOnce(shared, waiter);
   }
 }

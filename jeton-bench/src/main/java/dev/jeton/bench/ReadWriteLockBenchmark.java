@@ -2,7 +2,6 @@ package dev.jeton.bench;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -19,8 +18,6 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.Blackhole;
-import org.openjdk.jmh.infra.IterationParams;
-import org.openjdk.jmh.runner.IterationType;
 
 /**
  * Readers and writers share a lock: Jeton's {@code ReadWriteLock} beside {@code
@@ -30,23 +27,24 @@ import org.openjdk.jmh.runner.IterationType;
  * read sums four shared counters, a write adds one to each), then burns {@code outside} tokens of
  * CPU (default 20). Throughput in operations per microsecond, all threads together.
  *
- * <p>Besides throughput, every operation times its acquire ({@link RwLocker}), and after each trial
- * the benchmark prints the longest wait of a reader and of a writer over the measurement
- * iterations, with the count of reads and writes done:
+ * <p>With {@code -p recordWaits=true}, every operation times its acquire ({@link RwLocker}), and
+ * with {@code -prof dev.jeton.bench.WaitTails} the p99.9 and the longest wait of a reader and of a
+ * writer over the measurement iterations print beside the throughput, with the count of reads and
+ * writes ({@code ·read.wait.p99.9}, {@code ·read.wait.max}, {@code ·read.wait.count}, the same for
+ * {@code write.wait}; see {@link WaitTails}). A lock that lets readers keep overtaking a waiting
+ * writer (juc-unfair can) shows it there: a long writer wait, and fewer writes than {@code
+ * readShare} asks for. Jeton is strictly FIFO and must not starve either side. The longest wait is
+ * one sample, so it is noisy; on a loaded machine it mostly measures the scheduler. Timing every
+ * acquire costs two clock reads an operation, one of them inside the critical section, which slows
+ * the fastest locks by half or more: so the waits are recorded only with {@code -p
+ * recordWaits=true}, and the throughput to compare is the untimed one; {@code -p
+ * recordWaits=false,true} measures both side by side.
+ *
+ * <p>The same operation on 8 and 64 virtual threads is {@code VirtualLockBenchmark.readOrWrite}
+ * (src/main/java21, built on JDK 21 and newer). Run, once per thread count:
  *
  * <pre>
- * longest wait: reader 0.9 ms, writer 31.5 ms (measurement, 4 threads; 1234567 reads, 137174 writes)
- * </pre>
- *
- * A lock that lets readers keep overtaking a waiting writer (juc-unfair can) shows it here: a long
- * writer wait, and fewer writes than {@code readShare} asks for. Jeton is strictly FIFO and must
- * not starve either side. The longest wait is one sample, so it is noisy; on a loaded machine it
- * mostly measures the scheduler.
- *
- * <p>Run, once per thread count:
- *
- * <pre>
- * for t in 2 4 8; do java -jar jeton-bench/target/benchmarks.jar ReadWriteLockBenchmark -t $t; done
+ * for t in 2 4 8; do java -jar jeton-bench/target/benchmarks.jar ReadWriteLockBenchmark -t $t -p recordWaits=false,true -prof dev.jeton.bench.WaitTails; done
  * </pre>
  */
 @BenchmarkMode(Mode.Throughput)
@@ -59,7 +57,7 @@ import org.openjdk.jmh.runner.IterationType;
 @Threads(4)
 public class ReadWriteLockBenchmark {
 
-  /** The lock, what it guards, and every thread's longest waits. */
+  /** The lock, what it guards, and every thread's count of operations. */
   @State(Scope.Benchmark)
   public static class Shared implements RwLocker.Data {
     @Param({
@@ -78,6 +76,10 @@ public class ReadWriteLockBenchmark {
     /** CPU tokens burnt between releasing and the next acquire. */
     @Param({"20"})
     public int outside = 20;
+
+    /** Whether every acquire's wait is timed. */
+    @Param({"false"})
+    public boolean recordWaits = false;
 
     RwLocker locker;
     private final List<Worker> workers = new ArrayList<>();
@@ -101,48 +103,28 @@ public class ReadWriteLockBenchmark {
     }
 
     /**
-     * Prints the longest waits. JMH runs this once, after every thread has left its measurement
-     * loop for the last time, so every worker's figures are final and visible.
+     * Checks that the lock is free and no write was lost. JMH runs this once, after every thread
+     * has left its measurement loop for the last time, so every worker's counts are final and
+     * visible.
      */
     @TearDown
-    public synchronized void report() {
+    public synchronized void check() {
       if (locker.isLocked()) {
         throw new IllegalStateException(impl + ": still locked after the run");
       }
-      long reader = 0;
-      long writer = 0;
-      long reads = 0;
+      long operations = 0;
       long writes = 0;
-      long allWrites = 0;
       for (Worker w : workers) {
-        reader = Math.max(reader, w.maxReader);
-        writer = Math.max(writer, w.maxWriter);
-        reads += w.reads;
+        operations += w.operations;
         writes += w.writes;
-        allWrites += w.allWrites;
       }
-      if (reads + writes == 0) {
-        throw new IllegalStateException(impl + ": no operation was recorded");
+      if (operations == 0) {
+        throw new IllegalStateException(impl + ": no operation was done");
       }
-      if (a != allWrites || d != allWrites) {
+      if (a != writes || d != writes) {
         throw new IllegalStateException(
-            impl + ": writes lost: " + allWrites + " writes, counters " + a + " and " + d);
+            impl + ": writes lost: " + writes + " writes, counters " + a + " and " + d);
       }
-      System.out.printf(
-          Locale.ROOT,
-          "%nlongest wait: reader %s, writer %s (measurement, %d threads; %d reads, %d writes)%n",
-          millis(reader, reads),
-          millis(writer, writes),
-          workers.size(),
-          reads,
-          writes);
-    }
-
-    private static String millis(long nanos, long count) {
-      return count == 0
-          ? "-"
-          : String.format(
-              Locale.ROOT, "%.3f ms", nanos / (double) TimeUnit.MILLISECONDS.toNanos(1));
     }
 
     @Override
@@ -159,35 +141,23 @@ public class ReadWriteLockBenchmark {
     }
   }
 
-  /**
-   * One thread's choice of operation and its longest waits. The figures cover the measurement
-   * iterations only: a warm-up iteration starts them again.
-   */
+  /** One thread's choice of operation, its acquire waits, and its count of operations. */
   @State(Scope.Thread)
   public static class Worker implements RwLocker.Waits {
+    private final WaitHistogram readWaits = new WaitHistogram("read.wait");
+    private final WaitHistogram writeWaits = new WaitHistogram("write.wait");
     private long random;
     private int readShare;
-    long maxReader;
-    long maxWriter;
-    long reads;
-    long writes;
-    long allWrites; // warm-up included, to check that no write was lost
+    private boolean recordWaits;
+    long operations; // warm-up included, to check that the loop ran
+    long writes; // warm-up included, to check that no write was lost
 
     @Setup(Level.Trial)
     public void setUp(Shared shared) {
       random = System.nanoTime() | 1; // xorshift needs a non-zero seed
       readShare = shared.readShare;
+      recordWaits = shared.recordWaits;
       shared.register(this);
-    }
-
-    @Setup(Level.Iteration)
-    public void startIteration(IterationParams iteration) {
-      if (iteration.getType() == IterationType.WARMUP) {
-        maxReader = 0;
-        maxWriter = 0;
-        reads = 0;
-        writes = 0;
-      }
     }
 
     /** Whether the next operation reads: true {@code readShare} percent of the time. */
@@ -201,25 +171,30 @@ public class ReadWriteLockBenchmark {
     }
 
     @Override
+    public long now() {
+      return recordWaits ? System.nanoTime() : 0;
+    }
+
+    @Override
     public void reader(long nanos) {
-      reads++;
-      if (nanos > maxReader) {
-        maxReader = nanos;
+      operations++;
+      if (recordWaits) {
+        readWaits.record(nanos);
       }
     }
 
     @Override
     public void writer(long nanos) {
+      operations++;
       writes++;
-      allWrites++;
-      if (nanos > maxWriter) {
-        maxWriter = nanos;
+      if (recordWaits) {
+        writeWaits.record(nanos);
       }
     }
   }
 
-  @Benchmark
-  public long readOrWrite(Shared shared, Worker worker) throws InterruptedException {
+  /** One operation: a read or a write, then {@code outside} tokens of CPU. */
+  static long readOrWriteOnce(Shared shared, Worker worker) throws InterruptedException {
     long value = 0;
     if (worker.nextIsRead()) {
       value = shared.locker.read(shared, worker);
@@ -228,5 +203,10 @@ public class ReadWriteLockBenchmark {
     }
     Blackhole.consumeCPU(shared.outside);
     return value;
+  }
+
+  @Benchmark
+  public long readOrWrite(Shared shared, Worker worker) throws InterruptedException {
+    return readOrWriteOnce(shared, worker);
   }
 }

@@ -11,9 +11,11 @@ import java.util.concurrent.locks.StampedLock;
  * once. As with {@link Limiter}, one JMH fork loads one implementation, so calls through this
  * interface are monomorphic and inlined. Never run with {@code -f 0}.
  *
- * <p>The wait of an operation is {@code System.nanoTime()} just before the acquire to just after
- * it: for an uncontended acquire that is the cost of the acquire plus one clock read, for a
- * contended one the time spent queued. Every implementation pays the same two clock reads.
+ * <p>The wait of an operation is {@link Waits#now()} just before the acquire to just after it: for
+ * an uncontended acquire that is the cost of the acquire plus one clock read, for a contended one
+ * the time spent queued. Every implementation pays the same two clock reads, and hands the wait to
+ * {@link Waits} after it has released the lock, so that recording it does not lengthen the time the
+ * lock is held.
  */
 interface RwLocker {
   /** {@code dev.jeton.ReadWriteLock.create()}: strictly FIFO, readers and writers alike. */
@@ -67,8 +69,11 @@ interface RwLocker {
     void write();
   }
 
-  /** The longest acquire waits of one thread. */
+  /** The acquire waits of one thread. */
   interface Waits {
+    /** {@code System.nanoTime()}, or 0 when waits are not recorded. */
+    long now();
+
     void reader(long nanos);
 
     void writer(long nanos);
@@ -80,25 +85,27 @@ interface RwLocker {
 
     @Override
     public long read(Data data, Waits waits) throws InterruptedException {
-      long start = System.nanoTime();
+      long start = waits.now();
       Guard guard = lock.read();
-      waits.reader(System.nanoTime() - start);
+      long acquired = waits.now();
       try {
         return data.read();
       } finally {
         guard.unlock();
+        waits.reader(acquired - start);
       }
     }
 
     @Override
     public void write(Data data, Waits waits) throws InterruptedException {
-      long start = System.nanoTime();
+      long start = waits.now();
       Guard guard = lock.write();
-      waits.writer(System.nanoTime() - start);
+      long acquired = waits.now();
       try {
         data.write();
       } finally {
         guard.unlock();
+        waits.writer(acquired - start);
       }
     }
 
@@ -122,25 +129,27 @@ interface RwLocker {
 
     @Override
     public long read(Data data, Waits waits) throws InterruptedException {
-      long start = System.nanoTime();
+      long start = waits.now();
       readLock.lockInterruptibly(); // as interruptible as Jeton's read()
-      waits.reader(System.nanoTime() - start);
+      long acquired = waits.now();
       try {
         return data.read();
       } finally {
         readLock.unlock();
+        waits.reader(acquired - start);
       }
     }
 
     @Override
     public void write(Data data, Waits waits) throws InterruptedException {
-      long start = System.nanoTime();
+      long start = waits.now();
       writeLock.lockInterruptibly();
-      waits.writer(System.nanoTime() - start);
+      long acquired = waits.now();
       try {
         data.write();
       } finally {
         writeLock.unlock();
+        waits.writer(acquired - start);
       }
     }
 
@@ -156,25 +165,27 @@ interface RwLocker {
 
     @Override
     public long read(Data data, Waits waits) throws InterruptedException {
-      long start = System.nanoTime();
+      long start = waits.now();
       long stamp = lock.readLockInterruptibly();
-      waits.reader(System.nanoTime() - start);
+      long acquired = waits.now();
       try {
         return data.read();
       } finally {
         lock.unlockRead(stamp);
+        waits.reader(acquired - start);
       }
     }
 
     @Override
     public void write(Data data, Waits waits) throws InterruptedException {
-      long start = System.nanoTime();
+      long start = waits.now();
       long stamp = lock.writeLockInterruptibly();
-      waits.writer(System.nanoTime() - start);
+      long acquired = waits.now();
       try {
         data.write();
       } finally {
         lock.unlockWrite(stamp);
+        waits.writer(acquired - start);
       }
     }
 
@@ -192,10 +203,10 @@ interface RwLocker {
   final class StampedOptimistic extends Stamped {
     @Override
     public long read(Data data, Waits waits) throws InterruptedException {
-      long start = System.nanoTime();
+      long start = waits.now();
       long stamp = lock.tryOptimisticRead();
       if (stamp != 0) {
-        long stamped = System.nanoTime();
+        long stamped = waits.now();
         long value = data.read();
         if (lock.validate(stamp)) {
           waits.reader(stamped - start);
@@ -203,11 +214,12 @@ interface RwLocker {
         }
       }
       stamp = lock.readLockInterruptibly();
-      waits.reader(System.nanoTime() - start);
+      long acquired = waits.now();
       try {
         return data.read();
       } finally {
         lock.unlockRead(stamp);
+        waits.reader(acquired - start);
       }
     }
   }

@@ -7,11 +7,13 @@
  * dev.jeton.bench.RedisFleet}. {@link dev.jeton.bench.MutexBenchmark} and {@link
  * dev.jeton.bench.ReadWriteLockBenchmark} compare Jeton's {@code Mutex} and {@code ReadWriteLock}
  * with the JDK's locks and kotlinx's {@code Mutex}, through {@link dev.jeton.bench.Locker} and
- * {@link dev.jeton.bench.RwLocker}. {@link dev.jeton.bench.BarrierBenchmark} compares Jeton's
- * {@code Barrier} with {@code CyclicBarrier} and {@code Phaser}, through {@link
- * dev.jeton.bench.Meeter}. {@link dev.jeton.bench.ChannelBenchmark} compares Jeton's {@code
- * Channel} with the JDK's blocking queues and kotlinx's {@code Channel} (and, built on JDK 21 and
- * newer, with jox's: src/main/java21).
+ * {@link dev.jeton.bench.RwLocker}; with {@code -p recordWaits=true} they time every acquire, and
+ * the profiler {@link dev.jeton.bench.WaitTails} prints the waits' p99.9 and longest beside the
+ * throughput (on virtual threads: {@code VirtualLockBenchmark}, src/main/java21). {@link
+ * dev.jeton.bench.BarrierBenchmark} compares Jeton's {@code Barrier} with {@code CyclicBarrier} and
+ * {@code Phaser}, through {@link dev.jeton.bench.Meeter}. {@link dev.jeton.bench.ChannelBenchmark}
+ * compares Jeton's {@code Channel} with the JDK's blocking queues and kotlinx's {@code Channel}
+ * (and, built on JDK 21 and newer, with jox's: src/main/java21).
  *
  * <p>Every benchmark forks with a fixed, pre-touched heap ({@code -Xms1g -Xmx1g
  * -XX:+AlwaysPreTouch}): on the development VM, heap pages touched for the first time were very
