@@ -1,7 +1,6 @@
 package dev.jeton;
 
 import dev.jeton.internal.engine.WaitNode;
-import dev.jeton.internal.engine.WaitQueue;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -32,7 +31,7 @@ final class AfterUnlock {
   }
 
   void toDeliver(@Nullable WaitNode chain) {
-    deliveries = WaitQueue.concat(deliveries, chain);
+    deliveries = WaitNode.concat(deliveries, chain);
   }
 
   void undelivered(Object value) {

@@ -131,7 +131,7 @@ abstract class ChannelQueue extends WaitQueue {
       @Nullable Consumer<?> onUndelivered,
       @Nullable Executor completionExecutor,
       Deadlines timers) {
-    super(completionExecutor, null, timers, null);
+    super(completionExecutor, null, timers, null, false);
     this.capacity = capacity;
     this.briefSpin = new Spin.Score(ThreadCensus.CHANNELS);
     this.overflow = overflow;
@@ -302,7 +302,7 @@ abstract class ChannelQueue extends WaitQueue {
         w.setOutcome(w.weight() == RECEIVE_OR_CLOSED && cause == null ? null : closedForReceive());
       }
       chain =
-          concat(
+          WaitNode.concat(
               removeLocked(w -> w.outcome() == null, WaitNode.GRANTED),
               unlinkRun(null, WaitNode.FAILED_CLOSED));
     } finally {

@@ -96,7 +96,7 @@ final class FifoBarrier extends WaitQueue implements Barrier {
       @Nullable Runnable action,
       @Nullable Executor completionExecutor,
       Deadlines timers) {
-    super(completionExecutor, null, timers, null);
+    super(completionExecutor, null, timers, null, false);
     this.name = name;
     this.parties = checkParties(parties);
     this.spin = parties <= PROCESSORS;

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,52 +24,74 @@ final class FifoMutex extends WaitQueue implements Mutex {
   /*
    * Overview
    *
-   * One atomic word, `state`, holds whether the mutex is locked, whether anyone is queued, and
-   * the number of the current grant:
+   * One atomic word, `state`, holds whether the mutex is locked, whether anyone is queued, whether
+   * the head of the queue has been woken, whether the queue is starving, and the number of the
+   * current grant:
    *
-   *   state = grant << 2 | LOCKED | QUEUED
+   *   state = grant << 4 | STARVING | WOKEN | LOCKED | QUEUED
    *
-   * Every grant (fast or from the queue) increments `grant`, and the guard it makes remembers
-   * its number. Unlocking is one CAS from "LOCKED with my number" to "unlocked" (or, with a queue,
-   * to "LOCKED with the next number", handed to the head): so a second unlock of the same guard,
-   * by any thread, at any moment, finds the lock free or held under another number and does
-   * nothing. That is what makes unlock idempotent without a flag of its own in the guard: one
-   * atomic instruction to lock and one to unlock, as ReentrantLock, and a guard that holds only
-   * final fields, which the JIT can keep out of the heap (decision 42). The mutex was a one-permit
-   * FifoSemaphore before; its permit's release flag cost a third atomic instruction and an
-   * allocation per lock.
+   * Every grant (fast or from the queue) increments `grant`, and the guard it makes remembers the
+   * word it made. Unlocking is one CAS from "LOCKED with my number" to "unlocked" (or, with a
+   * queue to serve, to "LOCKED with the next number", handed to the head): so a second unlock of
+   * the same guard, by any thread, at any moment, finds the lock free or held under another number
+   * and does nothing. That is what makes unlock idempotent without a flag of its own in the guard:
+   * one atomic instruction to lock and one to unlock, as ReentrantLock, and a guard that holds only
+   * final fields, which the JIT can keep out of the heap (decision 42).
+   *
+   * Two modes (Fairness, decision 103), one algorithm: Go's sync.Mutex. While STARVING is clear,
+   * a free lock goes to whoever CASes it first, a running thread ahead of the woken head
+   * (barging): an unlock only clears LOCKED, and wakes the head if no one woke it since it last
+   * looked (WOKEN); the woken head takes the lock if it is free, else clears WOKEN and parks
+   * again (tryTakeAtHead). A head that fails after waiting longer than the bound sets STARVING:
+   * then no one barges, and each unlock hands the lock straight to the head, as a strict FIFO lock
+   * does, until it serves a waiter that waited less than the bound, or the last one. Strict FIFO
+   * is the bound zero: a request that queues sets STARVING with QUEUED, so STARVING is set exactly
+   * while someone is queued, and the lock never leaves starvation.
    *
    * Fast paths, without the queue's lock:
-   *   - lock: one CAS from "neither LOCKED nor QUEUED" to LOCKED with the next number. It must read
-   *     the word first, as the next number comes from it; ReentrantLock CASes from a constant and
-   *     skips that read, which is the ~0.8 ns between the two (LockFloorBenchmark).
-   *   - unlock: one CAS from "LOCKED with my number, not QUEUED" to unlocked, tried before
-   *     reading the word at all: the guard knows the value to expect.
+   *   - lock: one CAS from a state with LOCKED and STARVING clear to LOCKED with the next number.
+   *     It must read the word first, as the next number comes from it; ReentrantLock CASes from a
+   *     constant and skips that read, which is the ~0.8 ns between the two (LockFloorBenchmark).
+   *   - unlock: one CAS from the word the guard made to that word without LOCKED, tried before
+   *     reading the state at all, if that word needs no one woken (mayJustUnlock); else, or if the
+   *     word changed since, from the state read, while it holds the guard's number.
    *
    * Slow paths, under the queue's lock: a request that finds the mutex locked sets QUEUED (by
-   * CAS, so only if it is still locked) and appends itself; an unlock that finds QUEUED set hands
-   * the lock to the head in the same CAS that checks its number (unlockLocked).
+   * CAS, so only if it is still locked) and appends itself; an unlock that finds someone to wake
+   * or to hand to (unlockLocked) does it there; the head takes the lock or gives up its wake
+   * there (tryTakeAtHead).
    *
    * Invariants:
    *   M1. QUEUED is set if and only if the queue is non-empty (both change under the lock).
-   *   M2. While QUEUED is set, the state changes only under the lock.
-   *   M3. Whenever LOCKED is clear, the queue is empty: an unlock with a queue hands the lock to
-   *       the head instead of clearing LOCKED, and a request queues only while LOCKED is set. So
-   *       a withdrawal (cancel, timeout, interrupt) never has a lock to hand on: it only clears
-   *       QUEUED when the queue empties.
-   *   M4. `grant` changes only with a grant, by one; a guard unlocks only while the state holds
+   *   M2. QUEUED, WOKEN and STARVING change only under the lock. Without it, only the number and
+   *       LOCKED change: a lock from a state where LOCKED and STARVING are clear, an unlock from a
+   *       state where mayJustUnlock holds.
+   *   M3. STARVING implies LOCKED and QUEUED: a starving queue is always served by handoff, never
+   *       by a free lock. So in strict FIFO mode, LOCKED clear implies an empty queue, and a
+   *       withdrawal never has a lock to hand on.
+   *   M4. QUEUED and LOCKED clear imply WOKEN: the head's thread has been unparked and will take
+   *       the lock, or clear WOKEN (only while LOCKED is set, so that the next unlock wakes it
+   *       again), or withdraw, which hands the free lock to the next head. WOKEN is set only with
+   *       a blocking head (an asynchronous one has no thread to wake: it is handed the lock).
+   *   M5. `grant` changes only with a grant, by one; a guard unlocks only while the state holds
    *       LOCKED with its number. A grant that reaches no one (its future completed from outside
    *       first, its thread interrupted) is unlocked by the engine (giveBackLocked), so it is
    *       handed on.
    *
-   * Field access follows the engine's rule (its package-info.java): `state` is changed by CAS (STATE).
+   * Field access follows the engine's rule (its package-info.java): `state` is changed by CAS
+   * (STATE); `pendingWake` is guarded by the lock.
    */
 
   private static final long QUEUED = 1;
   private static final long LOCKED = 2;
-  private static final int GRANT_SHIFT = 2;
+  private static final long WOKEN = 4;
+  private static final long STARVING = 8;
+  private static final int GRANT_SHIFT = 4;
 
-  /** From a free state (LOCKED and QUEUED clear) to the next grant: nextGrant(s) == s + this. */
+  /** The bits that say who holds the lock: the number and LOCKED. */
+  private static final long HOLDER = -1L << GRANT_SHIFT | LOCKED;
+
+  /** From a free state (LOCKED clear) to the next grant: nextGrant(s) == s + this. */
   private static final long FREE_TO_LOCKED = (1L << GRANT_SHIFT) + LOCKED;
 
   /** A granted request's guard, made under the lock and carried in its node. */
@@ -86,11 +109,26 @@ final class FifoMutex extends WaitQueue implements Mutex {
 
   private final @Nullable String name;
 
+  private final Fairness fairness;
+
+  /** How long the head may wait before the queue starves; 0 in strict FIFO mode. */
+  private final long boundNanos;
+
+  /** What a request that queues sets: QUEUED, and STARVING in strict FIFO mode (see above). */
+  private final long queuedFlags;
+
   private volatile long state;
 
-  FifoMutex(@Nullable String name, @Nullable Executor completionExecutor) {
-    super(completionExecutor, null, Timer.shared(), null);
+  /** The thread that unlockLocked decided to wake, for its caller to unpark after the lock. */
+  @GuardedBy("lock")
+  private @Nullable Thread pendingWake;
+
+  FifoMutex(@Nullable String name, @Nullable Executor completionExecutor, Fairness fairness) {
+    super(completionExecutor, null, Timer.shared(), null, !fairness.isStrictFifo());
     this.name = name;
+    this.fairness = fairness;
+    this.boundNanos = fairness.boundNanos();
+    this.queuedFlags = fairness.isStrictFifo() ? QUEUED | STARVING : QUEUED;
   }
 
   // ---------------------------------------------------------------- locking
@@ -153,19 +191,19 @@ final class FifoMutex extends WaitQueue implements Mutex {
     return Optional.ofNullable(tryTake());
   }
 
-  /** The fast path: locks if the mutex is free and no one is queued; else null. */
+  /** The fast path: locks if the mutex is free and not starving; else null. */
   private @Nullable Guard tryTake() {
     long s = state;
-    if ((s & (LOCKED | QUEUED)) == 0 && STATE.compareAndSet(this, s, s + FREE_TO_LOCKED)) {
-      return new LocalMutexGuard(this, s + FREE_TO_LOCKED); // QUEUED stays clear
+    if ((s & (LOCKED | STARVING)) == 0 && STATE.compareAndSet(this, s, s + FREE_TO_LOCKED)) {
+      return new LocalMutexGuard(this, s + FREE_TO_LOCKED);
     }
-    return (s & (LOCKED | QUEUED)) == 0 ? tryTakeRaced() : null;
+    return (s & (LOCKED | STARVING)) == 0 ? tryTakeRaced() : null;
   }
 
   /** {@link #tryTake} after a lost CAS: retries while the mutex stays free. */
   private @Nullable Guard tryTakeRaced() {
     long s;
-    while (((s = state) & (LOCKED | QUEUED)) == 0) {
+    while (((s = state) & (LOCKED | STARVING)) == 0) {
       if (STATE.compareAndSet(this, s, s + FREE_TO_LOCKED)) {
         return new LocalMutexGuard(this, s + FREE_TO_LOCKED);
       }
@@ -173,13 +211,13 @@ final class FifoMutex extends WaitQueue implements Mutex {
     return null;
   }
 
-  /** The state of the grant after {@code s}: locked under the next number, QUEUED kept. */
+  /** The state of the grant after {@code s}: locked under the next number, the flags kept. */
   private static long nextGrant(long s) {
-    return (((s >>> GRANT_SHIFT) + 1) << GRANT_SHIFT) | LOCKED | (s & QUEUED);
+    return (((s >>> GRANT_SHIFT) + 1) << GRANT_SHIFT) | LOCKED | (s & (QUEUED | WOKEN | STARVING));
   }
 
   /**
-   * Locks under the lock if the mutex is free, else queues {@code w} (M3: only while locked).
+   * Locks under the lock if the mutex is free, else queues {@code w} (only while locked, M4).
    * Returns true if queued; false if granted at once, with the guard in {@code w.outcome}.
    */
   private boolean enqueue(WaitNode w) {
@@ -187,14 +225,15 @@ final class FifoMutex extends WaitQueue implements Mutex {
     try {
       for (; ; ) {
         long s = state;
-        if ((s & LOCKED) == 0) { // then the queue is empty (M3)
+        if ((s & LOCKED) == 0) { // strict FIFO: the queue is empty (M3); else a barge (M4)
           long next = nextGrant(s);
           if (STATE.compareAndSet(this, s, next)) {
-            w.setOutcome(new LocalMutexGuard(this, next)); // QUEUED is clear in next (M3)
+            w.setOutcome(new LocalMutexGuard(this, next));
             w.setStatus(WaitNode.GRANTED);
             return false;
           }
-        } else if ((s & QUEUED) != 0 || STATE.compareAndSet(this, s, s | QUEUED)) {
+        } else if ((s & queuedFlags) == queuedFlags
+            || STATE.compareAndSet(this, s, s | queuedFlags)) {
           append(w);
           return true;
         }
@@ -207,17 +246,26 @@ final class FifoMutex extends WaitQueue implements Mutex {
   // ---------------------------------------------------------------- unlocking
 
   /**
-   * Unlocks if the mutex is still locked under {@code grant} (a guard's state word: its number and
-   * LOCKED, QUEUED clear); else does nothing.
+   * Whether an unlock from {@code s} may just clear LOCKED: no one is queued, or the head is awake
+   * already (WOKEN), and the queue is not starving (M2).
    */
-  void unlock(long grant) {
-    // The common case in one instruction, without reading first: still ours and no queue.
-    if (STATE.compareAndSet(this, grant, grant & ~LOCKED)) {
+  private static boolean mayJustUnlock(long s) {
+    long flags = s & (QUEUED | WOKEN | STARVING);
+    return flags == 0 || flags == (QUEUED | WOKEN);
+  }
+
+  /**
+   * Unlocks if the mutex is still locked under the grant of {@code word} (the state its guard's
+   * grant made); else does nothing.
+   */
+  void unlock(long word) {
+    // The common case in one instruction, without reading first: nothing changed since the grant.
+    if (mayJustUnlock(word) && STATE.compareAndSet(this, word, word & ~LOCKED)) {
       return;
     }
     long s = state;
-    while ((s & QUEUED) == 0) {
-      if (s != grant) {
+    while (mayJustUnlock(s)) {
+      if ((s & HOLDER) != (word & HOLDER)) {
         return; // unlocked already, or locked again by someone else since
       }
       if (STATE.compareAndSet(this, s, s & ~LOCKED)) {
@@ -226,73 +274,162 @@ final class FifoMutex extends WaitQueue implements Mutex {
       s = state;
     }
     WaitNode delivered;
+    Thread wake;
     lock.lock();
     try {
-      delivered = unlockLocked(grant);
+      delivered = unlockLocked(word, true);
+      wake = pendingWake;
+      pendingWake = null;
     } finally {
       lock.unlock();
     }
-    deliver(delivered);
+    if (wake != null) {
+      LockSupport.unpark(wake);
+    } else {
+      deliver(delivered);
+    }
   }
 
   /**
-   * Unlocks under the queue's lock: with a queue, hands the lock to the head in the same CAS (M3);
+   * Unlocks under the queue's lock: wakes a blocking head if {@code mayWake} and the queue is not
+   * starving (leaving the thread in pendingWake), else hands the lock to the head in the same CAS;
    * returns the head, granted, or null. Lock held.
    */
   @GuardedBy("lock")
-  private @Nullable WaitNode unlockLocked(long grant) {
+  private @Nullable WaitNode unlockLocked(long word, boolean mayWake) {
     for (; ; ) {
       long s = state;
-      if ((s & ~QUEUED) != grant) {
+      if ((s & HOLDER) != (word & HOLDER)) {
         return null; // not ours any more
       }
       WaitNode first = head();
-      if (first == null) { // QUEUED clear: a plain unlock, racing only with tryTake's reads
+      if (first == null || mayJustUnlock(s)) { // no one to wake or serve (M1, M4)
         if (STATE.compareAndSet(this, s, s & ~LOCKED)) {
           return null;
         }
         continue;
       }
-      WaitNode rest = first.next();
-      long next = nextGrant(s) & ~QUEUED | (rest != null ? QUEUED : 0L);
-      if (STATE.compareAndSet(this, s, next)) {
-        first.setOutcome(new LocalMutexGuard(this, next & ~QUEUED));
-        return unlinkRun(rest, WaitNode.GRANTED);
+      Thread thread = first.thread();
+      if (thread != null && mayWake && (s & STARVING) == 0) {
+        if (STATE.compareAndSet(this, s, (s & ~LOCKED) | WOKEN)) {
+          pendingWake = thread;
+          return null;
+        }
+        continue;
+      }
+      if (tryHandTo(first, s)) {
+        return unlinkRun(first.next(), WaitNode.GRANTED);
       }
     }
   }
 
-  /** True while the mutex is locked under {@code grant}. */
-  boolean holds(long grant) {
-    return (state & ~QUEUED) == grant;
+  /**
+   * Hands the lock, in state {@code s}, to the head {@code first} by one CAS, its guard in its
+   * outcome; false if the state changed. The queue starves on while the head waited past the bound
+   * (or always, in strict FIFO mode) and others are queued; the caller unlinks the head. Lock held.
+   */
+  @GuardedBy("lock")
+  private boolean tryHandTo(WaitNode first, long s) {
+    WaitNode rest = first.next();
+    long next = nextGrant(s) & ~(QUEUED | WOKEN | STARVING);
+    if (rest != null) {
+      next |= QUEUED;
+      if (boundNanos == 0L
+          || (s & STARVING) != 0 && first.waitedNanos(System.nanoTime()) >= boundNanos) {
+        next |= STARVING;
+      }
+    }
+    if (!STATE.compareAndSet(this, s, next)) {
+      return false;
+    }
+    first.setOutcome(new LocalMutexGuard(this, next));
+    return true;
+  }
+
+  /** True while the mutex is locked under the grant of {@code word}. */
+  boolean holds(long word) {
+    return (state & HOLDER) == (word & HOLDER);
   }
 
   // ---------------------------------------------------------------- the engine's hooks
 
+  /**
+   * The woken head of a barging queue takes the lock if it is free; else, before it parks, it
+   * clears WOKEN so that the next unlock wakes it again, and starts the starvation if it has waited
+   * past the bound (M3: only while LOCKED is set, which the next unlock hands over).
+   */
+  @Override
+  protected boolean tryTakeAtHead(WaitNode w, boolean parking) {
+    long s = state;
+    if ((s & STARVING) != 0 || ((s & LOCKED) != 0 && !parking)) {
+      return false; // handed over when starving; else it spins on
+    }
+    lock.lock();
+    try {
+      for (; ; ) {
+        s = state;
+        if (w.status() != WaitNode.WAITING || head() != w || (s & STARVING) != 0) {
+          return false;
+        }
+        if ((s & LOCKED) == 0) {
+          if (tryHandTo(w, s)) {
+            unlinkRun(w.next(), WaitNode.GRANTED);
+            return true;
+          }
+        } else {
+          long next = s & ~WOKEN;
+          if (w.waitedNanos(System.nanoTime()) >= boundNanos) {
+            next |= STARVING;
+          }
+          if (next == s || STATE.compareAndSet(this, s, next)) {
+            return false;
+          }
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The head spins, and is prewoken, only while the queue is served by handoff. */
+  @Override
+  protected boolean spinAtHead() {
+    return (state & STARVING) != 0;
+  }
+
   @Override
   @GuardedBy("lock")
   protected @Nullable WaitNode afterWithdrawLocked() {
-    if (head() == null) { // the queue emptied: clear QUEUED (M1); nothing to hand on (M3)
-      long s;
-      do {
-        s = state;
-      } while (!STATE.compareAndSet(this, s, s & ~QUEUED));
+    for (; ; ) {
+      long s = state;
+      WaitNode first = head();
+      if (first == null) { // the queue emptied: clear QUEUED (M1), and with it the rest (M3, M4)
+        if (STATE.compareAndSet(this, s, s & ~(QUEUED | WOKEN | STARVING))) {
+          return null;
+        }
+      } else if ((s & LOCKED) == 0) { // barging only (M3): the woken head left; serve the next
+        if (tryHandTo(first, s)) {
+          return unlinkRun(first.next(), WaitNode.GRANTED);
+        }
+      } else if ((s & WOKEN) == 0 || STATE.compareAndSet(this, s, s & ~WOKEN)) {
+        return null; // the woken head may be the one that left: the next unlock wakes the new one
+      }
     }
-    return null;
   }
 
   /**
    * The guard a granted node carries: the mutex puts only its own guards in a node's outcome
-   * (enqueue, unlockLocked), which is why this cast holds.
+   * (enqueue, tryHandTo), which is why this cast holds.
    */
   private static LocalMutexGuard guardOf(WaitNode node) {
     return (LocalMutexGuard) java.util.Objects.requireNonNull(node.outcome());
   }
 
+  /** Hands a grant that reached no one to the next head, waking no one (under the lock). */
   @Override
   @GuardedBy("lock")
   protected @Nullable WaitNode giveBackLocked(WaitNode node) {
-    return unlockLocked(guardOf(node).grant);
+    return unlockLocked(guardOf(node).word, false);
   }
 
   @Override
@@ -332,24 +469,24 @@ final class FifoMutex extends WaitQueue implements Mutex {
         + "]";
   }
 
-  /** A held lock: the mutex and the number of its grant, which is all unlocking needs. */
+  /** A held lock: the mutex and the state its grant made, which is all unlocking needs. */
   private static final class LocalMutexGuard implements Guard {
     private final FifoMutex mutex;
-    private final long grant;
+    private final long word;
 
-    LocalMutexGuard(FifoMutex mutex, long grant) {
+    LocalMutexGuard(FifoMutex mutex, long word) {
       this.mutex = mutex;
-      this.grant = grant;
+      this.word = word;
     }
 
     @Override
     public void unlock() {
-      mutex.unlock(grant);
+      mutex.unlock(word);
     }
 
     @Override
     public String toString() {
-      return "Guard[" + mutex.describe() + (mutex.holds(grant) ? "]" : ", unlocked]");
+      return "Guard[" + mutex.describe() + (mutex.holds(word) ? "]" : ", unlocked]");
     }
   }
 }

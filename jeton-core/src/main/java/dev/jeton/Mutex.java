@@ -10,22 +10,27 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A mutual-exclusion lock, served in strict arrival order, that can be locked by blocking or
- * asynchronously: for a critical section that spans asynchronous steps, where {@code synchronized}
- * and {@code ReentrantLock} cannot follow.
+ * A mutual-exclusion lock that can be locked by blocking or asynchronously: for a critical section
+ * that spans asynchronous steps, where {@code synchronized} and {@code ReentrantLock} cannot
+ * follow, and for a hot one, as fast as theirs.
  *
  * <p>Each lock is a {@link Guard}, unlocked once, by any thread. The mutex is not reentrant: a
  * holder that locks again waits for itself forever (or until its timeout).
  *
  * <h2>Ordering and cancellation</h2>
  *
- * <p>Requests are granted in the order they arrive; blocking and asynchronous requests share one
- * queue, and {@link #tryLock()} succeeds only when the mutex is free and no one is queued. A
- * request that gives up (its future is cancelled or completed from outside, its timeout expires,
- * its thread is interrupted) leaves the queue at once and never holds the lock afterwards; a lock
- * granted at the same moment as the cancellation is handed on to the next in line. Both happen
- * before the request's future completes: its own callbacks find it gone from {@link
- * #queueLength()}, and such a lock handed on.
+ * <p>Blocking and asynchronous requests share one queue, served in the order they arrive. Who gets
+ * a free lock ahead of the queue is the {@link Fairness} the mutex was built with: by default
+ * ({@link Fairness#boundedBarging()}) a running thread may take it, {@link #tryLock()} included,
+ * ahead of the waiter woken to take it, until a waiter has waited longer than the bound (1 ms), and
+ * then the lock is handed to the waiters in arrival order until those that waited that long are
+ * served; with {@link Fairness#strictFifo()} the lock is always handed to the oldest waiter, and
+ * {@link #tryLock()} succeeds only when the mutex is free and no one is queued. An asynchronous
+ * request first in line is handed the lock in both modes. A request that gives up (its future is
+ * cancelled or completed from outside, its timeout expires, its thread is interrupted) leaves the
+ * queue at once and never holds the lock afterwards; a lock granted at the same moment as the
+ * cancellation is handed on to the next in line. Both happen before the request's future completes:
+ * its own callbacks find it gone from {@link #queueLength()}, and such a lock handed on.
  *
  * <h2>Memory consistency</h2>
  *
@@ -69,8 +74,8 @@ public interface Mutex {
 
   /**
    * Requests the lock without blocking. The future completes with the guard when the lock is
-   * granted (at once, if it is free and no one is queued). Cancelling the future, or completing it
-   * from outside, withdraws the request.
+   * granted (at once, if {@link #tryLock()} would have taken it). Cancelling the future, or
+   * completing it from outside, withdraws the request.
    */
   CompletableFuture<Guard> lockAsync();
 
@@ -82,7 +87,10 @@ public interface Mutex {
    */
   CompletableFuture<Guard> lockAsync(Duration timeout);
 
-  /** Locks only if the mutex is free and no one is queued; else returns empty at once. */
+  /**
+   * Locks only if the mutex is free (with {@link Fairness#strictFifo()}: and no one is queued; with
+   * bounded barging: and no waiter has waited past the bound); else returns empty at once.
+   */
   Optional<Guard> tryLock();
 
   /** True while someone holds the lock. */
@@ -120,11 +128,24 @@ public interface Mutex {
 
   /** Builds a mutex. Each setter checks its argument at once. */
   final class Builder extends PrimitiveBuilder<Builder> {
+    private Fairness fairness = Fairness.boundedBarging();
+
     private Builder() {}
+
+    /**
+     * Who gets the lock when it is let go while others wait: {@link Fairness#boundedBarging()} by
+     * default (a newcomer may take a free lock ahead of the waiters, until one has waited 1 ms), or
+     * {@link Fairness#strictFifo()} (every request in arrival order, at the pace of thread
+     * wake-ups). See {@link Fairness} for what each promises and costs.
+     */
+    public Builder fairness(Fairness fairness) {
+      this.fairness = java.util.Objects.requireNonNull(fairness, "fairness");
+      return this;
+    }
 
     /** Builds the mutex. */
     public Mutex build() {
-      return new FifoMutex(name, completionExecutor);
+      return new FifoMutex(name, completionExecutor, fairness);
     }
   }
 }

@@ -89,7 +89,7 @@ abstract class PermitQueue extends WaitQueue {
       @Nullable StatsRecorder stats,
       Deadlines timers,
       @Nullable Runnable spinStep) {
-    super(completionExecutor, stats, timers, spinStep);
+    super(completionExecutor, stats, timers, spinStep, false);
     checkLimit(limit);
     this.state = ((long) limit << FREE_SHIFT) | ((long) limit << LIMIT_SHIFT);
   }
@@ -287,7 +287,7 @@ abstract class PermitQueue extends WaitQueue {
     lock.lock();
     try {
       WaitNode failed = removeLocked(w -> w.weight() > newLimit, WaitNode.FAILED_LIMIT);
-      delivered = concat(failed, commitLocked(0, newLimit, 0L));
+      delivered = WaitNode.concat(failed, commitLocked(0, newLimit, 0L));
     } finally {
       lock.unlock();
     }
@@ -303,7 +303,7 @@ abstract class PermitQueue extends WaitQueue {
         return;
       }
       WaitNode failed = removeLocked(w -> w.weight() != 0, WaitNode.FAILED_CLOSED);
-      delivered = concat(failed, commitLocked(0, -1, CLOSED));
+      delivered = WaitNode.concat(failed, commitLocked(0, -1, CLOSED));
     } finally {
       lock.unlock();
     }

@@ -6,10 +6,12 @@
  * set a completion executor or turn statistics on. Acquiring returns a {@link dev.jeton.Permit},
  * released once, by {@link dev.jeton.Permit#release()} or try-with-resources.
  *
- * <p>On the same wait-queue engine, and with the same rules (strict arrival order, blocking and
- * asynchronous requests in one queue, withdrawal on cancel, timeout and interrupt, futures
- * completed outside locks): {@link dev.jeton.Mutex}, {@link dev.jeton.ReadWriteLock} (whose locks
- * are {@link dev.jeton.Guard}s) and {@link dev.jeton.Barrier}.
+ * <p>On the same wait-queue engine, and with the same rules (blocking and asynchronous requests in
+ * one queue, withdrawal on cancel, timeout and interrupt, futures completed outside locks): {@link
+ * dev.jeton.Mutex}, {@link dev.jeton.ReadWriteLock} (whose locks are {@link dev.jeton.Guard}s) and
+ * {@link dev.jeton.Barrier}. All are strictly FIFO but the mutex, which lets a running thread take
+ * a free lock ahead of the queue until a waiter has waited past a bound ({@link
+ * dev.jeton.Fairness}).
  *
  * <p>{@link dev.jeton.Scope} owns the tasks started in it: cancelling it cancels them, withdraws
  * the waits they queued on any of the primitives above, and then runs its teardown hooks.

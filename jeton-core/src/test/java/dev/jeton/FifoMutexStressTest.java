@@ -2,16 +2,22 @@ package dev.jeton;
 
 import static dev.jeton.TestThreads.awaitTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Queue;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Test;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Many threads mixing every kind of lock request (blocking, timed, try, asynchronous, timed
@@ -42,9 +48,16 @@ class FifoMutexStressTest {
     }
   }
 
-  @Test
-  void platformThreads_mixingEveryKindOfRequest_neverTwoHolders() throws Exception {
-    Mutex mutex = Mutex.create();
+  /** Both modes: bounded barging (the default), and strict FIFO. */
+  static Stream<Fairness> fairnesses() {
+    return Stream.of(Fairness.boundedBarging(), Fairness.strictFifo());
+  }
+
+  @ParameterizedTest
+  @MethodSource("fairnesses")
+  void platformThreads_mixingEveryKindOfRequest_neverTwoHolders(Fairness fairness)
+      throws Exception {
+    Mutex mutex = Mutex.builder().fairness(fairness).build();
     Ledger ledger = new Ledger();
     TestThreads.platformWorkers(
         8, 5_000, random -> oneRequest(mutex, ledger, random), ledger.gaveUp);
@@ -52,13 +65,58 @@ class FifoMutexStressTest {
     assertTrue(ledger.gaveUp.get() > 0, "some requests really gave up");
   }
 
-  @Test
-  void virtualThreads_tenThousandMixingBlockingTimedAndAsync_neverTwoHolders() throws Exception {
-    Mutex mutex = Mutex.create();
+  @ParameterizedTest
+  @MethodSource("fairnesses")
+  void virtualThreads_tenThousandMixingBlockingTimedAndAsync_neverTwoHolders(Fairness fairness)
+      throws Exception {
+    Mutex mutex = Mutex.builder().fairness(fairness).build();
     Ledger ledger = new Ledger();
     TestThreads.virtualTasks(
         10_000, random -> oneRequest(mutex, ledger, random), ledger.violations);
     assertSettled(mutex, ledger);
+  }
+
+  private long unguarded; // plain: the mutex must publish it, and lose no increment
+
+  /**
+   * Eight threads that only lock, count and unlock, as fast as they can, with nothing to wake a
+   * lost waiter (the stress above interrupts its workers, which does): every wake-up must come from
+   * an unlock. Regression: a barging head blocked on the queue's lock spent the unpark of a grant
+   * made meanwhile there, then parked for good (BlockingWait's rule on parks).
+   */
+  @ParameterizedTest
+  @MethodSource("fairnesses")
+  void hotLoop_onlyLockAndUnlock_neverLosesAWakeup(Fairness fairness) throws Exception {
+    Mutex mutex = Mutex.builder().fairness(fairness).build();
+    int threads = 8;
+    int rounds = 100_000;
+    List<Thread> workers = new ArrayList<>();
+    Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
+    for (int t = 0; t < threads; t++) {
+      Thread worker =
+          new Thread(
+              () -> {
+                try {
+                  for (int i = 0; i < rounds; i++) {
+                    Guard guard = mutex.lock();
+                    unguarded++;
+                    guard.unlock();
+                  }
+                } catch (Throwable e) {
+                  failures.add(e);
+                }
+              });
+      workers.add(worker);
+      worker.start();
+    }
+    for (Thread worker : workers) {
+      worker.join(TimeUnit.SECONDS.toMillis(TestThreads.GUARD_SECONDS));
+      assertFalse(worker.isAlive(), "a worker hangs: " + mutex);
+    }
+    assertEquals(List.of(), List.copyOf(failures));
+    assertEquals((long) threads * rounds, unguarded);
+    assertFalse(mutex.isLocked());
+    assertEquals(0, mutex.queueLength());
   }
 
   /** One request of a random kind; whatever is granted goes through the critical section. */

@@ -28,16 +28,30 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** The in-process mutex: one test per point of {@link Mutex}'s contract. */
+/**
+ * The in-process mutex: one test per point of {@link Mutex}'s contract, which both modes keep (what
+ * sets them apart is in {@link MutexFairnessTest}).
+ */
+@ParameterizedClass
+@MethodSource("dev.jeton.FifoMutexStressTest#fairnesses")
 class FifoMutexTest {
   @RegisterExtension final TestThreads threads = new TestThreads();
+
+  @Parameter Fairness fairness;
+
+  private Mutex newMutex() {
+    return Mutex.builder().fairness(fairness).build();
+  }
 
   // ---------------------------------------------------------------- locking
 
   @Test
   void lock_thenUnlock_freesTheMutex() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard guard = mutex.lock();
     assertTrue(mutex.isLocked());
     assertTrue(mutex.tryLock().isEmpty());
@@ -51,7 +65,7 @@ class FifoMutexTest {
 
   @Test
   void lock_byTheHolderAgain_waitsBecauseTheMutexIsNotReentrant() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard guard = mutex.lock();
     assertThrows(TimeoutException.class, () -> mutex.lock(Duration.ofMillis(20)));
     assertTrue(mutex.tryLock().isEmpty(), "tryLock by the holder fails too");
@@ -62,7 +76,7 @@ class FifoMutexTest {
 
   @Test
   void lockAsync_onAFreeMutex_isGrantedAtOnce() {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     CompletableFuture<Guard> f = mutex.lockAsync();
     assertTrue(f.isDone());
     assertTrue(mutex.isLocked());
@@ -72,7 +86,9 @@ class FifoMutexTest {
 
   @Test
   void fifo_blockingAndAsyncRequests_areGrantedInArrivalOrderFromOneQueue() throws Exception {
-    Mutex mutex = Mutex.create();
+    // In both modes: barging lets a newcomer in ahead of the queue, never a waiter ahead of
+    // another.
+    Mutex mutex = newMutex();
     Guard held = mutex.lock();
     List<Integer> order = new CopyOnWriteArrayList<>();
     List<CompletableFuture<Void>> asyncDone = new ArrayList<>();
@@ -107,8 +123,9 @@ class FifoMutexTest {
   }
 
   @Test
-  void tryLock_neverJumpsAQueuedRequest() throws Exception {
-    Mutex mutex = Mutex.create();
+  void tryLock_neverJumpsAQueuedAsynchronousRequest() throws Exception {
+    // In both modes: an asynchronous request has no thread to wake, so it is handed the lock.
+    Mutex mutex = newMutex();
     Guard held = mutex.lock();
     CompletableFuture<Guard> queued = mutex.lockAsync();
     held.unlock(); // hands the lock straight to the queued request
@@ -127,7 +144,7 @@ class FifoMutexTest {
 
   @Test
   void lockTimed_throwsTimeoutExceptionAndLeavesTheQueue() throws Exception {
-    Mutex mutex = Mutex.builder().name("orders").build();
+    Mutex mutex = Mutex.builder().fairness(fairness).name("orders").build();
     Guard held = mutex.lock();
     TimeoutException e =
         assertThrows(TimeoutException.class, () -> mutex.lock(Duration.ofMillis(30)));
@@ -139,7 +156,7 @@ class FifoMutexTest {
 
   @Test
   void lockTimed_onAFreeMutex_succeedsEvenWithZero() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     mutex.lock(Duration.ZERO).unlock();
     done(mutex.lockAsync(Duration.ZERO)).unlock();
     assertFalse(mutex.isLocked());
@@ -147,7 +164,7 @@ class FifoMutexTest {
 
   @Test
   void lockTimed_negativeTimeout_throwsIllegalArgumentAtOnce() {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     assertThrows(IllegalArgumentException.class, () -> mutex.lock(Duration.ofMillis(-1)));
     assertThrows(IllegalArgumentException.class, () -> mutex.lockAsync(Duration.ofMillis(-1)));
     assertFalse(mutex.isLocked());
@@ -161,7 +178,7 @@ class FifoMutexTest {
 
   @Test
   void lockAsyncTimed_grantedInTime_holdsTheLock() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard held = mutex.lock();
     CompletableFuture<Guard> f = mutex.lockAsync(Duration.ofMinutes(10));
     assertFalse(f.isDone());
@@ -176,7 +193,7 @@ class FifoMutexTest {
 
   @Test
   void lockAsync_cancelled_withdrawsTheRequest() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard held = mutex.lock();
     CompletableFuture<Guard> f = mutex.lockAsync();
     assertEquals(1, mutex.queueLength());
@@ -188,7 +205,7 @@ class FifoMutexTest {
 
   @Test
   void lockAsync_completedFromOutside_withdrawsTheRequest() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard held = mutex.lock();
     CompletableFuture<Guard> completed = mutex.lockAsync();
     CompletableFuture<Guard> failed = mutex.lockAsync();
@@ -211,9 +228,9 @@ class FifoMutexTest {
    * Queues {@code timedRequest} behind a holder: it fails with a {@code TimeoutException}, leaves
    * the queue, and never takes the lock.
    */
-  private static void assertTimedOutRequestLeavesTheQueue(
+  private void assertTimedOutRequestLeavesTheQueue(
       Function<Mutex, CompletableFuture<Guard>> timedRequest) throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard held = mutex.lock();
     CompletableFuture<Guard> f = timedRequest.apply(mutex);
     assertInstanceOf(TimeoutException.class, failureOf(f));
@@ -225,7 +242,7 @@ class FifoMutexTest {
 
   @Test
   void lock_interruptedWhileWaiting_throwsAndLeavesTheQueue() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard held = mutex.lock();
     Blocked waiter = threads.startBlocked(() -> mutex.lock().unlock());
     awaitTrue(() -> mutex.queueLength() == 1, "the request to queue");
@@ -238,7 +255,7 @@ class FifoMutexTest {
 
   @Test
   void lock_interruptedBeforeLocking_throwsAtOnceEvenWhenFree() {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Thread.currentThread().interrupt();
     try {
       assertThrows(InterruptedException.class, mutex::lock);
@@ -256,7 +273,7 @@ class FifoMutexTest {
 
   @Test
   void waiterThatGaveUp_neverHoldsTheLockAfterwards() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard held = mutex.lock();
     CompletableFuture<Guard> cancelled = mutex.lockAsync();
     Blocked blocked = threads.startBlocked(mutex::lock);
@@ -280,7 +297,7 @@ class FifoMutexTest {
    */
   @Test
   void grantRacingWithCancel_isHandedOnToTheNextWaiter() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     TestThreads.raceCancelsWithGrants(
         2_000,
         round -> new CancelRace(mutex.lock(), mutex.lockAsync(), mutex.lockAsync()),
@@ -296,7 +313,7 @@ class FifoMutexTest {
 
   @Test
   void guardUnlock_isIdempotent_aDoubleUnlockNeverFreesSomeoneElsesLock() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard first = mutex.lock();
     first.unlock();
     Guard second = mutex.lock();
@@ -310,7 +327,7 @@ class FifoMutexTest {
 
   @Test
   void guardUnlock_fromAnotherThread_grantsTheNextWaiter() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard held = mutex.lock();
     CompletableFuture<Guard> next = mutex.lockAsync();
     threads.start(held::unlock).join();
@@ -322,7 +339,7 @@ class FifoMutexTest {
 
   @Test
   void call_holdsTheLockForTheTaskAndReturnsItsResult() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     assertTrue(mutex.call(mutex::isLocked));
     assertFalse(mutex.isLocked());
     IllegalStateException e =
@@ -339,7 +356,7 @@ class FifoMutexTest {
 
   @Test
   void callAsync_holdsTheLockUntilTheStageCompletes() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     CompletableFuture<String> work = new CompletableFuture<>();
     CompletableFuture<String> result = mutex.callAsync(() -> work);
     assertTrue(mutex.isLocked());
@@ -354,7 +371,7 @@ class FifoMutexTest {
 
   @Test
   void callAsync_outcomeIsSeenAfterTheLockIsLetGo() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     CompletableFuture<String> work = new CompletableFuture<>();
     CompletableFuture<Boolean> lockedWhenSeen =
         mutex.callAsync(() -> work).thenApply(value -> mutex.isLocked());
@@ -364,7 +381,7 @@ class FifoMutexTest {
 
   @Test
   void callAsync_cancelledBeforeTheGrant_neverRunsTheTask() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard held = mutex.lock();
     AtomicBoolean ran = TestThreads.cancelledBeforeTheGrant(mutex::callAsync);
     assertEquals(0, mutex.queueLength());
@@ -375,7 +392,7 @@ class FifoMutexTest {
 
   @Test
   void callAsync_taskThatThrowsOrFails_unlocks() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     CompletableFuture<Object> thrown =
         mutex.callAsync(
             () -> {
@@ -392,7 +409,7 @@ class FifoMutexTest {
 
   @Test
   void isLockedAndQueueLength_followTheHoldersAndWaiters() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     assertFalse(mutex.isLocked());
     assertEquals(0, mutex.queueLength());
     Guard held = mutex.lock();
@@ -411,14 +428,14 @@ class FifoMutexTest {
 
   @Test
   void toString_showsNameStateAndQueue() throws Exception {
-    Mutex named = Mutex.builder().name("orders").build();
+    Mutex named = Mutex.builder().fairness(fairness).name("orders").build();
     assertEquals("Mutex[name=orders, unlocked, queued=0]", named.toString());
     Guard held = named.lock();
     CompletableFuture<Guard> queued = named.lockAsync();
     assertEquals("Mutex[name=orders, locked, queued=1]", named.toString());
     queued.cancel(false);
     held.unlock();
-    assertEquals("Mutex[unlocked, queued=0]", Mutex.create().toString());
+    assertEquals("Mutex[unlocked, queued=0]", newMutex().toString());
   }
 
   @Test
@@ -433,7 +450,7 @@ class FifoMutexTest {
         TestThreads.completingThread(
             "mutex-completions",
             executor -> {
-              Mutex mutex = Mutex.builder().completionExecutor(executor).build();
+              Mutex mutex = Mutex.builder().fairness(fairness).completionExecutor(executor).build();
               return new HeldAndQueued(mutex.lock(), mutex.lockAsync());
             });
     assertEquals("mutex-completions", completedOn);
@@ -443,7 +460,7 @@ class FifoMutexTest {
   void completionExecutor_thatRejects_stillDeliversOnTheUnlockingThread() throws Exception {
     ExecutorService executor = Executors.newSingleThreadExecutor();
     executor.shutdown();
-    Mutex mutex = Mutex.builder().completionExecutor(executor).build();
+    Mutex mutex = Mutex.builder().fairness(fairness).completionExecutor(executor).build();
     Guard held = mutex.lock();
     CompletableFuture<Guard> f = mutex.lockAsync();
     held.unlock();
@@ -456,7 +473,7 @@ class FifoMutexTest {
 
   @Test
   void lockAsyncChain_ofAHundredThousandSteps_runsInConstantStack() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     Guard first = mutex.lock();
     int steps = 100_000;
     AtomicInteger ran = new AtomicInteger();
@@ -482,7 +499,7 @@ class FifoMutexTest {
 
   @Test
   void memoryVisibility_writesUnderTheLockAreSeenByTheNextHolder() throws Exception {
-    Mutex mutex = Mutex.create();
+    Mutex mutex = newMutex();
     int workers = 4;
     int rounds = 10_000;
     threads.runAll(

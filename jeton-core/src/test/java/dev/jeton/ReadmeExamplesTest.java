@@ -352,9 +352,12 @@ class ReadmeExamplesTest {
         mutex.callAsync( // held until the stage completes
             () -> store.load(id).thenCompose(doc -> store.save(doc.withEdit(edit))));
 
-    Optional<Guard> maybe = mutex.tryLock(); // never jumps a queued request
+    Optional<Guard> maybe = mutex.tryLock(); // takes the lock if it is free
+
+    Mutex inOrder = Mutex.builder().fairness(Fairness.strictFifo()).build();
 
     saved.join();
+    inOrder.tryLock().orElseThrow().unlock();
     maybe.ifPresent(Guard::unlock);
     assertEquals(5, balance);
     assertEquals(new Doc("+1"), store.docs.get("doc"));

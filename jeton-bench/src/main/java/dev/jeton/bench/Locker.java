@@ -1,5 +1,6 @@
 package dev.jeton.bench;
 
+import dev.jeton.Fairness;
 import dev.jeton.Guard;
 import dev.jeton.Mutex;
 import java.util.concurrent.locks.LockSupport;
@@ -20,8 +21,11 @@ import kotlinx.coroutines.sync.MutexKt;
  * interface are monomorphic and inlined. Never run with {@code -f 0}.
  */
 interface Locker {
-  /** {@code dev.jeton.Mutex.create()}: strictly FIFO. */
+  /** {@code dev.jeton.Mutex.create()}: bounded barging, the default (1 ms bound). */
   String JETON = "jeton";
+
+  /** A {@code dev.jeton.Mutex} built with {@code Fairness.strictFifo()}. */
+  String JETON_FIFO = "jeton-fifo";
 
   /** {@code new ReentrantLock(true)}. */
   String JUC_FAIR = "juc-fair";
@@ -41,7 +45,8 @@ interface Locker {
   /** Makes the mutex named {@code impl}, one of the constants above. */
   static Locker create(String impl) {
     return switch (impl) {
-      case JETON -> new Jeton();
+      case JETON -> new Jeton(Fairness.boundedBarging());
+      case JETON_FIFO -> new Jeton(Fairness.strictFifo());
       case JUC_FAIR -> new Juc(true);
       case JUC_UNFAIR -> new Juc(false);
       case SYNCHRONIZED -> new Synchronized();
@@ -71,7 +76,11 @@ interface Locker {
 
   /** Jeton's {@link Mutex}. */
   final class Jeton implements Locker {
-    private final Mutex mutex = Mutex.create();
+    private final Mutex mutex;
+
+    Jeton(Fairness fairness) {
+      this.mutex = Mutex.builder().fairness(fairness).build();
+    }
 
     @Override
     public void locked(Section section) throws InterruptedException {

@@ -28,13 +28,14 @@ import org.openjdk.jmh.infra.Blackhole;
  *       called with a continuation, as an existing coroutine would call it; it never suspends.
  *   <li>{@code contended}: every thread ({@code -t}, default 4) does the same in a loop, burning
  *       {@code outside} tokens of CPU (default 20) between operations; throughput in operations per
- *       microsecond, all threads together. Jeton, juc-fair and kotlinx are FIFO, so Jeton's fair
- *       comparison is juc-fair (goal: at least 10x); juc-unfair and {@code synchronized}, which let
- *       a thread barge in ahead of the queue, are the upper reference. How a blocking thread waits
- *       for kotlinx's mutex, which has no blocking lock, is in {@link Locker.Kotlinx}. With {@code
- *       -p recordWaits=true}, every lock's wait is recorded ({@link #lockOnce}), and with {@code
- *       -prof dev.jeton.bench.WaitTails} its p99.9 and longest wait print beside the throughput
- *       ({@link WaitTails}).
+ *       microsecond, all threads together. {@code jeton} is the default mutex, bounded barging: its
+ *       comparison is juc-unfair and {@code synchronized}, which let a thread barge in ahead of the
+ *       queue (goal: at least 0.8x juc-unfair, issue 31), with its waits beside theirs. {@code
+ *       jeton-fifo} is strictly FIFO, as juc-fair and kotlinx are: its comparison is juc-fair. How
+ *       a blocking thread waits for kotlinx's mutex, which has no blocking lock, is in {@link
+ *       Locker.Kotlinx}. With {@code -p recordWaits=true}, every lock's wait is recorded ({@link
+ *       #lockOnce}), and with {@code -prof dev.jeton.bench.WaitTails} its p99.9 and longest wait
+ *       print beside the throughput ({@link WaitTails}).
  * </ul>
  *
  * <p>Timing every acquire costs two clock reads an operation, one of them inside the critical
@@ -60,7 +61,14 @@ public class MutexBenchmark {
   /** The mutex and the counter it guards. */
   @State(Scope.Benchmark)
   public static class Shared implements Locker.Section {
-    @Param({Locker.JETON, Locker.JUC_FAIR, Locker.JUC_UNFAIR, Locker.SYNCHRONIZED, Locker.KOTLINX})
+    @Param({
+      Locker.JETON,
+      Locker.JETON_FIFO,
+      Locker.JUC_FAIR,
+      Locker.JUC_UNFAIR,
+      Locker.SYNCHRONIZED,
+      Locker.KOTLINX
+    })
     public String impl = Locker.JETON;
 
     /** Increments of the shared counter in the critical section. */

@@ -17,11 +17,18 @@ final class BlockingWait {
    * throws; one whose outcome was decided meanwhile gives back its grant and throws, unless the
    * outcome cannot be given back (WaitQueue.keepsOutcomeWhenInterrupted).
    *
-   * A waiter at the head spins (busy-waits, then yields: Spin's head spin) before it parks, and
-   * the granter prewakes a new head (WaitQueue.prewakeHead), so that a strict FIFO handoff costs a
-   * cache miss rather than a context switch. The budget is spent once per request (a node reaches
-   * the head once), never refilled by a wake-up. A queue whose head waits for another thread that
-   * may well be running (a channel's) first spins briefly through Spin's gate, by its score.
+   * A waiter at the head spins (busy-waits, then yields: Spin's head spin) before it parks, while
+   * its queue says so (WaitQueue.spinAtHead), and the granter prewakes a new head
+   * (WaitQueue.prewakeHead), so that a strict FIFO handoff costs a cache miss rather than a context
+   * switch. The budget is spent once per request (a node reaches the head once), never refilled by
+   * a wake-up. A queue whose head may take its grant itself (a barging lock's) is asked to, at the
+   * head, on every turn before a spin step or a park (WaitQueue.tryTakeAtHead). A queue whose head
+   * waits for another thread that may well be running (a channel's) first spins briefly through
+   * Spin's gate, by its score.
+   *
+   * A turn may park only after reading the status once more since it last took a lock: the park
+   * of a thread blocked on the queue's lock (inside tryTakeAtHead) can spend the one unpark that a
+   * grant made meanwhile sends, and then the park here would never end.
    *
    * Invariant: the wait returns only with the node GRANTED, and throws only with the node out of
    * the queue and any grant it got given back (unless kept, see above).
@@ -34,7 +41,7 @@ final class BlockingWait {
       throws InterruptedException, TimeoutException {
     long start = System.nanoTime();
     boolean timed = nanos != Long.MAX_VALUE;
-    int spins = queue.spinAtHead() ? Spin.HEAD_STEPS : 0;
+    int spins = Spin.HEAD_STEPS;
     Spin.Score briefSpin = queue.briefSpin();
     if (briefSpin != null && queue.head() == w) {
       Spin.await(w, briefSpin); // the loop below sees what happened meanwhile
@@ -74,7 +81,17 @@ final class BlockingWait {
         }
         continue; // left the queue meanwhile: the status says how
       }
-      if (spins > 0 && queue.head() == w) {
+      boolean atHead = queue.head() == w;
+      boolean spin = atHead && spins > 0 && queue.spinAtHead();
+      if (atHead) {
+        if (queue.tryTakeAtHead(w, !spin)) {
+          return; // took its grant itself (a barging lock's head)
+        }
+        if (w.status != WaitNode.WAITING) {
+          continue; // decided meanwhile: and the unpark that told us may be spent, see above
+        }
+      }
+      if (spin) {
         spins--;
         Runnable hook = queue.spinStep;
         if (hook != null) {

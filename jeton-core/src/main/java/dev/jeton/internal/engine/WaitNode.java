@@ -88,7 +88,7 @@ public final class WaitNode implements Spin.Awaited {
 
   @Nullable WaitNode next;
 
-  /** {@code System.nanoTime()} when queued, kept only when statistics are on. */
+  /** {@code System.nanoTime()} when queued, kept only when the queue stamps arrivals. */
   long queuedAt;
 
   /**
@@ -160,6 +160,27 @@ public final class WaitNode implements Spin.Awaited {
   /** The node behind this one in its queue, or in a chain of delivered nodes. Lock held. */
   public @Nullable WaitNode next() {
     return next;
+  }
+
+  /**
+   * How long the node has been queued at {@code now} (a {@code System.nanoTime()}), if its queue
+   * stamps arrivals (WaitQueue's constructor); else meaningless. Lock held.
+   */
+  public long waitedNanos(long now) {
+    return now - queuedAt;
+  }
+
+  /** Chain {@code a} followed by chain {@code b} (chains of nodes delivered, through next). */
+  public static @Nullable WaitNode concat(@Nullable WaitNode a, @Nullable WaitNode b) {
+    if (a == null) {
+      return b;
+    }
+    WaitNode end = a;
+    while (end.next != null) {
+      end = end.next;
+    }
+    end.next = b;
+    return a;
   }
 
   /** The blocked thread of a blocking request; null for an asynchronous one. */

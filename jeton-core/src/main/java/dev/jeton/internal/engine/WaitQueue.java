@@ -68,6 +68,8 @@ public abstract class WaitQueue {
    * Blocking waiters (BlockingWait): the head waiter spins briefly before it parks (Spin's head
    * spin), and when a grant moves a new blocking waiter to the head, the granter unparks it ahead
    * of its turn ("prewake", prewakeHead) so that it is spinning, not parked, when its grant comes.
+   * A queue whose head may take its grant itself, instead of having it handed over (a mutex that
+   * lets newcomers barge, decision 103), says so on each of the head's turns (tryTakeAtHead).
    *
    * Trackers. An asynchronous request that queues on a thread with a tracker (WaitTracking: a
    * task of a Scope, while its body runs there) is handed to it (in futureOf) until its outcome
@@ -96,6 +98,9 @@ public abstract class WaitQueue {
   /** Run at every step of the head spin: null except in tests that watch the spin. */
   final @Nullable Runnable spinStep;
 
+  /** Whether every queued node gets its arrival time, for statistics or for the subclass. */
+  private final boolean stampsArrivals;
+
   @GuardedBy("lock")
   private int queueLength;
 
@@ -108,17 +113,21 @@ public abstract class WaitQueue {
   /**
    * A queue whose futures complete on {@code completionExecutor} (null: on the thread that decides
    * them), with {@code stats} (null: none), whose timed requests start their timers on {@code
-   * timers}; {@code spinStep} runs at every step of the head spin (null but in tests).
+   * timers}; {@code spinStep} runs at every step of the head spin (null but in tests); with {@code
+   * stampsArrivals} every queued node gets its arrival time ({@link WaitNode#waitedNanos}), as with
+   * statistics.
    */
   protected WaitQueue(
       @Nullable Executor completionExecutor,
       @Nullable StatsRecorder stats,
       Deadlines timers,
-      @Nullable Runnable spinStep) {
+      @Nullable Runnable spinStep,
+      boolean stampsArrivals) {
     this.completionExecutor = completionExecutor;
     this.stats = stats;
     this.timers = timers;
     this.spinStep = spinStep;
+    this.stampsArrivals = stampsArrivals || stats != null;
   }
 
   // ---------------------------------------------------------------- what the subclass decides
@@ -203,9 +212,11 @@ public abstract class WaitQueue {
     tail = w;
     int length = queueLength + 1;
     queueLength = length;
+    if (stampsArrivals) {
+      w.queuedAt = System.nanoTime();
+    }
     StatsRecorder s = stats;
     if (s != null) {
-      w.queuedAt = System.nanoTime();
       s.queued(length);
     }
   }
@@ -281,19 +292,6 @@ public abstract class WaitQueue {
       w = next;
     }
     return first;
-  }
-
-  /** Chain {@code a} followed by chain {@code b}. */
-  public static @Nullable WaitNode concat(@Nullable WaitNode a, @Nullable WaitNode b) {
-    if (a == null) {
-      return b;
-    }
-    WaitNode end = a;
-    while (end.next != null) {
-      end = end.next;
-    }
-    end.next = b;
-    return a;
   }
 
   // ---------------------------------------------------------------- withdrawal and delivery
@@ -400,6 +398,19 @@ public abstract class WaitQueue {
    */
   protected boolean spinAtHead() {
     return true; // the head is next in line for a handoff
+  }
+
+  /**
+   * Called by the blocked thread of {@code w} at the head of the queue, on every turn of its wait
+   * before it spins one step or parks ({@code parking}): for a queue whose head may take its grant
+   * itself, rather than wait for it to be handed over (a lock that newcomers may barge). Returns
+   * true if it granted {@code w}: unlinked, GRANTED, its outcome set, with no delivery to come (its
+   * requester is the caller). Before a park that it does not grant, it must make sure that the next
+   * release unparks {@code w}. Without the lock; false by default: the queues of strict FIFO
+   * primitives hand every grant over.
+   */
+  protected boolean tryTakeAtHead(WaitNode w, boolean parking) {
+    return false;
   }
 
   /**

@@ -1,0 +1,104 @@
+package dev.jeton;
+
+import dev.jeton.internal.Arguments;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Who gets a lock when it is let go while others wait: what a primitive promises about order, and
+ * what that costs in throughput. A builder option ({@link Mutex.Builder#fairness}).
+ *
+ * <ul>
+ *   <li>{@link #strictFifo()}: every request is served in the order it arrived, and a free lock is
+ *       handed straight to the oldest waiter. No request is ever overtaken; but each handoff waits
+ *       for the next thread to wake up (tens of microseconds), during which no one holds the lock,
+ *       so a lock taken millions of times a second runs at the pace of those wake-ups, as a fair
+ *       {@code ReentrantLock} does.
+ *   <li>{@link #boundedBarging(Duration)}: a free lock goes to whoever asks for it first, a running
+ *       thread ahead of the woken waiter (barging), as a non-fair {@code ReentrantLock} or {@code
+ *       synchronized} does, which keeps a hot lock busy; but as soon as the oldest waiter has
+ *       waited longer than the bound, the lock switches to strict FIFO handoffs until it has served
+ *       every waiter that waited that long. So no wait exceeds the bound by more than the handoffs
+ *       to the waiters queued ahead, where a non-fair lock lets a waiter starve for seconds. This
+ *       is the mode of Go's {@code sync.Mutex}.
+ * </ul>
+ *
+ * <p>Both modes keep every other promise: cancellation and timeouts withdraw a request at once, a
+ * request that gives up never holds the lock, asynchronous requests are served as blocking ones,
+ * and {@code queueLength} is exact.
+ */
+public final class Fairness {
+  /** The bound of {@link #boundedBarging()}: Go's {@code sync.Mutex} uses the same. */
+  public static final Duration DEFAULT_BOUND = Duration.ofMillis(1);
+
+  private static final Fairness STRICT_FIFO = new Fairness(null);
+
+  private static final Fairness DEFAULT_BARGING = new Fairness(DEFAULT_BOUND);
+
+  /** The bound of barging; null for strict FIFO. */
+  private final @Nullable Duration bound;
+
+  private Fairness(@Nullable Duration bound) {
+    this.bound = bound;
+  }
+
+  /** Strict FIFO: every request served in arrival order, handed over at each release. */
+  public static Fairness strictFifo() {
+    return STRICT_FIFO;
+  }
+
+  /** Bounded barging with the {@linkplain #DEFAULT_BOUND default bound} of 1 ms. */
+  public static Fairness boundedBarging() {
+    return DEFAULT_BARGING;
+  }
+
+  /**
+   * Bounded barging: newcomers may take a free lock ahead of the waiters, until the oldest waiter
+   * has waited longer than {@code bound}.
+   *
+   * <p>A bound too long to count in nanoseconds (292 years) counts as that long.
+   *
+   * @throws IllegalArgumentException if {@code bound} is zero or negative ({@link #strictFifo()} is
+   *     the lock that never lets anyone overtake)
+   */
+  public static Fairness boundedBarging(Duration bound) {
+    Objects.requireNonNull(bound, "bound");
+    if (bound.isZero() || bound.isNegative()) {
+      throw new IllegalArgumentException(
+          "the bound must be positive, not " + bound + "; strictFifo() never lets anyone overtake");
+    }
+    return new Fairness(bound);
+  }
+
+  /** True for strict FIFO. */
+  public boolean isStrictFifo() {
+    return bound == null;
+  }
+
+  /** The bound on waits before the lock turns strict FIFO; empty for strict FIFO. */
+  public Optional<Duration> bound() {
+    return java.util.Optional.ofNullable(bound);
+  }
+
+  /** The bound in nanoseconds; 0 for strict FIFO, where every waiter is past it at once. */
+  long boundNanos() {
+    return bound == null ? 0L : Arguments.toNanos(bound);
+  }
+
+  @Override
+  public boolean equals(@Nullable Object o) {
+    return o instanceof Fairness && Objects.equals(bound, ((Fairness) o).bound);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hashCode(bound);
+  }
+
+  @Override
+  public String toString() {
+    return bound == null ? "strictFifo" : "boundedBarging(" + bound + ")";
+  }
+}
