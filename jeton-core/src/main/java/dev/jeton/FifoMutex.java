@@ -354,15 +354,15 @@ final class FifoMutex extends WaitQueue implements Mutex {
   // ---------------------------------------------------------------- the engine's hooks
 
   /**
-   * The woken head of a barging queue takes the lock if it is free; else, before it parks, it
-   * clears WOKEN so that the next unlock wakes it again, and starts the starvation if it has waited
-   * past the bound (M3: only while LOCKED is set, which the next unlock hands over).
+   * Before it parks, the woken head of a barging queue takes the lock if it is free; else it clears
+   * WOKEN so that the next unlock wakes it again, and starts the starvation if it has waited past
+   * the bound (M3: only while LOCKED is set, which the next unlock hands over).
    */
   @Override
-  protected boolean tryTakeAtHead(WaitNode w, boolean parking) {
+  protected boolean tryTakeAtHead(WaitNode w) {
     long s = state;
-    if ((s & STARVING) != 0 || ((s & LOCKED) != 0 && !parking)) {
-      return false; // handed over when starving; else it spins on
+    if ((s & STARVING) != 0) {
+      return false; // handed over when starving
     }
     lock.lock();
     try {

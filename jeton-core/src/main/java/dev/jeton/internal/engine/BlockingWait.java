@@ -21,8 +21,10 @@ final class BlockingWait {
    * its queue says so (WaitQueue.spinAtHead), and the granter prewakes a new head
    * (WaitQueue.prewakeHead), so that a strict FIFO handoff costs a cache miss rather than a context
    * switch. The budget is spent once per request (a node reaches the head once), never refilled by
-   * a wake-up. A queue whose head may take its grant itself (a barging lock's) is asked to, at the
-   * head, on every turn before a spin step or a park (WaitQueue.tryTakeAtHead). A queue whose head
+   * a wake-up. Whether to spin is asked once per wake-up, not at each step: the answer may read
+   * the primitive's state, the word its holders are writing. A queue whose head may take its grant
+   * itself (a barging lock's) is asked to, at the head, before each park (WaitQueue.tryTakeAtHead).
+   * A queue whose head
    * waits for another thread that may well be running (a channel's) first spins briefly through
    * Spin's gate, by its score.
    *
@@ -42,6 +44,7 @@ final class BlockingWait {
     long start = System.nanoTime();
     boolean timed = nanos != Long.MAX_VALUE;
     int spins = Spin.HEAD_STEPS;
+    boolean spinning = queue.spinAtHead(); // asked again after each park, not at each step
     Spin.Score briefSpin = queue.briefSpin();
     if (briefSpin != null && queue.head() == w) {
       Spin.await(w, briefSpin); // the loop below sees what happened meanwhile
@@ -82,27 +85,29 @@ final class BlockingWait {
         continue; // left the queue meanwhile: the status says how
       }
       boolean atHead = queue.head() == w;
-      boolean spin = atHead && spins > 0 && queue.spinAtHead();
-      if (atHead) {
-        if (queue.tryTakeAtHead(w, !spin)) {
-          return; // took its grant itself (a barging lock's head)
-        }
-        if (w.status != WaitNode.WAITING) {
-          continue; // decided meanwhile: and the unpark that told us may be spent, see above
-        }
-      }
-      if (spin) {
+      if (atHead && spinning && spins > 0) {
         spins--;
         Runnable hook = queue.spinStep;
         if (hook != null) {
           hook.run();
         }
         Spin.headStep(spins);
-      } else if (timed) {
+        continue;
+      }
+      if (atHead) {
+        if (queue.tryTakeAtHead(w)) {
+          return; // took its grant itself (a barging lock's head)
+        }
+        if (w.status != WaitNode.WAITING) {
+          continue; // decided meanwhile: and the unpark that told us may be spent, see above
+        }
+      }
+      if (timed) {
         LockSupport.parkNanos(queue, remaining);
       } else {
         LockSupport.park(queue);
       }
+      spinning = queue.spinAtHead();
     }
   }
 

@@ -69,7 +69,7 @@ public abstract class WaitQueue {
    * spin), and when a grant moves a new blocking waiter to the head, the granter unparks it ahead
    * of its turn ("prewake", prewakeHead) so that it is spinning, not parked, when its grant comes.
    * A queue whose head may take its grant itself, instead of having it handed over (a mutex that
-   * lets newcomers barge, decision 103), says so on each of the head's turns (tryTakeAtHead).
+   * lets newcomers barge, decision 103), says so before each park of the head (tryTakeAtHead).
    *
    * Trackers. An asynchronous request that queues on a thread with a tracker (WaitTracking: a
    * task of a Scope, while its body runs there) is handed to it (in futureOf) until its outcome
@@ -392,24 +392,24 @@ public abstract class WaitQueue {
   }
 
   /**
-   * Whether the head waiter spins and is prewoken now. A barrier's head is only the first to
-   * arrive, waiting for the last one: spinning there pays when every party has a core of its own,
-   * and burns the cores the others need to get there when they do not.
+   * Whether the head waiter spins and is prewoken now (asked once per wake-up of the head). A
+   * barrier's head is only the first to arrive, waiting for the last one: spinning there pays when
+   * every party has a core of its own, and burns the cores the others need to get there when they
+   * do not.
    */
   protected boolean spinAtHead() {
     return true; // the head is next in line for a handoff
   }
 
   /**
-   * Called by the blocked thread of {@code w} at the head of the queue, on every turn of its wait
-   * before it spins one step or parks ({@code parking}): for a queue whose head may take its grant
-   * itself, rather than wait for it to be handed over (a lock that newcomers may barge). Returns
-   * true if it granted {@code w}: unlinked, GRANTED, its outcome set, with no delivery to come (its
-   * requester is the caller). Before a park that it does not grant, it must make sure that the next
-   * release unparks {@code w}. Without the lock; false by default: the queues of strict FIFO
-   * primitives hand every grant over.
+   * Called by the blocked thread of {@code w} at the head of the queue before each park: for a
+   * queue whose head may take its grant itself, rather than wait for it to be handed over (a lock
+   * that newcomers may barge). Returns true if it granted {@code w}: unlinked, GRANTED, its outcome
+   * set, with no delivery to come (its requester is the caller). If it does not grant, it must make
+   * sure that the next release unparks {@code w}. Without the lock; false by default: the queues of
+   * strict FIFO primitives hand every grant over.
    */
-  protected boolean tryTakeAtHead(WaitNode w, boolean parking) {
+  protected boolean tryTakeAtHead(WaitNode w) {
     return false;
   }
 
