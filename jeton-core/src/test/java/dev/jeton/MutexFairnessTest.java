@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -126,7 +127,7 @@ class MutexFairnessTest {
                 }
               });
       awaitTrue(() -> mutex.queueLength() == 1, "the head to queue");
-      awaitTrue(() -> headThread.getState() == Thread.State.WAITING, "the head to park");
+      awaitParkedIn(mutex, headThread);
       CompletableFuture<Guard> next = mutex.lockAsync();
       held.unlock(); // wakes the head...
       headThread.interrupt(); // ...which most often sees this first, and withdraws
@@ -135,6 +136,18 @@ class MutexFairnessTest {
       assertFalse(mutex.isLocked(), "round " + round + ": " + mutex);
       assertEquals(0, mutex.queueLength());
     }
+  }
+
+  /**
+   * Waits until {@code thread} is parked in the mutex's own wait, which it enters only after it has
+   * looked at the lock as the head (and, past the bound, switched the mutex to handoffs): not
+   * merely WAITING, which a park on the queue's internal lock would also be, while this test's
+   * queueLength() held it.
+   */
+  private static void awaitParkedIn(Mutex mutex, Thread thread) {
+    awaitTrue(
+        () -> thread.getState() == Thread.State.WAITING && LockSupport.getBlocker(thread) == mutex,
+        "the waiter to park in the mutex's wait");
   }
 
   /** A thread that queues for the lock behind its holder, and holds it until told to finish. */
@@ -161,7 +174,7 @@ class MutexFairnessTest {
                 }
               });
       awaitTrue(() -> mutex.queueLength() == 1, "the waiter to queue");
-      awaitTrue(() -> thread.getState() == Thread.State.WAITING, "the waiter to park");
+      awaitParkedIn(mutex, thread);
       held.unlock();
     }
 
