@@ -109,13 +109,8 @@ final class FifoMutex extends WaitQueue implements Mutex {
 
   private final @Nullable String name;
 
-  private final Fairness fairness;
-
   /** How long the head may wait before the queue starves; 0 in strict FIFO mode. */
   private final long boundNanos;
-
-  /** What a request that queues sets: QUEUED, and STARVING in strict FIFO mode (see above). */
-  private final long queuedFlags;
 
   private volatile long state;
 
@@ -126,9 +121,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
   FifoMutex(@Nullable String name, @Nullable Executor completionExecutor, Fairness fairness) {
     super(completionExecutor, null, Timer.shared(), null, !fairness.isStrictFifo());
     this.name = name;
-    this.fairness = fairness;
     this.boundNanos = fairness.boundNanos();
-    this.queuedFlags = fairness.isStrictFifo() ? QUEUED | STARVING : QUEUED;
   }
 
   // ---------------------------------------------------------------- locking
@@ -232,8 +225,8 @@ final class FifoMutex extends WaitQueue implements Mutex {
             w.setStatus(WaitNode.GRANTED);
             return false;
           }
-        } else if ((s & queuedFlags) == queuedFlags
-            || STATE.compareAndSet(this, s, s | queuedFlags)) {
+        } else if ((s & queuedFlags()) == queuedFlags()
+            || STATE.compareAndSet(this, s, s | queuedFlags())) {
           append(w);
           return true;
         }
@@ -241,6 +234,11 @@ final class FifoMutex extends WaitQueue implements Mutex {
     } finally {
       lock.unlock();
     }
+  }
+
+  /** What a request that queues sets: QUEUED, and STARVING in strict FIFO mode (see above). */
+  private long queuedFlags() {
+    return boundNanos == 0L ? QUEUED | STARVING : QUEUED;
   }
 
   // ---------------------------------------------------------------- unlocking
@@ -317,19 +315,21 @@ final class FifoMutex extends WaitQueue implements Mutex {
         }
         continue;
       }
-      if (tryHandTo(first, s)) {
-        return unlinkRun(first.next(), WaitNode.GRANTED);
+      WaitNode granted = tryHandTo(first, s);
+      if (granted != null) {
+        return granted;
       }
     }
   }
 
   /**
    * Hands the lock, in state {@code s}, to the head {@code first} by one CAS, its guard in its
-   * outcome; false if the state changed. The queue starves on while the head waited past the bound
-   * (or always, in strict FIFO mode) and others are queued; the caller unlinks the head. Lock held.
+   * outcome, and unlinks it: returns it, granted; null if the state changed. The queue starves on
+   * while the head waited past the bound (or always, in strict FIFO mode) and others are queued.
+   * Lock held.
    */
   @GuardedBy("lock")
-  private boolean tryHandTo(WaitNode first, long s) {
+  private @Nullable WaitNode tryHandTo(WaitNode first, long s) {
     WaitNode rest = first.next();
     long next = nextGrant(s) & ~(QUEUED | WOKEN | STARVING);
     if (rest != null) {
@@ -340,10 +340,10 @@ final class FifoMutex extends WaitQueue implements Mutex {
       }
     }
     if (!STATE.compareAndSet(this, s, next)) {
-      return false;
+      return null;
     }
     first.setOutcome(new LocalMutexGuard(this, next));
-    return true;
+    return unlinkRun(rest, WaitNode.GRANTED);
   }
 
   /** True while the mutex is locked under the grant of {@code word}. */
@@ -368,12 +368,11 @@ final class FifoMutex extends WaitQueue implements Mutex {
     try {
       for (; ; ) {
         s = state;
-        if (w.status() != WaitNode.WAITING || head() != w || (s & STARVING) != 0) {
+        if (head() != w || (s & STARVING) != 0) { // granted meanwhile, or to be
           return false;
         }
         if ((s & LOCKED) == 0) {
-          if (tryHandTo(w, s)) {
-            unlinkRun(w.next(), WaitNode.GRANTED);
+          if (tryHandTo(w, s) != null) {
             return true;
           }
         } else {
@@ -412,8 +411,9 @@ final class FifoMutex extends WaitQueue implements Mutex {
           return null;
         }
       } else if ((s & LOCKED) == 0) { // barging only (M3): the woken head left; serve the next
-        if (tryHandTo(first, s)) {
-          return unlinkRun(first.next(), WaitNode.GRANTED);
+        WaitNode granted = tryHandTo(first, s);
+        if (granted != null) {
+          return granted;
         }
       } else if ((s & WOKEN) == 0 || STATE.compareAndSet(this, s, s & ~WOKEN)) {
         return null; // the woken head may be the one that left: the next unlock wakes the new one

@@ -1,6 +1,7 @@
 package dev.jeton;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -139,7 +140,7 @@ public interface Mutex {
      * wake-ups). See {@link Fairness} for what each promises and costs.
      */
     public Builder fairness(Fairness fairness) {
-      this.fairness = java.util.Objects.requireNonNull(fairness, "fairness");
+      this.fairness = Objects.requireNonNull(fairness, "fairness");
       return this;
     }
 
