@@ -8,7 +8,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Who gets a lock when it is let go while others wait: what a primitive promises about order, and
- * what that costs in throughput. A builder option ({@link Mutex.Builder#fairness}).
+ * what that costs in throughput. A builder option of the in-process locks ({@link
+ * Mutex.Builder#fairness}, {@link ReadWriteLock.Builder#fairness}, both bounded barging by default)
+ * and semaphore ({@link Semaphore.Builder#fairness}, strict FIFO by default: there a request may be
+ * large, and the order is what keeps it from waiting behind a stream of small ones).
  *
  * <ul>
  *   <li>{@link #strictFifo()}: every request is served in the order it arrived, and a free lock is
@@ -24,6 +27,10 @@ import org.jspecify.annotations.Nullable;
  *       to the waiters queued ahead, where a non-fair lock lets a waiter starve for seconds. This
  *       is the mode of Go's {@code sync.Mutex}.
  * </ul>
+ *
+ * <p>For permits (a semaphore, and the read-write lock, whose writer takes them all), barging takes
+ * only permits that a release covered a woken waiter with: never permits too few for the waiter at
+ * the head, which would let a stream of small requests starve a large one.
  *
  * <p>Both modes keep every other promise: cancellation and timeouts withdraw a request at once, a
  * request that gives up never holds the lock, asynchronous requests are served as blocking ones,

@@ -12,10 +12,14 @@ import org.jspecify.annotations.Nullable;
  * The in-process {@link ReadWriteLock}: a {@link FifoSemaphore} of {@link #WRITE} permits, where a
  * reader takes one and a writer takes them all.
  *
- * <p>This is the task-fair policy, and it is the engine's FIFO rule with nothing added (tokio's
- * {@code RwLock} is built the same way): a writer at the head of the queue needs every permit, so
- * it waits for the readers ahead of it and holds back those behind it; when it unlocks, the run of
- * readers at the head is granted in the same step, up to the next writer. A writer that gives up
+ * <p>With {@link Fairness#strictFifo()} this is the task-fair policy, the engine's FIFO rule with
+ * nothing added (tokio's {@code RwLock} is built the same way): a writer at the head of the queue
+ * needs every permit, so it waits for the readers ahead of it and holds back those behind it; when
+ * it unlocks, the run of readers at the head is granted in the same step, up to the next writer.
+ * With bounded barging, the default, the semaphore's barging rule (PermitQueue, decision 104) gives
+ * what a non-fair read-write lock does: permits let go for a blocked waiter that is still waking up
+ * go to whoever asks first, but a reader never gets in past a queued writer that waits for the
+ * readers to leave, and past the bound the queue is served by handoff again. A writer that gives up
  * leaves the queue, and the engine re-examines the head at once, so the readers behind it enter at
  * once. A downgrade gives back all permits but one in one release: the reader's permit it keeps
  * stops any writer, and the readers at the head enter. Decision 39 says why task-fair and not
@@ -36,9 +40,11 @@ final class FifoReadWriteLock implements ReadWriteLock {
   private final FifoSemaphore.Granting<Guard> reads;
   private final FifoSemaphore.Granting<WriteGuard> writes;
 
-  FifoReadWriteLock(@Nullable String name, @Nullable Executor completionExecutor) {
+  FifoReadWriteLock(
+      @Nullable String name, Fairness fairness, @Nullable Executor completionExecutor) {
     FifoSemaphore permits =
-        new FifoSemaphore(name, WRITE, completionExecutor, null, Timer.shared(), null, NAMES);
+        new FifoSemaphore(
+            name, WRITE, fairness, completionExecutor, null, Timer.shared(), null, NAMES);
     this.semaphore = permits;
     this.reads =
         new FifoSemaphore.Granting<>() {

@@ -39,14 +39,19 @@ final class FifoSemaphore extends PermitQueue implements Semaphore {
   private final Granting<Permit> permitGrants;
 
   FifoSemaphore(
-      @Nullable String name, int limit, @Nullable Executor completionExecutor, boolean stats) {
-    this(name, limit, completionExecutor, stats, Timer.shared(), null);
+      @Nullable String name,
+      int limit,
+      Fairness fairness,
+      @Nullable Executor completionExecutor,
+      boolean stats) {
+    this(name, limit, fairness, completionExecutor, stats, Timer.shared(), null);
   }
 
   /** With the timers of timed asynchronous requests, and a spin hook: for tests. */
   FifoSemaphore(
       @Nullable String name,
       int limit,
+      Fairness fairness,
       @Nullable Executor completionExecutor,
       boolean stats,
       Deadlines timers,
@@ -54,6 +59,7 @@ final class FifoSemaphore extends PermitQueue implements Semaphore {
     this(
         name,
         limit,
+        fairness,
         completionExecutor,
         stats ? new StatsRecorder() : null,
         timers,
@@ -65,12 +71,13 @@ final class FifoSemaphore extends PermitQueue implements Semaphore {
   FifoSemaphore(
       @Nullable String name,
       int limit,
+      Fairness fairness,
       @Nullable Executor completionExecutor,
       @Nullable StatsRecorder stats,
       Deadlines timers,
       @Nullable Runnable spinStep,
       Names names) {
-    super(limit, completionExecutor, stats, timers, spinStep);
+    super(limit, fairness, completionExecutor, stats, timers, spinStep);
     this.name = name;
     this.names = names;
     this.permitGrants =

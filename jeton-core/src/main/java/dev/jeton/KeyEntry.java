@@ -43,7 +43,8 @@ final class KeyEntry {
   private volatile int state = USE; // made in use by its creator
 
   KeyEntry(String name, int limit, @Nullable Executor completionExecutor, boolean global) {
-    this.semaphore = new FifoSemaphore(name, limit, completionExecutor, false);
+    this.semaphore =
+        new FifoSemaphore(name, limit, Fairness.strictFifo(), completionExecutor, false);
     this.configuredLimit = limit;
     this.waitingForGlobal = global ? new ConcurrentHashMap<>(2) : null;
   }

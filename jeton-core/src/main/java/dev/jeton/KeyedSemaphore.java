@@ -116,6 +116,7 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
             : new FifoSemaphore(
                 name != null ? name + "[global]" : "global limit",
                 builder.globalLimit,
+                Fairness.strictFifo(),
                 completionExecutor,
                 false);
   }

@@ -9,6 +9,7 @@ import dev.jeton.internal.engine.WaitQueue;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;
+import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,55 +22,94 @@ abstract class PermitQueue extends WaitQueue {
   /*
    * Overview
    *
-   * The free permits, the limit and two flags live in one atomic word, `state`:
+   * The free permits, the limit, the closed flag and the state of the queue live in one atomic
+   * word, `state`:
    *
-   *   state = free << 32 | limit << 2 | CLOSED | QUEUED
+   *   state = free << 33 | limit << 3 | CLOSED | queue
    *
-   * `free` (bits 63..32) is signed: it goes negative when the limit is lowered below the
-   * permits held, and comes back up as they are released. `limit` (bits 31..2) is in the same
-   * word so that a request is checked against the limit and served from the same snapshot:
-   * otherwise a request racing with setLimit could fail in a way no sequential order explains
-   * (Lincheck found exactly that). Requests that wait are nodes of the WaitQueue, guarded by its
-   * lock; a node's weight is its permits.
+   * `free` (bits 63..33, 31 bits) is signed: it goes negative when the limit is lowered below the
+   * permits held, and comes back up as they are released; it never goes below -MAX_LIMIT, since
+   * no more than the limit is ever granted. `limit` (bits 32..3) is in the same word so that a
+   * request is checked against the limit and served from the same snapshot: otherwise a request
+   * racing with setLimit could fail in a way no sequential order explains (Lincheck found exactly
+   * that). Requests that wait are nodes of the WaitQueue, guarded by its lock; a node's weight is
+   * its permits, and it needs its weight free (an awaitIdle node, weight 0, needs the limit:
+   * need()). The queue's state (bits 1..0) is one of four:
+   *
+   *   EMPTY     no one is queued;
+   *   QUEUED    someone is queued, and the head waits for a release to cover it;
+   *   WOKEN     the head's thread was unparked to take its permits itself (bounded barging only);
+   *   STARVING  the queue is served by handoff: each release grants the head in FIFO order.
+   *
+   * Two modes (Fairness, decision 104), one algorithm, the mutex's (FifoMutex, decision 103).
+   * Strict FIFO is the bound zero: a queue that is not empty is always STARVING, so nothing takes
+   * permits past a queued request, and every grant is a handoff. With bounded barging, a release
+   * that covers a blocking head wakes it (WOKEN) instead of granting it, and while it wakes up
+   * anyone may take the free permits ahead of it (barging); the head takes its permits itself if
+   * they are still free (tryTakeAtHead), else goes back to QUEUED and parks. In QUEUED, no one
+   * takes permits past the head: the permits free then are too few for it, and barging into them
+   * would starve a large request. An asynchronous or awaitIdle head has no thread to take
+   * anything: it is granted (handed over) as soon as it is covered. Whenever the queue settles on
+   * a head that is not covered and has waited past the bound, it turns STARVING, where releases
+   * hand over as in strict FIFO; it leaves that state when it settles on a head that has not.
    *
    * Fast paths, without the lock:
-   *   - acquire: one CAS that takes `n` permits, allowed only when neither QUEUED nor CLOSED is
-   *     set and `free >= n` (and `n <= limit`, else the request is bad input). So nothing ever
-   *     takes permits past a queued request: FIFO.
-   *   - release: one CAS that adds `n`, allowed only when QUEUED is clear. Otherwise the
-   *     releaser takes the lock and adds the permits and grants the waiters they cover in one
-   *     CAS (`commitLocked`).
+   *   - acquire: one CAS that takes `n` permits, allowed only when the queue is EMPTY or WOKEN
+   *     (AWAITS_RELEASE clear), the semaphore is open, and `free >= n` (and `n <= limit`, else the
+   *     request is bad input).
+   *   - release: one CAS that adds `n`, allowed only when the queue is EMPTY or WOKEN: no one to
+   *     wake or serve. Otherwise the releaser takes the lock, adds the permits, and serves the
+   *     head in one CAS (commitLocked).
    *
-   * Slow path, under the lock: a request that cannot take its permits sets QUEUED (by CAS, so it
-   * is set only if the permits it saw are still short) and appends itself. Nodes leave the queue
-   * only under the lock: granted from the head while `free` covers the head's request,
-   * withdrawn (cancel, timeout, interrupt: WaitQueue.withdraw, then afterWithdrawLocked), or
-   * failed (close, a limit below their request).
+   * Slow paths, under the lock: a request that cannot take its permits appends itself, and sets
+   * QUEUED (STARVING when strict) if the queue was EMPTY (by CAS, so only if the permits it saw are
+   * still short). Nodes leave the queue only under the lock: granted from the head (commitLocked,
+   * or tryTakeAtHead by the head itself), withdrawn (cancel, timeout, interrupt: WaitQueue.withdraw,
+   * then afterWithdrawLocked), or failed (close, a limit below their request). Every change under
+   * the lock ends in commitLocked, which settles the queue's state from scratch.
    *
    * Invariants:
-   *   I1. QUEUED is set if and only if the queue is non-empty (both change under the lock).
-   *   I2. While QUEUED is set, the state changes only under the lock, and every change that
-   *       could let the head in (release, setLimit, withdrawal of the head) grants in the same
-   *       CAS. So whenever the lock is free, the head's request exceeds `free`: permits are
-   *       never seen free while a request they would cover is queued.
-   *   I3. Permits are never lost: each grant subtracts exactly the permits it hands out, in the
+   *   I1. The queue's state is EMPTY if and only if the queue is empty (both change under the lock).
+   *   I2. The queue's state, the limit and CLOSED change only under the lock; so does `free`
+   *       while the queue is QUEUED or STARVING. Without the lock, only an acquire or a release
+   *       changes `free`, and only while the queue is EMPTY or WOKEN.
+   *   I3. Whenever the lock is free and the queue is QUEUED or STARVING, the head is not covered:
+   *       every change under the lock that covers it grants it or wakes it in the same CAS. So
+   *       permits are never seen free while a request they would cover waits for a release that
+   *       may never come.
+   *   I4. WOKEN: the head is a blocking request whose thread was unparked after WOKEN was set, and
+   *       which will look again under the lock before it parks (tryTakeAtHead), or withdraw, which
+   *       settles the queue.
+   *   I5. Permits are never lost: each grant subtracts exactly the permits it hands out, in the
    *       CAS that decides it; a grant that reaches no one is released again (giveBackLocked).
    *
-   * An `awaitIdle` node (weight 0) needs `free >= limit`; when it reaches the head and that
-   * holds, it is granted without taking anything.
-   *
-   * Field access follows the engine's rule (its package-info.java): `state` is changed by CAS (STATE) and
-   * otherwise read and written as a volatile.
+   * Field access follows the engine's rule (its package-info.java): `state` is changed by CAS
+   * (STATE) and otherwise read and written as a volatile; `pendingWake` is guarded by the lock.
    */
 
-  private static final int FREE_SHIFT = 32;
-  private static final int LIMIT_SHIFT = 2;
-  private static final long LIMIT_MASK = 0xFFFF_FFFCL;
-  private static final long QUEUED = 1;
-  private static final long CLOSED = 2;
+  private static final int FREE_SHIFT = 33;
+  private static final int LIMIT_SHIFT = 3;
 
   /** The largest limit the state word holds. */
   static final int MAX_LIMIT = (1 << 30) - 1;
+
+  private static final long LIMIT_MASK = (long) MAX_LIMIT << LIMIT_SHIFT;
+
+  /** The bits of the queue's state, and its four values (see above). */
+  private static final long QUEUE = 3;
+
+  private static final long EMPTY = 0;
+  private static final long QUEUED = 1;
+  private static final long WOKEN = 2;
+  private static final long STARVING = 3;
+
+  /**
+   * The bit set in QUEUED and STARVING: the head waits for a release to serve it, so nothing
+   * changes the permits without the lock (I2).
+   */
+  private static final long AWAITS_RELEASE = 1;
+
+  private static final long CLOSED = 4;
 
   private static final VarHandle STATE;
 
@@ -81,31 +121,40 @@ abstract class PermitQueue extends WaitQueue {
     }
   }
 
+  /** How long the head may wait before the queue starves; 0 in strict FIFO mode. */
+  private final long boundNanos;
+
   private volatile long state;
+
+  /** The thread that commitLocked decided to wake, for its caller to unpark. */
+  @GuardedBy("lock")
+  private @Nullable Thread pendingWake;
 
   PermitQueue(
       int limit,
+      Fairness fairness,
       @Nullable Executor completionExecutor,
       @Nullable StatsRecorder stats,
       Deadlines timers,
       @Nullable Runnable spinStep) {
-    super(completionExecutor, stats, timers, spinStep, false);
+    super(completionExecutor, stats, timers, spinStep, !fairness.isStrictFifo());
     checkLimit(limit);
+    this.boundNanos = fairness.boundNanos();
     this.state = ((long) limit << FREE_SHIFT) | ((long) limit << LIMIT_SHIFT);
   }
 
   // ---------------------------------------------------------------- taking permits
 
   /**
-   * The fast path: takes {@code n} permits if no one is queued, the semaphore is open, and they are
-   * free. Checks {@code n} against the limit of the same snapshot.
+   * The fast path: takes {@code n} permits if no one is queued or the head is being woken, the
+   * semaphore is open, and they are free. Checks {@code n} against the limit of the same snapshot.
    */
   final boolean tryTake(int n) {
     long delta = (long) n << FREE_SHIFT;
     long s = state;
     for (; ; ) {
       Arguments.checkWeight(n, limit(s));
-      if ((s & (QUEUED | CLOSED)) != 0 || free(s) < n) {
+      if ((s & (CLOSED | AWAITS_RELEASE)) != 0 || free(s) < n) {
         return false;
       }
       if (STATE.weakCompareAndSet(this, s, s - delta)) {
@@ -141,20 +190,16 @@ abstract class PermitQueue extends WaitQueue {
             w.setStatus(WaitNode.FAILED_CLOSED);
             break;
           }
-          if ((s & QUEUED) == 0) {
-            if (free(s) >= w.weight()) {
-              if (STATE.compareAndSet(this, s, s - delta)) {
-                w.setStatus(WaitNode.GRANTED);
-                break;
-              }
-              continue;
+          if ((s & AWAITS_RELEASE) == 0 && free(s) >= w.weight()) { // strict: the queue is EMPTY
+            if (STATE.compareAndSet(this, s, s - delta)) {
+              w.setStatus(WaitNode.GRANTED);
+              break;
             }
-            if (!STATE.compareAndSet(this, s, s | QUEUED)) {
-              continue;
-            }
+            continue;
           }
-          append(w);
-          return true;
+          if (queueFrom(w, s)) {
+            return true;
+          }
         }
       }
     } finally {
@@ -171,29 +216,36 @@ abstract class PermitQueue extends WaitQueue {
    * queued: then it is granted at once. Returns true if queued.
    */
   final boolean enqueueIdle(WaitNode w) {
-    boolean queued = false;
     lock.lock();
     try {
-      long s = state;
-      while ((s & QUEUED) == 0) {
-        if (free(s) >= limit(s)) {
+      for (; ; ) {
+        long s = state;
+        if ((s & QUEUE) == EMPTY && free(s) >= limit(s)) {
           w.setStatus(WaitNode.GRANTED);
-          break;
+          return false;
         }
-        if (STATE.compareAndSet(this, s, s | QUEUED)) {
-          s |= QUEUED;
-        } else {
-          s = state;
+        if (queueFrom(w, s)) {
+          return true;
         }
-      }
-      if (w.status() != WaitNode.GRANTED) {
-        append(w);
-        queued = true;
       }
     } finally {
       lock.unlock();
     }
-    return queued;
+  }
+
+  /**
+   * Appends {@code w}, which cannot be served in state {@code s}, and returns true; unless the
+   * queue was EMPTY and the state changed before it could be marked queued: then returns false, to
+   * look again. Lock held.
+   */
+  @GuardedBy("lock")
+  private boolean queueFrom(WaitNode w, long s) {
+    if ((s & QUEUE) == EMPTY
+        && !STATE.compareAndSet(this, s, s | (boundNanos == 0L ? STARVING : QUEUED))) {
+      return false;
+    }
+    append(w);
+    return true;
   }
 
   // ---------------------------------------------------------------- releasing and granting
@@ -206,42 +258,53 @@ abstract class PermitQueue extends WaitQueue {
     }
     long delta = (long) n << FREE_SHIFT;
     long s = state;
-    while ((s & QUEUED) == 0) {
+    while ((s & AWAITS_RELEASE) == 0) { // EMPTY, or the head is awake already
       if (STATE.weakCompareAndSet(this, s, s + delta)) {
         return;
       }
       s = state;
     }
     WaitNode delivered;
+    Thread wake;
     lock.lock();
     try {
-      delivered = commitLocked(n, -1, 0L);
+      delivered = commitLocked(n, -1, 0L, null);
+      wake = takePendingWake();
     } finally {
       lock.unlock();
     }
-    deliver(delivered);
+    deliverAndWake(delivered, wake);
   }
 
   /**
-   * Changes the state and grants the waiters that then fit, in one CAS, so that no reader ever sees
-   * permits free while a request they would cover is still queued. Adds {@code addFree} permits,
-   * sets the limit to {@code newLimit} unless it is -1 (moving {@code free} by the same amount),
-   * sets {@code flags}, and sets QUEUED exactly when waiters remain. Unlinks the granted waiters
-   * and returns them chained through {@code next}. Lock held.
+   * Changes the state and serves the head, in one CAS, and settles the queue's state (see above).
+   * Adds {@code addFree} permits, sets the limit to {@code newLimit} unless it is -1 (moving {@code
+   * free} by the same amount), sets {@code flags}; then, from the head, grants the requests that
+   * are covered, in order, until one is not, or (barging, not starving) until a blocking one, which
+   * it wakes instead (pendingWake) unless it is {@code taker}, the head taking its own permits
+   * (tryTakeAtHead). Unlinks the granted requests and returns them chained through {@code next}.
+   * Lock held.
    *
-   * <p>While QUEUED is set, nothing changes the state without the lock (the fast paths refuse to),
-   * so the CAS fails only when the queue was empty and a fast path raced with it.
+   * <p>While the queue is QUEUED or STARVING, nothing changes the state without the lock (I2); so
+   * the CAS fails only when a fast path raced with it.
    */
   @GuardedBy("lock")
-  private @Nullable WaitNode commitLocked(int addFree, int newLimit, long flags) {
+  private @Nullable WaitNode commitLocked(
+      int addFree, int newLimit, long flags, @Nullable WaitNode taker) {
     for (; ; ) {
       long s = state;
       int limit = newLimit < 0 ? limit(s) : newLimit;
       int free = free(s) + addFree + (limit - limit(s));
+      boolean handOver = (s & QUEUE) == STARVING; // always, when strict and not empty
+      long queue = EMPTY;
       WaitNode newHead = head();
       while (newHead != null) {
-        int need = newHead.weight() == 0 ? limit : newHead.weight();
-        if (free < need) {
+        if (free < need(newHead, limit)) {
+          queue = starves(newHead) ? STARVING : QUEUED;
+          break;
+        }
+        if (!handOver && newHead != taker && takesItself(newHead)) {
+          queue = WOKEN;
           break;
         }
         free -= newHead.weight();
@@ -252,17 +315,101 @@ abstract class PermitQueue extends WaitQueue {
               | ((long) limit << LIMIT_SHIFT)
               | (s & CLOSED)
               | flags
-              | (newHead != null ? QUEUED : 0L);
+              | queue;
       if (STATE.compareAndSet(this, s, next)) {
+        if (queue == WOKEN) {
+          pendingWake = java.util.Objects.requireNonNull(newHead).thread();
+        }
         return unlinkRun(newHead, WaitNode.GRANTED);
       }
     }
   }
 
+  /** What a request needs free to be served: its permits, or every permit for awaitIdle. */
+  private static int need(WaitNode w, int limit) {
+    return w.weight() == 0 ? limit : w.weight();
+  }
+
+  /** Whether a request can take its permits itself when woken: a blocking one that takes some. */
+  private static boolean takesItself(WaitNode w) {
+    return w.thread() != null && w.weight() != 0;
+  }
+
+  /** Whether the queue starves at head {@code w}: always when strict, else past the bound. */
+  private boolean starves(WaitNode w) {
+    return boundNanos == 0L || w.waitedNanos(System.nanoTime()) >= boundNanos;
+  }
+
+  /** The thread commitLocked decided to wake, now the caller's to unpark. Lock held. */
+  @GuardedBy("lock")
+  private @Nullable Thread takePendingWake() {
+    Thread wake = pendingWake;
+    pendingWake = null;
+    return wake;
+  }
+
+  /** Wakes the thread commitLocked decided to, under the lock: for the engine's hooks. */
+  @GuardedBy("lock")
+  private void wakeNowLocked() {
+    Thread wake = takePendingWake();
+    if (wake != null) {
+      LockSupport.unpark(wake);
+    }
+  }
+
+  /** After the lock: wakes the head commitLocked chose, if any, and delivers its grants. */
+  private void deliverAndWake(@Nullable WaitNode delivered, @Nullable Thread wake) {
+    if (wake != null) {
+      LockSupport.unpark(wake);
+    }
+    deliver(delivered);
+  }
+
+  // ---------------------------------------------------------------- the engine's hooks
+
+  /**
+   * The woken head takes its permits if they are still free, and wakes the next head if what is
+   * left covers it; else goes back to QUEUED (or STARVING, past the bound) and parks. Only a WOKEN
+   * head looks, under the lock: in the other states a release that covers it wakes it or grants it
+   * (I3).
+   */
+  @Override
+  protected boolean tryTakeAtHead(WaitNode w) {
+    if ((state & QUEUE) != WOKEN) {
+      return false;
+    }
+    WaitNode granted;
+    Thread wake;
+    lock.lock();
+    try {
+      if (head() != w || (state & QUEUE) != WOKEN) {
+        return false;
+      }
+      granted = commitLocked(0, -1, 0L, w);
+      wake = takePendingWake();
+    } finally {
+      lock.unlock();
+    }
+    // The run granted starts with w if it took (its requester is the caller), else is empty.
+    deliverAndWake(granted == w ? w.next() : granted, wake);
+    return granted == w;
+  }
+
+  /**
+   * The head spins, and is prewoken, only while the queue is served by handoff: always in strict
+   * FIFO mode, answered without reading the state word (as the mutex's, decision 103).
+   */
+  @Override
+  protected boolean spinAtHead() {
+    return boundNanos == 0L || (state & QUEUE) == STARVING;
+  }
+
   @Override
   @GuardedBy("lock")
   protected @Nullable WaitNode afterWithdrawLocked() {
-    return commitLocked(0, -1, 0L); // the requests behind it may fit now
+    WaitNode granted = commitLocked(0, -1, 0L, null); // the requests behind it may fit now
+    wakeNowLocked();
+    return granted;
   }
 
   @Override
@@ -275,7 +422,9 @@ abstract class PermitQueue extends WaitQueue {
     if (st != null) {
       st.countReleased(); // it counted as acquired when granted
     }
-    return commitLocked(node.weight(), -1, 0L);
+    WaitNode granted = commitLocked(node.weight(), -1, 0L, null);
+    wakeNowLocked();
+    return granted;
   }
 
   // ---------------------------------------------------------------- limit and closing
@@ -284,30 +433,34 @@ abstract class PermitQueue extends WaitQueue {
   public void setLimit(int newLimit) {
     checkLimit(newLimit);
     WaitNode delivered;
+    Thread wake;
     lock.lock();
     try {
       WaitNode failed = removeLocked(w -> w.weight() > newLimit, WaitNode.FAILED_LIMIT);
-      delivered = WaitNode.concat(failed, commitLocked(0, newLimit, 0L));
+      delivered = WaitNode.concat(failed, commitLocked(0, newLimit, 0L, null));
+      wake = takePendingWake();
     } finally {
       lock.unlock();
     }
-    deliver(delivered);
+    deliverAndWake(delivered, wake);
   }
 
   /** Closes: {@link Semaphore#close}. */
   public void close() {
     WaitNode delivered;
+    Thread wake;
     lock.lock();
     try {
       if ((state & CLOSED) != 0) {
         return;
       }
       WaitNode failed = removeLocked(w -> w.weight() != 0, WaitNode.FAILED_CLOSED);
-      delivered = WaitNode.concat(failed, commitLocked(0, -1, CLOSED));
+      delivered = WaitNode.concat(failed, commitLocked(0, -1, CLOSED, null));
+      wake = takePendingWake();
     } finally {
       lock.unlock();
     }
-    deliver(delivered);
+    deliverAndWake(delivered, wake);
   }
 
   // ---------------------------------------------------------------- inspection

@@ -1,6 +1,7 @@
 package dev.jeton;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -16,11 +17,18 @@ import org.jspecify.annotations.Nullable;
  * <h2>Fairness</h2>
  *
  * <p>Readers and writers, blocking and asynchronous, wait in one queue and are granted in the order
- * they arrive (task-fair). A queued writer holds back the readers that arrive after it, so writers
- * never starve; the readers queued behind a writer all enter together when it unlocks, up to the
- * next queued writer, so readers never starve either. A request waits for exactly the requests
- * ahead of it, nothing else. {@link #tryRead()} and {@link #tryWrite()} succeed only when no one is
- * queued.
+ * they arrive. A queued writer holds back the readers that arrive after it, so writers never
+ * starve; the readers queued behind a writer all enter together when it unlocks, up to the next
+ * queued writer, so readers never starve either.
+ *
+ * <p>Who gets the lock when it is let go is the {@link Fairness} the lock was built with. By
+ * default ({@link Fairness#boundedBarging()}), when the lock is let go for a blocked waiter that is
+ * still waking up, a running reader or writer may take it first ({@link #tryRead()} and {@link
+ * #tryWrite()} included), as with a non-fair {@code ReentrantReadWriteLock}, until a waiter has
+ * waited past the bound; a reader never gets in past a queued writer that waits for the readers to
+ * leave. With {@link Fairness#strictFifo()} the lock is handed over in arrival order at every
+ * unlock (task-fair): a request waits for exactly the requests ahead of it, nothing else, and
+ * {@link #tryRead()} and {@link #tryWrite()} succeed only when no one is queued.
  *
  * <h2>Downgrading, and no upgrading</h2>
  *
@@ -89,7 +97,10 @@ public interface ReadWriteLock {
    */
   CompletableFuture<Guard> readAsync(Duration timeout);
 
-  /** Locks for reading only if no writer holds the lock and no one is queued. */
+  /**
+   * Locks for reading only if no writer holds the lock and no one is queued (with bounded barging:
+   * or the lock was let go for a waiter still waking up, and none has waited past the bound).
+   */
   Optional<Guard> tryRead();
 
   /**
@@ -119,7 +130,10 @@ public interface ReadWriteLock {
    */
   CompletableFuture<WriteGuard> writeAsync(Duration timeout);
 
-  /** Locks for writing only if no one holds the lock and no one is queued. */
+  /**
+   * Locks for writing only if no one holds the lock and no one is queued (with bounded barging: or
+   * the lock was let go for a waiter still waking up, and none has waited past the bound).
+   */
   Optional<WriteGuard> tryWrite();
 
   /** The number of readers holding the lock now. */
@@ -191,11 +205,25 @@ public interface ReadWriteLock {
 
   /** Builds a read-write lock. Each setter checks its argument at once. */
   final class Builder extends PrimitiveBuilder<Builder> {
+    private Fairness fairness = Fairness.boundedBarging();
+
     private Builder() {}
+
+    /**
+     * Who gets the lock when it is let go while others wait: {@link Fairness#boundedBarging()} by
+     * default (readers and writers that are running take a free lock ahead of the queue, until the
+     * oldest waiter has waited past the bound), or {@link Fairness#strictFifo()} (task-fair: every
+     * request in arrival order, at the pace of thread wake-ups). See {@link Fairness} for what each
+     * promises and costs.
+     */
+    public Builder fairness(Fairness fairness) {
+      this.fairness = Objects.requireNonNull(fairness, "fairness");
+      return this;
+    }
 
     /** Builds the read-write lock. */
     public ReadWriteLock build() {
-      return new FifoReadWriteLock(name, completionExecutor);
+      return new FifoReadWriteLock(name, fairness, completionExecutor);
     }
   }
 }

@@ -2,6 +2,7 @@ package dev.jeton;
 
 import dev.jeton.internal.Arguments;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -26,6 +27,12 @@ import org.jspecify.annotations.Nullable;
  * of the queue holds back the smaller ones behind it, so large requests never starve. {@link
  * #tryAcquire(int)} never jumps ahead of a queued request: it succeeds only when no one is queued
  * and enough permits are free.
+ *
+ * <p>That is the {@link Fairness#strictFifo()} of every implementation. The in-process semaphore
+ * can be built with {@link Fairness#boundedBarging()} instead ({@link Builder#fairness}): permits
+ * released for a blocked waiter that is still waking up may then go to a running request first,
+ * {@code tryAcquire} included, but never permits too few for the waiter at the head, and only until
+ * a waiter has waited longer than the bound.
  *
  * <h2>Cancellation</h2>
  *
@@ -104,7 +111,9 @@ public interface Semaphore extends AutoCloseable {
   Permit acquire(int permits, Duration timeout) throws InterruptedException, TimeoutException;
 
   /**
-   * Acquires {@code permits} only if no one is queued and enough permits are free now.
+   * Acquires {@code permits} only if no one is queued and enough permits are free now (with bounded
+   * barging: or the waiter at the head is being woken for permits that cover this request too, and
+   * none has waited past the bound).
    *
    * @return the permit, or empty if the request would have had to wait
    * @throws IllegalArgumentException if {@code permits} is below 1 or above the limit
@@ -235,6 +244,7 @@ public interface Semaphore extends AutoCloseable {
   final class Builder extends PrimitiveBuilder<Builder> {
     private int limit = -1;
     private boolean statistics;
+    private Fairness fairness = Fairness.strictFifo();
 
     private Builder() {}
 
@@ -246,6 +256,19 @@ public interface Semaphore extends AutoCloseable {
     public Builder limit(int limit) {
       FifoSemaphore.checkLimit(limit);
       this.limit = limit;
+      return this;
+    }
+
+    /**
+     * Who gets permits that come free while others wait: {@link Fairness#strictFifo()} by default
+     * (every request in arrival order, so a large request is never starved by small ones; each
+     * handoff waits for the next thread to wake up), or {@link Fairness#boundedBarging()} (a
+     * running request takes free permits ahead of the queue, so a hot semaphore stays busy, until
+     * the oldest waiter has waited past the bound). See {@link Fairness} for what each promises and
+     * costs.
+     */
+    public Builder fairness(Fairness fairness) {
+      this.fairness = Objects.requireNonNull(fairness, "fairness");
       return this;
     }
 
@@ -264,7 +287,7 @@ public interface Semaphore extends AutoCloseable {
       if (limit < 0) {
         throw new IllegalStateException("limit is required: call limit(int) before build()");
       }
-      return new FifoSemaphore(name, limit, completionExecutor, statistics);
+      return new FifoSemaphore(name, limit, fairness, completionExecutor, statistics);
     }
   }
 }

@@ -11,9 +11,14 @@ import org.jetbrains.lincheck.datastructures.ThreadIdGen;
 import org.jetbrains.lincheck.datastructures.Validate;
 
 /**
- * The read-write lock, model-checked: linearizable against a sequential model of a task-fair FIFO
- * read-write lock, and never leaking or stranding the lock whatever gives up, downgrades or unlocks
- * while it is granted.
+ * The read-write lock, model-checked in both modes: linearizable against a sequential model of a
+ * task-fair FIFO read-write lock, and never leaking or stranding the lock whatever gives up,
+ * downgrades or unlocks while it is granted.
+ *
+ * <p>One model serves both modes: the asynchronous requests of the first test are handed the lock
+ * in both (they have no thread to wake), and a {@code tryRead} never gets in past a queued writer
+ * that waits for readers to leave, so barging shows only with blocking requests, which the second
+ * test runs with every way of giving up, waking and barging there too.
  */
 public class FifoReadWriteLockLincheckTest {
   /** What {@code unlock} reports it let go. */
@@ -22,14 +27,73 @@ public class FifoReadWriteLockLincheckTest {
   private static final int READ = 1;
   private static final int WRITE = 2;
 
+  /**
+   * Half the default per scenario, as the mutex's (FifoMutexLincheckTest): the five checks share
+   * most of their paths, and together explore 1.25 times what the two checks of one mode did.
+   */
+  private static final int INTERLEAVINGS = 200;
+
   @LincheckRun
-  void linearizable_againstTheSequentialModel() {
-    TestThreads.checkLinearizable(Linearizability.class, Model.class);
+  void boundedBarging_linearizable_againstTheSequentialModel() {
+    TestThreads.checkLinearizable(BargingLinearizability.class, Model.class, INTERLEAVINGS);
   }
 
   @LincheckRun
-  void givingUp_neverLeaksOrStrandsTheLock() {
-    TestThreads.checkSettles(Cancellation.class);
+  void strictFifo_linearizable_againstTheSequentialModel() {
+    TestThreads.checkLinearizable(StrictLinearizability.class, Model.class, INTERLEAVINGS);
+  }
+
+  @LincheckRun
+  void boundedBarging_givingUp_neverLeaksOrStrandsTheLock() {
+    TestThreads.checkSettles(BargingCancellation.class, INTERLEAVINGS);
+  }
+
+  @LincheckRun
+  void unboundedBarging_givingUp_neverLeaksOrStrandsTheLock() {
+    TestThreads.checkSettles(NeverStarvingCancellation.class, INTERLEAVINGS);
+  }
+
+  @LincheckRun
+  void strictFifo_givingUp_neverLeaksOrStrandsTheLock() {
+    TestThreads.checkSettles(StrictCancellation.class, INTERLEAVINGS);
+  }
+
+  /** {@link Linearizability} of the default lock, bounded barging. */
+  public static class BargingLinearizability extends Linearizability {
+    public BargingLinearizability() {
+      super(Fairness.boundedBarging());
+    }
+  }
+
+  /** {@link Linearizability} of a strict FIFO lock. */
+  public static class StrictLinearizability extends Linearizability {
+    public StrictLinearizability() {
+      super(Fairness.strictFifo());
+    }
+  }
+
+  /**
+   * {@link Cancellation} of a barging lock whose bound is one nanosecond, so that a waiter that
+   * looks once turns the queue to handoffs: barging and the way out of it in a few steps.
+   */
+  public static class BargingCancellation extends Cancellation {
+    public BargingCancellation() {
+      super(Fairness.boundedBarging(java.time.Duration.ofNanos(1)));
+    }
+  }
+
+  /** {@link Cancellation} of a barging lock whose bound no run reaches: no handoffs to blocked. */
+  public static class NeverStarvingCancellation extends Cancellation {
+    public NeverStarvingCancellation() {
+      super(Fairness.boundedBarging(java.time.Duration.ofHours(1)));
+    }
+  }
+
+  /** {@link Cancellation} of a strict FIFO lock. */
+  public static class StrictCancellation extends Cancellation {
+    public StrictCancellation() {
+      super(Fairness.strictFifo());
+    }
   }
 
   /**
@@ -37,9 +101,13 @@ public class FifoReadWriteLockLincheckTest {
    * latest per {@code unlock}, and downgrades its latest if it is a write lock. Queued asynchronous
    * requests stay queued and, once granted, keep their lock for good.
    */
-  public static class Linearizability {
-    private final ReadWriteLock rw = ReadWriteLock.create();
+  public abstract static class Linearizability {
+    private final ReadWriteLock rw;
     private final TestThreads.Held held = new TestThreads.Held();
+
+    Linearizability(Fairness fairness) {
+      this.rw = ReadWriteLock.builder().fairness(fairness).build();
+    }
 
     @Operation
     public boolean tryRead(@Param(gen = ThreadIdGen.class) int thread) {
@@ -196,8 +264,12 @@ public class FifoReadWriteLockLincheckTest {
    * Requests of both kinds that block, give up, downgrade, or unlock as soon as they are granted:
    * whatever the interleaving, the lock ends free with no one queued.
    */
-  public static class Cancellation {
-    private final ReadWriteLock rw = ReadWriteLock.create();
+  public abstract static class Cancellation {
+    private final ReadWriteLock rw;
+
+    Cancellation(Fairness fairness) {
+      this.rw = ReadWriteLock.builder().fairness(fairness).build();
+    }
 
     @Operation
     public void readAndUnlock() throws InterruptedException {

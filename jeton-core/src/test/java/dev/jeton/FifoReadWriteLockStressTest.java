@@ -13,7 +13,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Many threads mixing read and write requests of every kind (blocking, timed, try, asynchronous,
@@ -78,9 +79,11 @@ class FifoReadWriteLockStressTest {
     }
   }
 
-  @Test
-  void platformThreads_mixingEveryKindOfRequest_neverAWriterBesideAnyoneElse() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+  @ParameterizedTest
+  @MethodSource("dev.jeton.FifoMutexStressTest#fairnesses")
+  void platformThreads_mixingEveryKindOfRequest_neverAWriterBesideAnyoneElse(Fairness fairness)
+      throws Exception {
+    ReadWriteLock rw = ReadWriteLock.builder().fairness(fairness).build();
     Ledger ledger = new Ledger();
     TestThreads.platformWorkers(8, 5_000, random -> oneRequest(rw, ledger, random), ledger.gaveUp);
     assertSettled(rw, ledger);
@@ -88,12 +91,36 @@ class FifoReadWriteLockStressTest {
     assertTrue(ledger.peakReaders.get() > 1, "readers really shared: " + ledger.peakReaders);
   }
 
-  @Test
-  void virtualThreads_tenThousandMixingReadersAndWriters_neverAWriterBesideAnyoneElse()
-      throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+  @ParameterizedTest
+  @MethodSource("dev.jeton.FifoMutexStressTest#fairnesses")
+  void virtualThreads_tenThousandMixingReadersAndWriters_neverAWriterBesideAnyoneElse(
+      Fairness fairness) throws Exception {
+    ReadWriteLock rw = ReadWriteLock.builder().fairness(fairness).build();
     Ledger ledger = new Ledger();
     TestThreads.virtualTasks(10_000, random -> oneRequest(rw, ledger, random), ledger.violations);
+    assertSettled(rw, ledger);
+  }
+
+  /**
+   * Threads that only read and write, with nothing else to wake them (no timeouts, no interrupts,
+   * which would wake a head left parked and hide it): a lost wake-up hangs a worker, which the hang
+   * guard reports.
+   */
+  @ParameterizedTest
+  @MethodSource("dev.jeton.FifoMutexStressTest#fairnesses")
+  void hotLoop_onlyReadAndWrite_neverLosesAWakeup(Fairness fairness) throws Exception {
+    ReadWriteLock rw = ReadWriteLock.builder().fairness(fairness).build();
+    Ledger ledger = new Ledger();
+    TestThreads.platformWorkersUninterrupted(
+        8,
+        20_000,
+        random -> {
+          if (random.nextInt(10) == 0) {
+            ledger.write(rw.write(), false);
+          } else {
+            ledger.read(rw.read());
+          }
+        });
     assertSettled(rw, ledger);
   }
 

@@ -26,19 +26,30 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The in-process read-write lock: one test per point of {@link ReadWriteLock}'s contract, and one
- * named test for each bug that other read-write locks shipped.
+ * The in-process read-write lock: one test per point of {@link ReadWriteLock}'s contract, in both
+ * modes, and one named test for each bug that other read-write locks shipped.
  */
+@ParameterizedClass
+@MethodSource("dev.jeton.FifoMutexStressTest#fairnesses")
 class FifoReadWriteLockTest {
   @RegisterExtension final TestThreads threads = new TestThreads();
+
+  @Parameter Fairness fairness;
+
+  private ReadWriteLock newLock() {
+    return ReadWriteLock.builder().fairness(fairness).build();
+  }
 
   // ---------------------------------------------------------------- sharing and exclusion
 
   @Test
   void read_manyReadersHoldTheLockAtOnce() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     Guard a = rw.read();
     Guard b = rw.readAsync().join();
     Guard c = rw.tryRead().orElseThrow();
@@ -54,7 +65,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void read_manyBlockedThreadsAllEnterTogether() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     int readers = 5;
     CountDownLatch allIn = new CountDownLatch(readers);
     CountDownLatch leave = new CountDownLatch(1);
@@ -75,7 +86,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void write_excludesReadersAndWriters() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     WriteGuard w = rw.write();
     assertTrue(rw.isWriteLocked());
     assertEquals(0, rw.readers());
@@ -98,7 +109,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void fifo_queuedWriterHoldsBackLaterReaders() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     Guard reader = rw.read();
     CompletableFuture<WriteGuard> writer = rw.writeAsync();
     CompletableFuture<Guard> lateReader = rw.readAsync();
@@ -115,7 +126,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void fifo_readersBehindAWriterAllEnterTogether_upToTheNextWriter() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     WriteGuard first = rw.write();
     CompletableFuture<Guard> r1 = rw.readAsync();
     CompletableFuture<Guard> r2 = new CompletableFuture<>();
@@ -146,7 +157,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void tryReadAndTryWrite_neverJumpTheQueue() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     Guard reader = rw.read();
     CompletableFuture<WriteGuard> writer = rw.writeAsync();
     assertTrue(rw.tryRead().isEmpty(), "readers hold it, but a writer is queued");
@@ -180,7 +191,7 @@ class FifoReadWriteLockTest {
    */
   @Test
   void writerGivingUp_byTimeout_letsQueuedReadersInAtOnce() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     Guard reader = rw.read();
     for (long millis = 50; ; millis *= 2) {
       Duration timeout = Duration.ofMillis(millis);
@@ -208,7 +219,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void writerGivingUp_byAsyncTimeout_letsQueuedReadersInAtOnce() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     Guard reader = rw.read();
     for (long millis = 50; ; millis *= 2) {
       CompletableFuture<WriteGuard> writer = rw.writeAsync(Duration.ofMillis(millis));
@@ -230,7 +241,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void writerGivingUp_byCancel_letsQueuedReadersInAtOnce() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     Guard reader = rw.read();
     CompletableFuture<WriteGuard> writer = rw.writeAsync();
     CompletableFuture<Guard> behind1 = rw.readAsync();
@@ -252,7 +263,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void writerGivingUp_byInterrupt_letsQueuedReadersInAtOnce() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     Guard reader = rw.read();
     Blocked writer = threads.startBlocked(() -> rw.write().unlock());
     awaitTrue(() -> rw.queueLength() == 1, "the writer to queue");
@@ -270,7 +281,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void cancelledWaiter_neverEndsUpHoldingTheLock() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     WriteGuard held = rw.write();
     CompletableFuture<Guard> reader = rw.readAsync();
     CompletableFuture<WriteGuard> writer = rw.writeAsync();
@@ -292,7 +303,7 @@ class FifoReadWriteLockTest {
    */
   @Test
   void grantRacingWithCancel_isNeverLost() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     TestThreads.raceCancelsWithGrants(
         2_000,
         round -> {
@@ -317,7 +328,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void downgrade_isAtomic_noWriterInBetweenEvenWithAWriterQueuedRightBehind() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     WriteGuard w = rw.write();
     CompletableFuture<WriteGuard> writerBehind = rw.writeAsync();
     Guard r = w.downgrade();
@@ -337,7 +348,7 @@ class FifoReadWriteLockTest {
    */
   @Test
   void downgrade_racingWithWriters_neverLetsOneInWhileTheReadLockIsHeld() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     AtomicBoolean readHeld = new AtomicBoolean();
     AtomicBoolean writing = new AtomicBoolean();
     AtomicBoolean stop = new AtomicBoolean();
@@ -380,7 +391,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void downgrade_letsTheReadersQueuedAtTheHeadIn() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     WriteGuard w = rw.write();
     CompletableFuture<Guard> r1 = rw.readAsync();
     CompletableFuture<Guard> r2 = rw.readAsync();
@@ -402,7 +413,7 @@ class FifoReadWriteLockTest {
   @Test
   void downgrade_twiceOrAfterUnlock_throwsIllegalState_andUnlockAfterItDoesNothing()
       throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     WriteGuard w = rw.write();
     Guard r = w.downgrade();
     assertThrows(IllegalStateException.class, w::downgrade);
@@ -423,7 +434,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void readersIsWriteLockedAndQueueLength_followTheHoldersAndWaiters() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     assertEquals(0, rw.readers());
     assertFalse(rw.isWriteLocked());
     assertEquals(0, rw.queueLength());
@@ -448,7 +459,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void toString_showsNameStateAndQueue() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.builder().name("cache").build();
+    ReadWriteLock rw = ReadWriteLock.builder().fairness(fairness).name("cache").build();
     assertEquals("ReadWriteLock[name=cache, readers=0, queued=0]", rw.toString());
     Guard r = rw.read();
     CompletableFuture<WriteGuard> w = rw.writeAsync();
@@ -472,7 +483,8 @@ class FifoReadWriteLockTest {
         TestThreads.completingThread(
             "rw-completions",
             executor -> {
-              ReadWriteLock rw = ReadWriteLock.builder().completionExecutor(executor).build();
+              ReadWriteLock rw =
+                  ReadWriteLock.builder().fairness(fairness).completionExecutor(executor).build();
               return new HeldAndQueued(rw.write(), rw.readAsync());
             });
     assertEquals("rw-completions", completedOn);
@@ -482,7 +494,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void callReadAndCallWrite_holdTheLockForTheTask() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     assertEquals(1, rw.callRead(rw::readers));
     assertTrue(rw.callWrite(rw::isWriteLocked));
     assertThrows(
@@ -498,7 +510,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void callReadAsyncAndCallWriteAsync_holdTheLockUntilTheStageCompletes() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     CompletableFuture<String> reading = new CompletableFuture<>();
     CompletableFuture<String> read = rw.callReadAsync(() -> reading);
     assertEquals(1, rw.readers());
@@ -515,7 +527,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void callWriteAsync_cancelledBeforeTheGrant_neverRunsTheTask() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     Guard reader = rw.read();
     AtomicBoolean ran = TestThreads.cancelledBeforeTheGrant(rw::callWriteAsync);
     assertEquals(0, rw.queueLength());
@@ -528,7 +540,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void timedRequests_ofBothKinds_throwOrFailWithTimeoutAndLeaveTheQueue() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.builder().name("cache").build();
+    ReadWriteLock rw = ReadWriteLock.builder().fairness(fairness).name("cache").build();
     WriteGuard w = rw.write();
     TimeoutException readTimeout =
         assertThrows(TimeoutException.class, () -> rw.read(Duration.ofMillis(10)));
@@ -552,7 +564,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void timedRequests_grantedInTime_holdTheLock() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     WriteGuard w = rw.write();
     CompletableFuture<Guard> r = rw.readAsync(Duration.ofMinutes(10));
     CompletableFuture<WriteGuard> w2 = rw.writeAsync(Duration.ofMinutes(10));
@@ -566,7 +578,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void interruptBeforeLocking_throwsAtOnceEvenWhenFree() {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     for (TestThreads.Body call :
         List.<TestThreads.Body>of(rw::read, rw::write, () -> rw.write(Duration.ofMinutes(1)))) {
       Thread.currentThread().interrupt();
@@ -584,7 +596,7 @@ class FifoReadWriteLockTest {
 
   @Test
   void memoryVisibility_writesUnderTheWriteLockAreSeenByLaterReadersAndWriters() throws Exception {
-    ReadWriteLock rw = ReadWriteLock.create();
+    ReadWriteLock rw = newLock();
     int workers = 4;
     int rounds = 5_000;
     Queue<String> violations = new ConcurrentLinkedQueue<>();

@@ -16,13 +16,26 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** The in-process semaphore: the shared contract, and what only it has. */
+/**
+ * The in-process semaphore: the shared contract, and what only it has, in both modes (what sets
+ * them apart is in {@link SemaphoreFairnessTest}).
+ */
+@ParameterizedClass
+@MethodSource("dev.jeton.FifoMutexStressTest#fairnesses")
 class FifoSemaphoreTest extends SemaphoreContract {
+  @Parameter Fairness fairness;
 
   @Override
   protected Semaphore newSemaphore(int limit) {
-    return Semaphore.create(limit);
+    return Semaphore.builder().limit(limit).fairness(fairness).build();
+  }
+
+  private Semaphore.Builder builder() {
+    return Semaphore.builder().fairness(fairness);
   }
 
   @Test
@@ -44,7 +57,7 @@ class FifoSemaphoreTest extends SemaphoreContract {
 
   @Test
   void toString_showsNameLimitAvailableAndQueue() throws Exception {
-    Semaphore sem = Semaphore.builder().name("db").limit(3).build();
+    Semaphore sem = builder().name("db").limit(3).build();
     Permit p = sem.acquire(3);
     CompletableFuture<Permit> queued = sem.acquireAsync(1);
     assertEquals("Semaphore[name=db, limit=3, available=0, queued=1]", sem.toString());
@@ -62,8 +75,8 @@ class FifoSemaphoreTest extends SemaphoreContract {
    */
   @Test
   void nestedDelivery_ofAnotherSemaphoresWaiter_grantsThatSemaphoresPermit() throws Exception {
-    Semaphore a = Semaphore.builder().name("a").limit(1).build();
-    Semaphore b = Semaphore.builder().name("b").limit(2).build();
+    Semaphore a = builder().name("a").limit(1).build();
+    Semaphore b = builder().name("b").limit(2).build();
     Permit heldA = a.acquire(1);
     Permit heldB = b.acquire(2);
     CompletableFuture<Permit> waitingForB = b.acquireAsync(2);
@@ -80,7 +93,7 @@ class FifoSemaphoreTest extends SemaphoreContract {
 
   @Test
   void messages_nameTheSemaphore() throws Exception {
-    Semaphore sem = Semaphore.builder().name("uploads").limit(1).build();
+    Semaphore sem = builder().name("uploads").limit(1).build();
     Permit held = sem.acquire(1);
     TimeoutException e =
         assertThrows(TimeoutException.class, () -> sem.acquire(1, Duration.ofMillis(10)));
@@ -99,7 +112,7 @@ class FifoSemaphoreTest extends SemaphoreContract {
 
   @Test
   void stats_countEveryOutcome() throws Exception {
-    Semaphore sem = Semaphore.builder().limit(2).statistics(true).build();
+    Semaphore sem = builder().limit(2).statistics(true).build();
     Permit a = sem.acquire(2); // acquired 1
     assertTrue(sem.tryAcquire(1).isEmpty()); // rejected 1
     assertThrows(TimeoutException.class, () -> sem.acquire(1, Duration.ofMillis(5))); // timed out
@@ -127,7 +140,7 @@ class FifoSemaphoreTest extends SemaphoreContract {
   void completionExecutor_completesFuturesOnTheExecutor() throws Exception {
     ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "completions"));
     try {
-      Semaphore sem = Semaphore.builder().limit(1).completionExecutor(executor).build();
+      Semaphore sem = builder().limit(1).completionExecutor(executor).build();
       Permit held = sem.acquire(1);
       AtomicReference<String> completedOn = new AtomicReference<>();
       CompletableFuture<Void> seen =
@@ -149,7 +162,7 @@ class FifoSemaphoreTest extends SemaphoreContract {
   void completionExecutor_thatRejectsFallsBackToTheReleasingThread() throws Exception {
     ExecutorService executor = Executors.newSingleThreadExecutor();
     executor.shutdown();
-    Semaphore sem = Semaphore.builder().limit(1).completionExecutor(executor).build();
+    Semaphore sem = builder().limit(1).completionExecutor(executor).build();
     Permit held = sem.acquire(1);
     CompletableFuture<Permit> f = sem.acquireAsync(1);
     held.release();
@@ -160,7 +173,7 @@ class FifoSemaphoreTest extends SemaphoreContract {
   @Test
   void completionExecutor_thatThrowsStillDeliversTheGrant() throws Exception {
     Semaphore sem =
-        Semaphore.builder()
+        builder()
             .limit(1)
             .completionExecutor(
                 task -> {
@@ -177,7 +190,7 @@ class FifoSemaphoreTest extends SemaphoreContract {
 
   @Test
   void completion_runsOutsideTheSemaphoresLock() throws Exception {
-    Semaphore sem = Semaphore.create(1);
+    Semaphore sem = newSemaphore(1);
     Permit held = sem.acquire(1);
     AtomicReference<Boolean> otherThreadGotIn = new AtomicReference<>();
     CompletableFuture<Void> callback =
@@ -202,7 +215,7 @@ class FifoSemaphoreTest extends SemaphoreContract {
 
   @Test
   void asyncChain_ofAMillionAcquireReleaseStepsRunsInConstantStack() throws Exception {
-    Semaphore sem = Semaphore.create(1);
+    Semaphore sem = newSemaphore(1);
     Permit first = sem.acquire(1);
     int steps = 1_000_000;
     AtomicInteger ran = new AtomicInteger();

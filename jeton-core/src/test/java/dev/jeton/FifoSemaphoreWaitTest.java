@@ -26,7 +26,8 @@ class FifoSemaphoreWaitTest {
   private volatile Permit held;
 
   private static FifoSemaphore watched(int limit, Runnable spinStep) {
-    return new FifoSemaphore(null, limit, null, false, new RecordedTimers(), spinStep);
+    return new FifoSemaphore(
+        null, limit, Fairness.strictFifo(), null, false, new RecordedTimers(), spinStep);
   }
 
   /**

@@ -166,6 +166,7 @@ class ReadmeExamplesTest {
               .limit(10)
               .completionExecutor(executor)
               .statistics(true)
+              .fairness(Fairness.strictFifo()) // the default; boundedBarging() for a hot semaphore
               .build();
       Permit held = s.acquire(3);
       SemaphoreStats stats = s.stats().orElseThrow();

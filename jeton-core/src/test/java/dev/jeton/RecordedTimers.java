@@ -24,7 +24,7 @@ final class RecordedTimers implements Deadlines {
 
   /** A semaphore whose timed asynchronous requests use these timers. */
   FifoSemaphore semaphore(int limit) {
-    return new FifoSemaphore(null, limit, null, false, this, null);
+    return new FifoSemaphore(null, limit, Fairness.strictFifo(), null, false, this, null);
   }
 
   @Override

@@ -320,6 +320,21 @@ public final class TestThreads implements AfterEachCallback {
   static void platformWorkers(
       int threads, int operations, Request request, AtomicInteger interrupted)
       throws InterruptedException {
+    platformWorkers(threads, operations, request, interrupted, true);
+  }
+
+  /**
+   * As {@link #platformWorkers(int, int, Request, AtomicInteger)}, but with no interrupter: for a
+   * hot loop whose waiters nothing else wakes, where an interrupt would hide a lost wake-up.
+   */
+  static void platformWorkersUninterrupted(int threads, int operations, Request request)
+      throws InterruptedException {
+    platformWorkers(threads, operations, request, new AtomicInteger(), false);
+  }
+
+  private static void platformWorkers(
+      int threads, int operations, Request request, AtomicInteger interrupted, boolean interrupt)
+      throws InterruptedException {
     List<Thread> workers = new ArrayList<>();
     Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
     for (int t = 0; t < threads; t++) {
@@ -342,12 +357,14 @@ public final class TestThreads implements AfterEachCallback {
       workers.add(worker);
       worker.start();
     }
-    Thread interrupter = interruptAtRandom(workers);
+    @Nullable Thread interrupter = interrupt ? interruptAtRandom(workers) : null;
     for (Thread worker : workers) {
       worker.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
       assertFalse(worker.isAlive(), "a worker hangs");
     }
-    interrupter.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
+    if (interrupter != null) {
+      interrupter.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
+    }
     assertEquals(List.of(), List.copyOf(failures));
   }
 
@@ -419,6 +436,14 @@ public final class TestThreads implements AfterEachCallback {
    */
   static void checkLinearizable(Class<?> test, Class<?> model, int interleavings) {
     lockModelChecking(3, interleavings).sequentialSpecification(model).check(test);
+  }
+
+  /**
+   * Model-checks {@code test} against sequential runs of itself, three operations a thread, with
+   * {@code interleavings} per scenario.
+   */
+  static void checkLinearizable(Class<?> test, int interleavings) {
+    lockModelChecking(3, interleavings).check(test);
   }
 
   /** Model-checks {@code test}, whose {@code @Validate} method says the lock settled. */

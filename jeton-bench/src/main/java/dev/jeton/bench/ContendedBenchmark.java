@@ -56,7 +56,7 @@ public class ContendedBenchmark {
   /** The semaphore and the shape of an operation. */
   @State(Scope.Benchmark)
   public static class Shared {
-    @Param({Limiter.JETON, Limiter.JUC_FAIR, Limiter.JUC_UNFAIR})
+    @Param({Limiter.JETON, Limiter.JETON_BARGING, Limiter.JUC_FAIR, Limiter.JUC_UNFAIR})
     public String impl = Limiter.JETON;
 
     @Param({"1", "4"})

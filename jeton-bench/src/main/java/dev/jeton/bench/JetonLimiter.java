@@ -1,5 +1,6 @@
 package dev.jeton.bench;
 
+import dev.jeton.Fairness;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import java.util.Objects;
@@ -10,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 final class JetonLimiter implements Limiter {
   private final Semaphore semaphore;
 
-  JetonLimiter(int limit) {
-    this.semaphore = Semaphore.create(limit);
+  JetonLimiter(int limit, Fairness fairness) {
+    this.semaphore = Semaphore.builder().limit(limit).fairness(fairness).build();
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.jeton.bench;
 
+import dev.jeton.Fairness;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
@@ -17,8 +18,11 @@ import org.jspecify.annotations.Nullable;
  * {@code -f 0}.
  */
 interface Limiter {
-  /** {@code dev.jeton.Semaphore} ({@code Semaphore.create(limit)}). */
+  /** {@code dev.jeton.Semaphore} ({@code Semaphore.create(limit)}): strict FIFO, the default. */
   String JETON = "jeton";
+
+  /** A {@code dev.jeton.Semaphore} built with {@code Fairness.boundedBarging()}. */
+  String JETON_BARGING = "jeton-barging";
 
   /** {@code java.util.concurrent.Semaphore(limit, true)}. */
   String JUC_FAIR = "juc-fair";
@@ -46,7 +50,8 @@ interface Limiter {
    */
   static Limiter create(String impl, int limit) {
     return switch (impl) {
-      case JETON -> new JetonLimiter(limit);
+      case JETON -> new JetonLimiter(limit, Fairness.strictFifo());
+      case JETON_BARGING -> new JetonLimiter(limit, Fairness.boundedBarging());
       case JUC_FAIR -> new JucLimiter(limit, true);
       case JUC_UNFAIR -> new JucLimiter(limit, false);
       case KOTLINX -> new KotlinxLimiter(limit);

@@ -62,6 +62,7 @@ public class ReadWriteLockBenchmark {
   public static class Shared implements RwLocker.Data {
     @Param({
       RwLocker.JETON,
+      RwLocker.JETON_FIFO,
       RwLocker.JUC_FAIR,
       RwLocker.JUC_UNFAIR,
       RwLocker.STAMPED,

@@ -1,5 +1,6 @@
 package dev.jeton.bench;
 
+import dev.jeton.Fairness;
 import dev.jeton.Guard;
 import dev.jeton.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -18,8 +19,11 @@ import java.util.concurrent.locks.StampedLock;
  * lock is held.
  */
 interface RwLocker {
-  /** {@code dev.jeton.ReadWriteLock.create()}: strictly FIFO, readers and writers alike. */
+  /** {@code dev.jeton.ReadWriteLock.create()}: bounded barging, the default (1 ms bound). */
   String JETON = "jeton";
+
+  /** A {@code dev.jeton.ReadWriteLock} built with {@code Fairness.strictFifo()}: task-fair. */
+  String JETON_FIFO = "jeton-fifo";
 
   /** {@code new ReentrantReadWriteLock(true)}. */
   String JUC_FAIR = "juc-fair";
@@ -39,7 +43,8 @@ interface RwLocker {
   /** Makes the lock named {@code impl}, one of the constants above. */
   static RwLocker create(String impl) {
     return switch (impl) {
-      case JETON -> new Jeton();
+      case JETON -> new Jeton(Fairness.boundedBarging());
+      case JETON_FIFO -> new Jeton(Fairness.strictFifo());
       case JUC_FAIR -> new Juc(true);
       case JUC_UNFAIR -> new Juc(false);
       case STAMPED -> new Stamped();
@@ -81,7 +86,11 @@ interface RwLocker {
 
   /** Jeton's {@link ReadWriteLock}. */
   final class Jeton implements RwLocker {
-    private final ReadWriteLock lock = ReadWriteLock.create();
+    private final ReadWriteLock lock;
+
+    Jeton(Fairness fairness) {
+      this.lock = ReadWriteLock.builder().fairness(fairness).build();
+    }
 
     @Override
     public long read(Data data, Waits waits) throws InterruptedException {
