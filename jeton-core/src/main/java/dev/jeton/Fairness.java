@@ -28,9 +28,15 @@ import org.jspecify.annotations.Nullable;
  *       is the mode of Go's {@code sync.Mutex}.
  * </ul>
  *
- * <p>For permits (a semaphore, and the read-write lock, whose writer takes them all), barging takes
- * only permits that a release covered a woken waiter with: never permits too few for the waiter at
- * the head, which would let a stream of small requests starve a large one.
+ * <p>For permits (a semaphore, and the read-write lock, whose writer takes them all), barging
+ * happens only while a release has covered a waiter that is being woken: while the waiter at the
+ * head needs more permits than are free, newcomers queue behind it, so a stream of small requests
+ * cannot starve a large one. A run of waiters that one release covers (the readers queued behind a
+ * writer) is let in together.
+ *
+ * <p>The switch is made by the next release after the bound, or by the woken waiter when it finds
+ * the lock taken: a waiter woken just before its wait passed the bound can lose the lock once more,
+ * to a request that takes it before the waiter runs.
  *
  * <p>Both modes keep every other promise: cancellation and timeouts withdraw a request at once, a
  * request that gives up never holds the lock, asynchronous requests are served as blocking ones,

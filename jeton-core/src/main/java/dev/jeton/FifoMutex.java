@@ -289,9 +289,9 @@ final class FifoMutex extends WaitQueue implements Mutex {
   }
 
   /**
-   * Unlocks under the queue's lock: wakes a blocking head if {@code mayWake} and the queue is not
-   * starving (leaving the thread in pendingWake), else hands the lock to the head in the same CAS;
-   * returns the head, granted, or null. Lock held.
+   * Unlocks under the queue's lock: wakes a blocking head if {@code mayWake}, neither it nor the
+   * queue starving (the thread left in pendingWake); else hands it the lock in the same CAS.
+   * Returns the head, granted, or null. Lock held.
    */
   @GuardedBy("lock")
   private @Nullable WaitNode unlockLocked(long word, boolean mayWake) {
@@ -308,7 +308,10 @@ final class FifoMutex extends WaitQueue implements Mutex {
         continue;
       }
       Thread thread = first.thread();
-      if (thread != null && mayWake && (s & STARVING) == 0) {
+      if (thread != null
+          && mayWake
+          && (s & STARVING) == 0
+          && first.waitedNanos(System.nanoTime()) < boundNanos) {
         if (STATE.compareAndSet(this, s, (s & ~LOCKED) | WOKEN)) {
           pendingWake = thread;
           return null;
@@ -360,14 +363,13 @@ final class FifoMutex extends WaitQueue implements Mutex {
    */
   @Override
   protected boolean tryTakeAtHead(WaitNode w) {
-    long s = state;
-    if ((s & STARVING) != 0) {
-      return false; // handed over when starving
+    if (boundNanos == 0L || (state & STARVING) != 0) {
+      return false; // handed over when starving, always in strict FIFO mode (see spinAtHead)
     }
     lock.lock();
     try {
       for (; ; ) {
-        s = state;
+        long s = state;
         if (head() != w || (s & STARVING) != 0) { // granted meanwhile, or to be
           return false;
         }

@@ -25,8 +25,9 @@ import org.jspecify.annotations.Nullable;
  * stops any writer, and the readers at the head enter. Decision 39 says why task-fair and not
  * phase-fair.
  *
- * <p>Invariant, the semaphore's I1-I3 read through the weights: holders are either one writer (free
- * = 0, taken as WRITE) or r readers (free = WRITE - r); never both.
+ * <p>Invariant, the semaphore's permit accounting (PermitQueue's I5) read through the weights:
+ * holders are either one writer (free = 0, taken as WRITE) or r readers (free = WRITE - r); never
+ * both.
  */
 final class FifoReadWriteLock implements ReadWriteLock {
   /** The permits of the write lock: all of them. A reader holds one. */

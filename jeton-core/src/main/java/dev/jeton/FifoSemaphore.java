@@ -15,9 +15,10 @@ import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The in-process {@link Semaphore}: weighted, strictly FIFO, blocking and asynchronous; and the
- * permit engine of the primitives built on it ({@link FifoReadWriteLock}), which differ only in
- * what a grant is ({@link Granting}) and what they are called in messages ({@link Names}).
+ * The in-process {@link Semaphore}: weighted, strictly FIFO or barging within a bound ({@link
+ * Fairness}), blocking and asynchronous; and the permit engine of the primitives built on it
+ * ({@link FifoReadWriteLock}), which differ only in what a grant is ({@link Granting}) and what
+ * they are called in messages ({@link Names}).
  *
  * <p>The contract is on {@link Semaphore}; the permit accounting that keeps it is {@link
  * PermitQueue}'s, the queue itself, its withdrawal and its delivery the engine's {@code WaitQueue}.
@@ -145,7 +146,10 @@ final class FifoSemaphore extends PermitQueue implements Semaphore {
     return kind.grant(permits);
   }
 
-  /** The grant of {@code permits} if no one is queued and they are free now, else null. */
+  /**
+   * The grant of {@code permits} if they are free now and no one queued waits for them (see
+   * PermitQueue.tryTake), else null.
+   */
   <T> @Nullable T tryGrant(int permits, Granting<T> kind) {
     if (tryTake(permits)) {
       countAcquired();

@@ -1,5 +1,16 @@
 package dev.jeton;
 
+import static dev.jeton.PermitWord.AWAITS_RELEASE;
+import static dev.jeton.PermitWord.CLOSED;
+import static dev.jeton.PermitWord.EMPTY;
+import static dev.jeton.PermitWord.FREE_SHIFT;
+import static dev.jeton.PermitWord.QUEUE;
+import static dev.jeton.PermitWord.QUEUED;
+import static dev.jeton.PermitWord.STARVING;
+import static dev.jeton.PermitWord.WOKEN;
+import static dev.jeton.PermitWord.free;
+import static dev.jeton.PermitWord.word;
+
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
 import dev.jeton.internal.engine.Deadlines;
@@ -48,10 +59,12 @@ abstract class PermitQueue extends WaitQueue {
    * anyone may take the free permits ahead of it (barging); the head takes its permits itself if
    * they are still free (tryTakeAtHead), else goes back to QUEUED and parks. In QUEUED, no one
    * takes permits past the head: the permits free then are too few for it, and barging into them
-   * would starve a large request. An asynchronous or awaitIdle head has no thread to take
-   * anything: it is granted (handed over) as soon as it is covered. Whenever the queue settles on
-   * a head that is not covered and has waited past the bound, it turns STARVING, where releases
-   * hand over as in strict FIFO; it leaves that state when it settles on a head that has not.
+   * would starve a large request. A head that has waited past the bound, or that has no thread to
+   * take anything (asynchronous, awaitIdle), is handed its permits as soon as they cover it, and
+   * so is a covered run of several (a writer's unlock lets the readers behind it in together, not
+   * one wake-up after another). Whenever the queue settles on a head that is not covered and has
+   * waited past the bound, it turns STARVING, where releases hand over as in strict FIFO; it
+   * leaves that state when it settles on a head that has not.
    *
    * Fast paths, without the lock:
    *   - acquire: one CAS that takes `n` permits, allowed only when the queue is EMPTY or WOKEN
@@ -65,8 +78,9 @@ abstract class PermitQueue extends WaitQueue {
    * QUEUED (STARVING when strict) if the queue was EMPTY (by CAS, so only if the permits it saw are
    * still short). Nodes leave the queue only under the lock: granted from the head (commitLocked,
    * or tryTakeAtHead by the head itself), withdrawn (cancel, timeout, interrupt: WaitQueue.withdraw,
-   * then afterWithdrawLocked), or failed (close, a limit below their request). Every change under
-   * the lock ends in commitLocked, which settles the queue's state from scratch.
+   * then afterWithdrawLocked), or failed (close, a limit below their request). Every release,
+   * withdrawal, limit change and close ends in commitLocked, which settles the queue's state from
+   * the head.
    *
    * Invariants:
    *   I1. The queue's state is EMPTY if and only if the queue is empty (both change under the lock).
@@ -78,38 +92,17 @@ abstract class PermitQueue extends WaitQueue {
    *       permits are never seen free while a request they would cover waits for a release that
    *       may never come.
    *   I4. WOKEN: the head is a blocking request whose thread was unparked after WOKEN was set, and
-   *       which will look again under the lock before it parks (tryTakeAtHead), or withdraw, which
-   *       settles the queue.
+   *       which will look again under the lock before it parks (tryTakeAtHead; after the rest of a
+   *       spin begun while STARVING, if any), or withdraw, which settles the queue.
    *   I5. Permits are never lost: each grant subtracts exactly the permits it hands out, in the
    *       CAS that decides it; a grant that reaches no one is released again (giveBackLocked).
    *
-   * Field access follows the engine's rule (its package-info.java): `state` is changed by CAS
+   * The word's layout is PermitWord's. Field access follows the engine's rule (its package-info.java): `state` is changed by CAS
    * (STATE) and otherwise read and written as a volatile; `pendingWake` is guarded by the lock.
    */
 
-  private static final int FREE_SHIFT = 33;
-  private static final int LIMIT_SHIFT = 3;
-
   /** The largest limit the state word holds. */
-  static final int MAX_LIMIT = (1 << 30) - 1;
-
-  private static final long LIMIT_MASK = (long) MAX_LIMIT << LIMIT_SHIFT;
-
-  /** The bits of the queue's state, and its four values (see above). */
-  private static final long QUEUE = 3;
-
-  private static final long EMPTY = 0;
-  private static final long QUEUED = 1;
-  private static final long WOKEN = 2;
-  private static final long STARVING = 3;
-
-  /**
-   * The bit set in QUEUED and STARVING: the head waits for a release to serve it, so nothing
-   * changes the permits without the lock (I2).
-   */
-  private static final long AWAITS_RELEASE = 1;
-
-  private static final long CLOSED = 4;
+  static final int MAX_LIMIT = PermitWord.MAX_LIMIT;
 
   private static final VarHandle STATE;
 
@@ -140,7 +133,7 @@ abstract class PermitQueue extends WaitQueue {
     super(completionExecutor, stats, timers, spinStep, !fairness.isStrictFifo());
     checkLimit(limit);
     this.boundNanos = fairness.boundNanos();
-    this.state = ((long) limit << FREE_SHIFT) | ((long) limit << LIMIT_SHIFT);
+    this.state = word(limit, limit, EMPTY);
   }
 
   // ---------------------------------------------------------------- taking permits
@@ -153,7 +146,7 @@ abstract class PermitQueue extends WaitQueue {
     long delta = (long) n << FREE_SHIFT;
     long s = state;
     for (; ; ) {
-      Arguments.checkWeight(n, limit(s));
+      Arguments.checkWeight(n, PermitWord.limit(s));
       if ((s & (CLOSED | AWAITS_RELEASE)) != 0 || free(s) < n) {
         return false;
       }
@@ -180,7 +173,7 @@ abstract class PermitQueue extends WaitQueue {
   final boolean enqueue(WaitNode w) {
     lock.lock();
     try {
-      if (w.weight() > limit(state)) { // the limit changes only under the lock
+      if (w.weight() > PermitWord.limit(state)) { // the limit changes only under the lock
         w.setStatus(WaitNode.FAILED_LIMIT);
       } else {
         long delta = (long) w.weight() << FREE_SHIFT;
@@ -220,7 +213,7 @@ abstract class PermitQueue extends WaitQueue {
     try {
       for (; ; ) {
         long s = state;
-        if ((s & QUEUE) == EMPTY && free(s) >= limit(s)) {
+        if ((s & QUEUE) == EMPTY && free(s) >= PermitWord.limit(s)) {
           w.setStatus(WaitNode.GRANTED);
           return false;
         }
@@ -282,8 +275,9 @@ abstract class PermitQueue extends WaitQueue {
    * free} by the same amount), sets {@code flags}; then, from the head, grants the requests that
    * are covered, in order, until one is not, or (barging, not starving) until a blocking one, which
    * it wakes instead (pendingWake) unless it is {@code taker}, the head taking its own permits
-   * (tryTakeAtHead). Unlinks the granted requests and returns them chained through {@code next}.
-   * Lock held.
+   * (tryTakeAtHead), or it has waited past the bound, or the permits cover the next request too:
+   * those it hands over, with the rest of the covered run. Unlinks the granted requests and returns
+   * them chained through {@code next}. Lock held.
    *
    * <p>While the queue is QUEUED or STARVING, nothing changes the state without the lock (I2); so
    * the CAS fails only when a fast path raced with it.
@@ -293,8 +287,8 @@ abstract class PermitQueue extends WaitQueue {
       int addFree, int newLimit, long flags, @Nullable WaitNode taker) {
     for (; ; ) {
       long s = state;
-      int limit = newLimit < 0 ? limit(s) : newLimit;
-      int free = free(s) + addFree + (limit - limit(s));
+      int limit = newLimit < 0 ? PermitWord.limit(s) : newLimit;
+      int free = free(s) + addFree + (limit - PermitWord.limit(s));
       boolean handOver = (s & QUEUE) == STARVING; // always, when strict and not empty
       long queue = EMPTY;
       WaitNode newHead = head();
@@ -304,18 +298,16 @@ abstract class PermitQueue extends WaitQueue {
           break;
         }
         if (!handOver && newHead != taker && takesItself(newHead)) {
-          queue = WOKEN;
-          break;
+          if (!coversNext(newHead, free, limit) && !starves(newHead)) {
+            queue = WOKEN;
+            break;
+          }
+          handOver = true; // a run of several, or a head past the bound: handed over, as strict
         }
         free -= newHead.weight();
         newHead = newHead.next();
       }
-      long next =
-          ((long) free << FREE_SHIFT)
-              | ((long) limit << LIMIT_SHIFT)
-              | (s & CLOSED)
-              | flags
-              | queue;
+      long next = word(free, limit, (s & CLOSED) | flags | queue);
       if (STATE.compareAndSet(this, s, next)) {
         if (queue == WOKEN) {
           pendingWake = java.util.Objects.requireNonNull(newHead).thread();
@@ -328,6 +320,16 @@ abstract class PermitQueue extends WaitQueue {
   /** What a request needs free to be served: its permits, or every permit for awaitIdle. */
   private static int need(WaitNode w, int limit) {
     return w.weight() == 0 ? limit : w.weight();
+  }
+
+  /**
+   * Whether {@code free} permits cover the request after the covered {@code w} too: then the run is
+   * handed over at once, as a writer's unlock lets in the readers queued behind it together, rather
+   * than woken one by one.
+   */
+  private static boolean coversNext(WaitNode w, int free, int limit) {
+    WaitNode after = w.next();
+    return after != null && free - w.weight() >= need(after, limit);
   }
 
   /** Whether a request can take its permits itself when woken: a blocking one that takes some. */
@@ -371,11 +373,11 @@ abstract class PermitQueue extends WaitQueue {
    * The woken head takes its permits if they are still free, and wakes the next head if what is
    * left covers it; else goes back to QUEUED (or STARVING, past the bound) and parks. Only a WOKEN
    * head looks, under the lock: in the other states a release that covers it wakes it or grants it
-   * (I3).
+   * (I3). Strict FIFO answers without reading the state word, as spinAtHead does.
    */
   @Override
   protected boolean tryTakeAtHead(WaitNode w) {
-    if ((state & QUEUE) != WOKEN) {
+    if (boundNanos == 0L || (state & QUEUE) != WOKEN) {
       return false;
     }
     WaitNode granted;
@@ -465,14 +467,6 @@ abstract class PermitQueue extends WaitQueue {
 
   // ---------------------------------------------------------------- inspection
 
-  private static int free(long s) {
-    return (int) (s >> FREE_SHIFT);
-  }
-
-  private static int limit(long s) {
-    return (int) ((s & LIMIT_MASK) >>> LIMIT_SHIFT);
-  }
-
   /** Checks a limit against what the state word holds. */
   static void checkLimit(int limit) {
     Arguments.checkLimit(limit);
@@ -483,7 +477,7 @@ abstract class PermitQueue extends WaitQueue {
 
   /** The limit now. */
   public int limit() {
-    return limit(state);
+    return PermitWord.limit(state);
   }
 
   /** The free permits now; negative while more are held than the limit. */

@@ -11,7 +11,7 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A read-write lock, served in strict arrival order, that can be locked by blocking or
+ * A read-write lock whose waiters are served in arrival order, that can be locked by blocking or
  * asynchronously: many readers at once, or one writer.
  *
  * <h2>Fairness</h2>

@@ -31,8 +31,8 @@ import org.jspecify.annotations.Nullable;
  * <p>That is the {@link Fairness#strictFifo()} of every implementation. The in-process semaphore
  * can be built with {@link Fairness#boundedBarging()} instead ({@link Builder#fairness}): permits
  * released for a blocked waiter that is still waking up may then go to a running request first,
- * {@code tryAcquire} included, but never permits too few for the waiter at the head, and only until
- * a waiter has waited longer than the bound.
+ * {@code tryAcquire} included, until a waiter has waited longer than the bound; while the waiter at
+ * the head needs more permits than are free, newcomers queue behind it.
  *
  * <h2>Cancellation</h2>
  *

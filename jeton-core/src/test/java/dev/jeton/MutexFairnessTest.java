@@ -106,6 +106,25 @@ class MutexFairnessTest {
   }
 
   /**
+   * Regression: a head parked before its wait reached the bound, and still parked when the bound
+   * passes, was woken at the next unlock like any other, so a tryLock could take the lock ahead of
+   * it once more; the unlock now hands it the lock.
+   */
+  @Test
+  void boundedBarging_aParkedWaiterPastTheBound_isHandedTheLockAtTheNextUnlock() throws Exception {
+    Duration bound = Duration.ofMillis(50);
+    Mutex mutex = Mutex.builder().fairness(Fairness.boundedBarging(bound)).build();
+    Guard held = mutex.lock();
+    long queuedAt = System.nanoTime();
+    WaiterThatHolds waiter = new WaiterThatHolds(mutex);
+    waiter.queue(); // it looked once, well within the bound, and parked
+    LockSupport.parkNanos(bound.toNanos() * 2 - (System.nanoTime() - queuedAt));
+    held.unlock();
+    assertTrue(mutex.tryLock().isEmpty(), "handed to the waiter past the bound at the unlock");
+    waiter.finish();
+  }
+
+  /**
    * The woken head gives up (interrupted) while the lock is free: it must pass the lock on to the
    * next in line, here an asynchronous request that has no thread of its own to look.
    */
@@ -165,6 +184,12 @@ class MutexFairnessTest {
      * Starts the waiter behind {@code held}; once it is parked in the queue, unlocks {@code held}.
      */
     void queueBehind(Guard held) {
+      queue();
+      held.unlock();
+    }
+
+    /** Starts the waiter and waits until it is parked in the queue. */
+    void queue() {
       thread =
           threads.start(
               () -> {
@@ -175,7 +200,6 @@ class MutexFairnessTest {
               });
       awaitTrue(() -> mutex.queueLength() == 1, "the waiter to queue");
       awaitParkedIn(mutex, thread);
-      held.unlock();
     }
 
     /** Waits until the waiter holds the lock, lets it unlock, and waits for it to end. */

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.internal.engine.WaitQueue;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -106,6 +107,63 @@ class SemaphoreFairnessTest {
     assertTrue(sem.tryAcquire(1).isEmpty(), "handed to the starving waiter at the release");
     waiter.finish();
     sem.tryAcquire(2).orElseThrow().release(); // the queue served: barging again
+  }
+
+  /**
+   * Regression: a head still parked when its wait passes the bound was woken by the release that
+   * covered it, like any other, so a tryAcquire could take the permit ahead of it once more; the
+   * release now hands it the permit.
+   */
+  @Test
+  void boundedBarging_aParkedWaiterPastTheBound_isHandedThePermitsAtTheNextRelease()
+      throws Exception {
+    Duration bound = Duration.ofMillis(50);
+    Semaphore sem = semaphore(1, Fairness.boundedBarging(bound));
+    Permit held = sem.acquire(1);
+    long queuedAt = System.nanoTime();
+    Waiter waiter = new Waiter(sem, 1);
+    waiter.queue();
+    LockSupport.parkNanos(bound.toNanos() * 2 - (System.nanoTime() - queuedAt));
+    held.release();
+    assertTrue(sem.tryAcquire(1).isEmpty(), "handed to the waiter past the bound at the release");
+    waiter.finish();
+  }
+
+  /**
+   * A writer's unlock covers every reader queued behind it: they are let in together, in the
+   * unlock, not woken one after another (when a writer arriving meanwhile could barge in first).
+   */
+  @Test
+  void readWriteLock_boundedBarging_aWritersUnlockLetsTheQueuedReadersInTogether()
+      throws Exception {
+    ReadWriteLock rw = ReadWriteLock.builder().fairness(NEVER_STARVING).build();
+    ReadWriteLock.WriteGuard writing = rw.write();
+    CountDownLatch readersIn = new CountDownLatch(3);
+    CountDownLatch leave = new CountDownLatch(1);
+    List<Thread> readers = new java.util.ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      int queuedBefore = i;
+      Thread reader =
+          threads.start(
+              () -> {
+                try (Guard g = rw.read()) {
+                  readersIn.countDown();
+                  awaitLatch(leave);
+                }
+              });
+      awaitTrue(() -> rw.queueLength() == queuedBefore + 1, "reader " + i + " to queue");
+      awaitParked(reader);
+      readers.add(reader);
+    }
+    writing.unlock();
+    assertEquals(0, rw.queueLength(), "every reader granted in the unlock");
+    assertTrue(rw.tryWrite().isEmpty(), "a writer got in ahead of the readers");
+    awaitLatch(readersIn);
+    leave.countDown();
+    for (Thread reader : readers) {
+      reader.join();
+    }
+    assertEquals(0, rw.readers());
   }
 
   /**
