@@ -124,6 +124,11 @@ final class FifoReadWriteLock implements ReadWriteLock {
     return semaphore.available() == 0;
   }
 
+  /** Whether the lock lets newcomers barge: the {@link Fairness} it was built with. */
+  boolean barges() {
+    return semaphore.barges();
+  }
+
   @Override
   public int queueLength() {
     return semaphore.queueLength();

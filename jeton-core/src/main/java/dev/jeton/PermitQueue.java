@@ -485,6 +485,11 @@ abstract class PermitQueue extends WaitQueue {
     return free(state);
   }
 
+  /** Whether this queue lets newcomers barge (bounded barging), as opposed to strict FIFO. */
+  final boolean barges() {
+    return boundNanos != 0L;
+  }
+
   /** Whether {@link #close} was called. */
   boolean isClosed() {
     return (state & CLOSED) != 0;

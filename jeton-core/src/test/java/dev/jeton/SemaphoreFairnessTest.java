@@ -38,6 +38,11 @@ class SemaphoreFairnessTest {
   void defaults_semaphoreStrictFifo_readWriteLockBoundedBarging() throws Exception {
     assertThrows(NullPointerException.class, () -> Semaphore.builder().fairness(null));
     assertThrows(NullPointerException.class, () -> ReadWriteLock.builder().fairness(null));
+    assertFalse(((FifoSemaphore) Semaphore.create(1)).barges(), "the semaphore's default");
+    assertTrue(((FifoReadWriteLock) ReadWriteLock.create()).barges(), "the lock's default");
+    assertFalse(
+        ((FifoReadWriteLock) ReadWriteLock.builder().fairness(Fairness.strictFifo()).build())
+            .barges());
     Semaphore strict = Semaphore.create(1);
     Waiter waiter = new Waiter(strict, 1);
     waiter.queueBehind(strict.acquire(1));
