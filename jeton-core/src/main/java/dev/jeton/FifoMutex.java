@@ -2,6 +2,7 @@ package dev.jeton;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.engine.Spin;
 import dev.jeton.internal.engine.Timer;
 import dev.jeton.internal.engine.WaitNode;
 import dev.jeton.internal.engine.WaitQueue;
@@ -56,7 +57,8 @@ final class FifoMutex extends WaitQueue implements Mutex {
    *     reading the state at all, if that word needs no one woken (mayJustUnlock); else, or if the
    *     word changed since, from the state read, while it holds the guard's number.
    *
-   * Slow paths, under the queue's lock: a request that finds the mutex locked sets QUEUED (by
+   * Slow paths, under the queue's lock: a request that finds the mutex locked (and, barging, still
+   * finds it locked after Spin's newcomer spin, which retries the fast path) sets QUEUED (by
    * CAS, so only if it is still locked) and appends itself; an unlock that finds someone to wake
    * or to hand to (unlockLocked) does it there; the head takes the lock or gives up its wake
    * there (tryTakeAtHead).
@@ -151,6 +153,12 @@ final class FifoMutex extends WaitQueue implements Mutex {
 
   private Guard lockSlow(long nanos, @Nullable Duration timeout)
       throws InterruptedException, TimeoutException {
+    if (boundNanos != 0L) {
+      Guard barged = Spin.beforeQueueing(this::tryTake);
+      if (barged != null) {
+        return barged;
+      }
+    }
     WaitNode w = WaitNode.blocking(1);
     if (enqueue(w)) {
       awaitBlocking(w, nanos, timeout);
@@ -461,7 +469,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
     return super.queueLength();
   }
 
-  private String describe() {
+  String describe() {
     return name != null ? "mutex '" + name + "'" : "mutex";
   }
 
@@ -473,26 +481,5 @@ final class FifoMutex extends WaitQueue implements Mutex {
         + ", queued="
         + queueLength()
         + "]";
-  }
-
-  /** A held lock: the mutex and the state its grant made, which is all unlocking needs. */
-  private static final class LocalMutexGuard implements Guard {
-    private final FifoMutex mutex;
-    private final long word;
-
-    LocalMutexGuard(FifoMutex mutex, long word) {
-      this.mutex = mutex;
-      this.word = word;
-    }
-
-    @Override
-    public void unlock() {
-      mutex.unlock(word);
-    }
-
-    @Override
-    public String toString() {
-      return "Guard[" + mutex.describe() + (mutex.holds(word) ? "]" : ", unlocked]");
-    }
   }
 }

@@ -2,6 +2,7 @@ package dev.jeton;
 
 import dev.jeton.internal.Arguments;
 import dev.jeton.internal.engine.Deadlines;
+import dev.jeton.internal.engine.Spin;
 import dev.jeton.internal.engine.StatsRecorder;
 import dev.jeton.internal.engine.Timer;
 import dev.jeton.internal.engine.WaitNode;
@@ -133,7 +134,8 @@ final class FifoSemaphore extends PermitQueue implements Semaphore {
     if (Thread.interrupted()) {
       throw new InterruptedException();
     }
-    if (tryTake(permits)) { // also checks permits against the limit
+    // tryTake also checks permits against the limit
+    if (tryTake(permits) || barges() && takesWithinSpin(permits)) {
       countAcquired();
       return kind.grant(permits);
     }
@@ -144,6 +146,11 @@ final class FifoSemaphore extends PermitQueue implements Semaphore {
       throw failure(w);
     }
     return kind.grant(permits);
+  }
+
+  /** Barging: whether {@code permits} came free, and were taken, within Spin's newcomer spin. */
+  private boolean takesWithinSpin(int permits) {
+    return Spin.beforeQueueing(() -> tryTake(permits) ? Boolean.TRUE : null) != null;
   }
 
   /**

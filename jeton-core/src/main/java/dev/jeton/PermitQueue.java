@@ -74,7 +74,8 @@ abstract class PermitQueue extends WaitQueue {
    *     wake or serve. Otherwise the releaser takes the lock, adds the permits, and serves the
    *     head in one CAS (commitLocked).
    *
-   * Slow paths, under the lock: a request that cannot take its permits appends itself, and sets
+   * Slow paths, under the lock: a request that cannot take its permits (barging, a blocking one
+   * first retries the fast path in Spin's newcomer spin: FifoSemaphore) appends itself, and sets
    * QUEUED (STARVING when strict) if the queue was EMPTY (by CAS, so only if the permits it saw are
    * still short). Nodes leave the queue only under the lock: granted from the head (commitLocked,
    * or tryTakeAtHead by the head itself), withdrawn (cancel, timeout, interrupt: WaitQueue.withdraw,

@@ -2,11 +2,15 @@ package dev.jeton.internal.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.TestThreads;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -67,6 +71,79 @@ class SpinTest {
     threads.joinAll();
     assertTrue(spun.get() > 0, "some spun");
     assertTrue(most.get() <= Spin.MAX_SPINNERS, "at most " + Spin.MAX_SPINNERS + ": " + most);
+    assertEquals(0, Spin.spinners());
+  }
+
+  // ---------------------------------------------------------------- the newcomer spin (decision
+  // 105)
+
+  /** A take that succeeds at its {@code succeedAt}-th call (never if 0), counting its calls. */
+  private static final class CountedTake implements Spin.Barge<String> {
+    final int succeedAt;
+    int calls;
+
+    CountedTake(int succeedAt) {
+      this.succeedAt = succeedAt;
+    }
+
+    @Override
+    public @Nullable String tryTake() {
+      calls++;
+      return calls == succeedAt ? "taken" : null;
+    }
+  }
+
+  @Test
+  void newcomer_returnsWhatItTook_atTheFirstTakeThatSucceeds() {
+    CountedTake take = new CountedTake(3);
+    if (Spin.MULTICORE) {
+      assertEquals("taken", Spin.beforeQueueing(take));
+      assertEquals(3, take.calls, "stops at the take that succeeds");
+    } else {
+      assertNull(Spin.beforeQueueing(take), "on one core a spin cannot see the holder's work");
+      assertEquals(0, take.calls);
+    }
+    assertEquals(0, Spin.spinners());
+  }
+
+  @Test
+  void newcomer_triesItsStepsAndNoMore_thenQueues() {
+    CountedTake take = new CountedTake(0);
+    assertNull(Spin.beforeQueueing(take));
+    assertEquals(Spin.MULTICORE ? Spin.NEWCOMER_STEPS : 0, take.calls);
+    assertEquals(0, Spin.spinners());
+  }
+
+  @Test
+  void newcomer_withTheGateFull_queuesAtOnce() {
+    int entered = 0;
+    while (Spin.tryEnter()) {
+      entered++;
+    }
+    try {
+      assertEquals(Spin.MAX_SPINNERS, entered, "no one else spins in this test");
+      CountedTake take = new CountedTake(1);
+      assertNull(Spin.beforeQueueing(take));
+      assertEquals(0, take.calls, "a full gate turns the newcomer away before any take");
+    } finally {
+      for (int i = 0; i < entered; i++) {
+        Spin.exit();
+      }
+    }
+    assertEquals(0, Spin.spinners());
+  }
+
+  @Test
+  void newcomer_whoseTakeThrows_leavesTheGate() {
+    IllegalArgumentException bad = new IllegalArgumentException("the limit was lowered");
+    Spin.Barge<String> take =
+        () -> {
+          throw bad;
+        };
+    if (Spin.MULTICORE) {
+      assertSame(
+          bad, assertThrows(IllegalArgumentException.class, () -> Spin.beforeQueueing(take)));
+    }
     assertEquals(0, Spin.spinners());
   }
 
