@@ -25,7 +25,10 @@ import org.jspecify.annotations.Nullable;
  *       waited longer than the bound, the lock switches to strict FIFO handoffs until it has served
  *       every waiter that waited that long. So no wait exceeds the bound by more than the handoffs
  *       to the waiters queued ahead, where a non-fair lock lets a waiter starve for seconds. This
- *       is the mode of Go's {@code sync.Mutex}.
+ *       is the mode of Go's {@code sync.Mutex}. A blocking request that finds the lock taken tries
+ *       again for about a microsecond before it queues, as the non-fair JUC locks and Go's do: a
+ *       hot lock comes free within that time, and a thread that takes it then never parks (on a
+ *       multicore machine, by at most half the cores' threads at once).
  * </ul>
  *
  * <p>For permits (a semaphore, and the read-write lock, whose writer takes them all), barging
