@@ -336,9 +336,43 @@ abstract class AbstractJetonCommandTest {
     return dev.jeton.contract.Processes.runs(pid);
   }
 
+  /**
+   * Fails, saying why, if this JVM was started with {@code signal} ignored: its {@code jeton}
+   * children inherit that, and a JVM leaves an ignored SIGINT or SIGHUP ignored, so the signal
+   * tests would fail on something no code here can change. A non-interactive shell starts its
+   * background jobs with SIGINT ignored, and {@code nohup} ignores SIGHUP.
+   */
+  static void requireNotIgnored(String signal) throws IOException {
+    int number =
+        switch (signal) {
+          case "HUP" -> 1;
+          case "INT" -> 2;
+          case "TERM" -> 15;
+          default -> throw new IllegalArgumentException(signal);
+        };
+    Path status = Path.of("/proc/self/status");
+    if (!Files.exists(status)) {
+      return; // not Linux: no cheap way to ask, and the test will say what it saw
+    }
+    for (String line : Files.readAllLines(status)) {
+      if (line.startsWith("SigIgn:")) {
+        long ignored = Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16);
+        assertEquals(
+            0L,
+            ignored & (1L << (number - 1)),
+            "the tests were started with SIG"
+                + signal
+                + " ignored (a background job of a non-interactive shell, or nohup), and every"
+                + " process they start inherits that: run them in the foreground, or from a"
+                + " shell with job control on (set -m)");
+      }
+    }
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"INT", "TERM", "HUP"})
   void run_forwardsTheSignalToTheCommandAndReleasesAfterItExits(String signal) throws Exception {
+    requireNotIgnored(signal);
     Path marker = directory.resolve("got-" + signal);
     Path ready = directory.resolve("ready-" + signal);
     Process run =
@@ -366,6 +400,7 @@ abstract class AbstractJetonCommandTest {
 
   @Test
   void run_signalledWhileWaiting_givesUpItsRequestAndExits128PlusTheSignal() throws Exception {
+    requireNotIgnored("INT");
     Path ready = directory.resolve("holding");
     Process holder =
         jeton("run", "--name", "wq", "--", "sh", "-c", "touch " + ready + "; sleep 30");
