@@ -74,8 +74,7 @@ class SpinTest {
     assertEquals(0, Spin.spinners());
   }
 
-  // ---------------------------------------------------------------- the newcomer spin (decision
-  // 105)
+  // ------------------------------------------------------- the newcomer spin (decision 105)
 
   /** A take that succeeds at its {@code succeedAt}-th call (never if 0), counting its calls. */
   private static final class CountedTake implements Spin.Barge<String> {
