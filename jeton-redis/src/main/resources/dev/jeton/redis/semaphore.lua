@@ -105,12 +105,13 @@
 -- since nothing else records it; setting the limit repairs it. Plausible but wrong numbers (a
 -- weight changed by hand) are not found, except by status. The repair is in repair.lua.
 --
--- Every reply begins with {limit, used, queued, server time in ms}. An acquire's item for a
--- request refused or queued while the semaphore is in quarantine names when it ends:
--- {id, 'quarantined', until} (a try) or {id, 'queued', until}. Requests settled by a call
--- their owner did not make are published on the wake-up channel each one was queued with: the
--- server time, then for each one 'id|granted|expiry|slot:token,...' or 'id|outcome',
--- space-separated.
+-- Every reply is one string: limit, used, queued, server time in ms, then an item per request
+-- the call names, 'id|status|...', space-separated (status's reply is a list instead: those four,
+-- then its lists of holders and waiters). An acquire's item for a request refused or queued
+-- while the semaphore is in quarantine names when it ends: 'id|quarantined|until' (a try) or
+-- 'id|queued|until'. Requests settled by a call their owner did not make are published on the
+-- wake-up channel each one was queued with, in the same form: the server time, then for each
+-- one 'id|granted|expiry|slot:token,...' or 'id|outcome', space-separated.
 
 -- Redis runs a library's functions with globals that are an empty table whose metatable finds
 -- Redis's own (__index), so every global a call names (string, redis, tonumber...) costs a failed
@@ -684,9 +685,9 @@ end
 -- caller whose timeout runs out meanwhile can say why it was not granted).
 local function queuedItem(id)
   if now < quarantine then
-    return {id, 'queued', int(quarantine)}
+    return id .. '|queued|' .. int(quarantine)
   end
-  return {id, 'queued'}
+  return id .. '|queued'
 end
 
 -- One request: granted, queued, busy or quarantined (try only: no permit free, or the semaphore
@@ -698,17 +699,17 @@ local function request(id, weight, leaseMs, owner, trying)
   if kind == 'H' then
     local held, expiry, _, tokens = parseLease(record)
     if expiredOnTouch(id, held, expiry, tokens) then
-      return {id, 'expired'}
+      return id .. '|expired'
     end
-    return {id, 'granted', expiry, tokens}
+    return id .. '|granted|' .. expiry .. '|' .. tokens
   elseif kind == 'Q' then -- still waiting: it is alive for another waiter expiry
     scores[id] = int(now + waiterMs)
     return queuedItem(id)
   elseif kind == 'D' then
-    return {id, outcomeOf(record)}
+    return id .. '|' .. outcomeOf(record)
   end
   if weight > lim then
-    return {id, 'toobig'}
+    return id .. '|toobig'
   end
   local need = weight
   if need == 0 then
@@ -716,15 +717,15 @@ local function request(id, weight, leaseMs, owner, trying)
   end
   if queued == 0 and lim - used >= need and now >= quarantine then
     if weight == 0 then
-      return {id, 'idle'}
+      return id .. '|idle'
     end
     local expiry, tokens = grant(id, weight, leaseMs, owner, FAR)
-    return {id, 'granted', expiry, tokens}
+    return id .. '|granted|' .. expiry .. '|' .. tokens
   end
   if trying and now < quarantine then
-    return {id, 'quarantined', int(quarantine)}
+    return id .. '|quarantined|' .. int(quarantine)
   elseif trying then
-    return {id, 'busy'}
+    return id .. '|busy'
   end
   seq = seq + 1
   redis.call('ZADD', QUEUE, decimal(seq), id) -- its text kept for finish (see decimal)
@@ -744,7 +745,11 @@ end
 local writes, deletes, timed = {}, {}, {}
 local REUSED = 64
 
--- Writes the state back, publishes the wake-ups, and puts the counters in front of the items.
+-- Writes the state back, publishes the wake-ups, and puts the counters in front of the items:
+-- the reply. Items are strings, 'id|status|...', and the reply one string, 'limit used queued
+-- server-ms item...' as wake-ups are, but for status, whose items are lists (of holders and
+-- waiters) and whose reply is a list. A list of lists cost Redis more to send than all the
+-- rest of the reply (and goes out through its slower, deferred-length path).
 local function finish(items)
   local nWrites, nDeletes, nTimed = 0, 0, 0
   if hotSlots then
@@ -817,10 +822,17 @@ local function finish(items)
       redis.call('PUBLISH', wakeChannel, nowText .. ' ' .. table.concat(entries, ' '))
     end
   end
-  if #items == 1 then -- the usual reply, made at once
-    return {lim, used, queued, nowText, items[1]}
+  local counts = (DECIMALS[lim] or decimal(lim)) .. ' ' .. (DECIMALS[used] or decimal(used)) .. ' '
+    .. (DECIMALS[queued] or decimal(queued)) .. ' ' .. nowText
+  if #items == 0 then
+    return counts
+  elseif type(items[1]) == 'string' then
+    if #items == 1 then -- the usual reply
+      return counts .. ' ' .. items[1]
+    end
+    return counts .. ' ' .. table.concat(items, ' ')
   end
-  local reply = {lim, used, queued, nowText}
+  local reply = {lim, used, queued, nowText} -- status: lists of holders and waiters
   for _, item in ipairs(items) do
     reply[#reply + 1] = item
   end
@@ -855,20 +867,20 @@ local function finishRequests(args, outcome)
     if kind == 'H' then
       local weight, expiry, _, tokens = parseLease(record)
       if expiredOnTouch(id, weight, expiry, tokens) then
-        items[#items + 1] = {id, 'expired'}
+        items[#items + 1] = id .. '|expired'
       else
         freeLease(id, weight, tokens, outcome)
-        items[#items + 1] = {id, outcome}
+        items[#items + 1] = id .. '|' .. outcome
       end
     elseif kind == 'Q' then
       removeWaiter(id)
       tombstone(id, outcome)
-      items[#items + 1] = {id, 'withdrawn'}
+      items[#items + 1] = id .. '|withdrawn'
     elseif kind == 'D' then
-      items[#items + 1] = {id, outcomeOf(record)}
+      items[#items + 1] = id .. '|' .. outcomeOf(record)
     else
       tombstone(id, outcome)
-      items[#items + 1] = {id, 'unknown'}
+      items[#items + 1] = id .. '|unknown'
     end
   end
   grantHead()
@@ -900,13 +912,13 @@ function operations.renew(args)
       pending['r:' .. id] = 'H|' .. decimal(weight) .. '|' .. expiry .. '|' .. grantedAt .. '|'
         .. tokens .. '|' .. owner
       scores[id] = expiry
-      items[#items + 1] = {id, 'renewed', expiry}
+      items[#items + 1] = id .. '|renewed|' .. expiry
     elseif kind == 'H' then
-      items[#items + 1] = {id, 'expired'}
+      items[#items + 1] = id .. '|expired'
     elseif kind == 'D' then
-      items[#items + 1] = {id, outcomeOf(record)}
+      items[#items + 1] = id .. '|' .. outcomeOf(record)
     else
-      items[#items + 1] = {id, 'unknown'}
+      items[#items + 1] = id .. '|unknown'
     end
   end
   if freed then
@@ -1111,7 +1123,7 @@ local function call(keys, args)
     end
     local create_, quarantineMs = string.match(args[2], '^(-?%d+)/?(%d*)$')
     if tonumber(create_) < 0 then
-      return {-1, 0, 0, nowText}
+      return '-1 0 0 ' .. nowText
     end
     create(tonumber(create_), 0, quarantineMs ~= '' and now + tonumber(quarantineMs) or 0)
   elseif layout and layout ~= '2' and #layout <= 9 and (tonumber(layout) or 0) > 2 then
