@@ -334,31 +334,34 @@ local function removeWaiter(id)
   freed = true -- the new head may fit
 end
 
-local LEASE = '^H|(%d+)|(%d+)|(%d+)|(%d+:%d+[%d:,]*)|(.*)$'
-local WAITER = '^Q|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$'
+-- A lease record and a waiter record up to their owner, which is the rest of the record. A
+-- pattern that took the owner too, '(.*)$', went through it a character at a time.
+local LEASE = '^H|(%d+)|(%d+)|(%d+)|(%d+:%d+[%d:,]*)|'
+local WAITER = '^Q|(%d+)|(%d+)|(%d+)|([^|]*)|'
 
--- A lease record's weight, expiry, granted-at, tokens ('slot:token,...') and owner.
-local function parseLease(record)
-  local w, e, a, t, o = string.match(record, LEASE)
+-- A lease record's weight, expiry, granted-at, tokens ('slot:token,...'), and if asked its
+-- owner.
+local function parseLease(record, withOwner)
+  local _, last, w, e, a, t = string.find(record, LEASE)
   if not w then
     damaged('a lease record does not read')
   end
-  return number(w), e, a, t, o
+  return number(w), e, a, t, withOwner and string.sub(record, last + 1)
 end
 
--- A waiter record's weight, lease ms, queued-at, wake-up channel and owner.
-local function parseWaiter(record)
+-- A waiter record's weight, lease ms, queued-at, wake-up channel, and if asked its owner.
+local function parseWaiter(record, withOwner)
   if not record then
     damaged('a queue entry has no record')
   end
   if #record > MAX_TEXT and oversized(record) then
     damaged('a record is too large')
   end
-  local w, l, a, c, o = string.match(record, WAITER)
+  local _, last, w, l, a, c = string.find(record, WAITER)
   if not w then
     damaged('a waiter record does not read')
   end
-  return number(w), number(l), a, c, o
+  return number(w), number(l), a, c, withOwner and string.sub(record, last + 1)
 end
 
 -- A record's kind by its first two bytes, 'H|', 'Q|' or 'D|' (read as numbers: string.sub
@@ -553,7 +556,7 @@ local function grantHead()
       damaged('the queue has fewer entries than its count')
     end
     checkedId(head)
-    local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('r:' .. head))
+    local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('r:' .. head), true)
     local abandonAt = tonumber(scores[head] or redis.call('ZSCORE', TIMERS, head))
     if not abandonAt then
       damaged('a waiter has no timer')
@@ -906,7 +909,7 @@ function operations.renew(args)
     local kind = kindOf(record)
     local weight, expiredAt, grantedAt, tokens, owner
     if kind == 'H' then
-      weight, expiredAt, grantedAt, tokens, owner = parseLease(record)
+      weight, expiredAt, grantedAt, tokens, owner = parseLease(record, true)
     end
     if kind == 'H' and not expiredOnTouch(id, weight, expiredAt, tokens) then
       pending['r:' .. id] = 'H|' .. decimal(weight) .. '|' .. expiry .. '|' .. grantedAt .. '|'
@@ -1003,7 +1006,7 @@ function operations.status(args)
     local record = get('r:' .. id)
     local kind = kindOf(record)
     if kind == 'H' then
-      local weight, expiry, grantedAt, tokens, owner = parseLease(record)
+      local weight, expiry, grantedAt, tokens, owner = parseLease(record, true)
       if tooFarAhead(expiry) then
         damaged('a lease expires further ahead than any lease can')
       end
@@ -1017,7 +1020,7 @@ function operations.status(args)
   local ids = redis.call('ZRANGE', QUEUE, 0, -1)
   prefetch(ids, 1, 1)
   for i, id in ipairs(ids) do
-    local weight, _, queuedAt, _, owner = parseWaiter(get('r:' .. checkedId(id)))
+    local weight, _, queuedAt, _, owner = parseWaiter(get('r:' .. checkedId(id)), true)
     waiters[i] = {id, weight, queuedAt, owner, '', ''}
   end
   if held ~= used or waiting ~= queued or #ids ~= queued then
