@@ -825,8 +825,14 @@ local function finish(items)
       redis.call('PUBLISH', wakeChannel, nowText .. ' ' .. table.concat(entries, ' '))
     end
   end
-  local counts = (DECIMALS[lim] or decimal(lim)) .. ' ' .. (DECIMALS[used] or decimal(used)) .. ' '
-    .. (DECIMALS[queued] or decimal(queued)) .. ' ' .. nowText
+  -- The counts as Redis sent them when they were numbers in a list: whole (truncated).
+  local counts
+  if whole and lim % 1 == 0 then
+    counts = (DECIMALS[lim] or decimal(lim)) .. ' ' .. (DECIMALS[used] or decimal(used)) .. ' '
+      .. (DECIMALS[queued] or decimal(queued)) .. ' ' .. nowText
+  else
+    counts = string.format('%d %d %d %s', lim, used, queued, nowText)
+  end
   if #items == 0 then
     return counts
   elseif type(items[1]) == 'string' then
