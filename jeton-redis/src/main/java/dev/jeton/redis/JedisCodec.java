@@ -59,6 +59,22 @@ final class JedisCodec {
     return parsed;
   }
 
+  /**
+   * The function's reply as Lettuce renders it with {@code ScriptOutputType.MULTI}: an array as a
+   * List, a single value (the function answers most calls with one string) as a List of it.
+   */
+  static List<Object> functionReply(Object raw) {
+    Object rendered = rendered(raw);
+    if (rendered instanceof List) {
+      @SuppressWarnings("unchecked")
+      List<Object> list = (List<Object>) rendered;
+      return list;
+    }
+    List<Object> single = new ArrayList<>(1);
+    single.add(rendered);
+    return single;
+  }
+
   /** A reply as Lettuce renders it: bulk strings as Strings, arrays as Lists. */
   @SuppressWarnings("unchecked")
   static List<Object> list(Object raw) {

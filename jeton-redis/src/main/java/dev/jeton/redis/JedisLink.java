@@ -274,7 +274,7 @@ final class JedisLink implements Link {
         call(
             c -> {
               try {
-                return JedisCodec.list(c.executeCommand(fcall));
+                return JedisCodec.functionReply(c.executeCommand(fcall));
               } catch (JedisDataException e) {
                 if (!Library.isMissingFunction(JedisCodec.translate(e))) {
                   throw e;
@@ -284,7 +284,7 @@ final class JedisLink implements Link {
                         .add("LOAD")
                         .add("REPLACE")
                         .add(Library.LIBRARY));
-                return JedisCodec.list(c.executeCommand(fcall));
+                return JedisCodec.functionReply(c.executeCommand(fcall));
               }
             });
     CompletableFuture<List<Object>> explained = new CompletableFuture<>();

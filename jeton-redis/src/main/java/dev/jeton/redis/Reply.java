@@ -13,6 +13,11 @@ import org.jspecify.annotations.Nullable;
  * <p>An item is {@code [id, status]}, followed for a grant or a renewal by the lease's expiry
  * (server milliseconds) and, for a grant, its fencing tokens ({@code slot:token,...}); for a
  * request refused ({@code quarantined}) or queued in quarantine, by when the quarantine ends.
+ *
+ * <p>A reply comes as one string, {@code limit used queued server-ms item...} with each item {@code
+ * id|status|...}, as a wake-up's items come (a list of lists cost Redis more to send than the rest
+ * of the call's reply); {@code status}'s reply comes as a list, {@code [limit, used, queued,
+ * server-ms, holders, waiters]}.
  */
 final class Reply {
   final int limit;
@@ -21,13 +26,34 @@ final class Reply {
   final long serverMillis;
   final List<Object> items;
 
-  /** Decodes {@code [limit, used, queued, server ms, item...]}, as Lettuce renders it. */
+  /**
+   * Decodes a reply as Lettuce renders it: {@code ["limit used queued server-ms item..."]} (one
+   * string), or {@code [limit, used, queued, server-ms, item...]} (status).
+   */
   Reply(List<Object> raw) {
+    if (raw.size() == 1 && raw.get(0) instanceof String text) {
+      String[] parts = text.split(" ", -1);
+      this.limit = Integer.parseInt(parts[0]);
+      this.used = Integer.parseInt(parts[1]);
+      this.queued = Integer.parseInt(parts[2]);
+      this.serverMillis = Long.parseLong(parts[3]);
+      List<Object> decoded = new ArrayList<>(parts.length - 4);
+      for (int i = 4; i < parts.length; i++) {
+        decoded.add(item(parts[i]));
+      }
+      this.items = decoded;
+      return;
+    }
     this.limit = ((Long) raw.get(0)).intValue();
     this.used = ((Long) raw.get(1)).intValue();
     this.queued = ((Long) raw.get(2)).intValue();
     this.serverMillis = Long.parseLong((String) raw.get(3));
     this.items = raw.subList(4, raw.size());
+  }
+
+  /** An item as the function writes it in a reply or a wake-up, {@code id|status|...}. */
+  private static List<Object> item(String text) {
+    return List.of((Object[]) text.split("\\|", -1));
   }
 
   @SuppressWarnings("unchecked")
@@ -91,7 +117,7 @@ final class Reply {
       List<List<Object>> items = new ArrayList<>();
       for (int i = 1; i < entries.length; i++) {
         if (entries[i].indexOf('|') >= 0) {
-          items.add(List.of((Object[]) entries[i].split("\\|", -1)));
+          items.add(item(entries[i]));
         }
       }
       return new Wake(serverMillis, items);

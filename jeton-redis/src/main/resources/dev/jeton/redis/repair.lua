@@ -213,6 +213,9 @@ end
 -- replay would find it; and the repair rebuilds from the records what it left half done (a
 -- queue entry removed, slots taken from the spare list). Damage met again is an error.
 local function semaphore(keys, args)
+  if not globalsBound then
+    bindGlobals()
+  end
   local ok, result = pcall(call, keys, args)
   if ok then
     return result

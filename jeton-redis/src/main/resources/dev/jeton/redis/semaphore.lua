@@ -105,12 +105,32 @@
 -- since nothing else records it; setting the limit repairs it. Plausible but wrong numbers (a
 -- weight changed by hand) are not found, except by status. The repair is in repair.lua.
 --
--- Every reply begins with {limit, used, queued, server time in ms}. An acquire's item for a
--- request refused or queued while the semaphore is in quarantine names when it ends:
--- {id, 'quarantined', until} (a try) or {id, 'queued', until}. Requests settled by a call
--- their owner did not make are published on the wake-up channel each one was queued with: the
--- server time, then for each one 'id|granted|expiry|slot:token,...' or 'id|outcome',
--- space-separated.
+-- Every reply is one string: limit, used, queued, server time in ms, then an item per request
+-- the call names, 'id|status|...', space-separated (status's reply is a list instead: those four,
+-- then its lists of holders and waiters). An acquire's item for a request refused or queued
+-- while the semaphore is in quarantine names when it ends: 'id|quarantined|until' (a try) or
+-- 'id|queued|until'. Requests settled by a call their owner did not make are published on the
+-- wake-up channel each one was queued with, in the same form: the server time, then for each
+-- one 'id|granted|expiry|slot:token,...' or 'id|outcome', space-separated.
+
+-- Redis runs a library's functions with globals that are an empty table whose metatable finds
+-- Redis's own (__index), so every global a call names (string, redis, tonumber...) costs a failed
+-- lookup and a metamethod before the real one, some fifty a call. These locals stand for them.
+-- The first call binds them (see `semaphore`): while the library loads only `redis` exists, a
+-- smaller one, which registers the function.
+local function runtimeGlobals() -- made before the locals below, so it reads the globals
+  return redis, string, table, math, tonumber, tostring, type, pairs, ipairs, unpack, error,
+    pcall
+end
+local redis = redis
+local string, table, math, tonumber, tostring, type, pairs, ipairs, unpack, error, pcall
+local globalsBound = false
+
+local function bindGlobals()
+  redis, string, table, math, tonumber, tostring, type, pairs, ipairs, unpack, error, pcall =
+    runtimeGlobals()
+  globalsBound = true
+end
 
 local BAND = 2 ^ 50
 local BAND_TEXT = '1125899906842624'
@@ -130,8 +150,13 @@ local quarantine, hotSlots, freed, limitBefore, countersBefore
 -- status of thousands of holders) walking it to empty it again cost more than the whole call.
 local known     -- state field -> its value in Redis (false: absent), as read by this call
 local pending   -- state field -> its new value (false: delete it), written at the end
-local scores    -- request id -> its new score in timers, written at the end
-local announced -- wake-up channel -> list of entries
+local scores    -- request id -> its new score in timers, as text, written at the end
+local announced -- wake-up channel -> list of entries (nil until there is one)
+-- The counters field (c) as this library last read or wrote it, and its numbers (used ... until,
+-- then hot). The next call most often reads what the last one wrote, and takes them from here
+-- instead of parsing them again: a memo of a pure function of the text, so it holds whichever
+-- semaphore or call the text came from. Parsing them (ten numbers) took a tenth of a call.
+local memoCounters, memoNumbers
 
 local COUNTERS = '^(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|(%d+)|([%d,]*)$'
 local MAX_LIMIT = 2 ^ 30 - 1
@@ -162,6 +187,51 @@ local function int(x)
   return string.format('%d', x)
 end
 
+-- The number a text reads as, as tonumber says, for texts that come back call after call
+-- (weights, lease and waiter times, slot indices, the limit). tonumber runs strtod twice in this
+-- Lua, over a thousand instructions, and a call used to make dozens of them: the texts seen are
+-- kept with their numbers, a few hundred at most (then forgotten all at once).
+local NUMBERS, numbersKept = {}, 0
+
+local function number(text)
+  local value = NUMBERS[text]
+  if value == nil then
+    value = tonumber(text)
+    if value ~= nil then
+      if numbersKept >= 256 then
+        NUMBERS, numbersKept = {}, 0
+      end
+      NUMBERS[text] = value
+      numbersKept = numbersKept + 1
+    end
+  end
+  return value
+end
+
+-- The text of a number, for numbers that come back call after call (weights, lease times, the
+-- counters; each is a sprintf), kept the same way: a whole number as int makes it, any other as
+-- `..` does (the two agree on whole numbers below 10^14).
+local DECIMALS, decimalsKept = {}, 0
+
+local function decimal(value)
+  local text = DECIMALS[value]
+  if text == nil then
+    if value % 1 == 0 then
+      text = int(value)
+    else
+      text = value .. ''
+    end
+    if value == value then -- not NaN, which no table takes as a key
+      if decimalsKept >= 256 then
+        DECIMALS, decimalsKept = {}, 0
+      end
+      DECIMALS[value] = text
+      decimalsKept = decimalsKept + 1
+    end
+  end
+  return text
+end
+
 -- Whether `record` is longer than any this code writes (see MAX_TEXT): a lease may take
 -- SLOT_TEXT bytes for each permit it says it holds.
 local function oversized(record)
@@ -180,19 +250,34 @@ local function checkedId(id)
   return id
 end
 
--- A limit as stored, if it reads as one: a whole number from 0 to MAX_LIMIT.
+-- A limit as stored, if it reads as one: a whole number from 0 to MAX_LIMIT. The last text that
+-- read is kept with its limit: every call reads the limit, and it seldom changes.
+local limitTextRead, limitRead
+
 local function readLimit(text)
+  if text and text == limitTextRead then
+    return limitRead
+  end
   local limit = text and string.match(text, '^%d+$') and tonumber(text)
   if limit and limit <= MAX_LIMIT then
+    limitTextRead, limitRead = text, limit
     return limit
   end
   return nil
 end
 
--- Runs `command key ...` over `list` in pieces Lua's stack can take (pairs stay together).
-local function inPieces(command, key, list)
-  for i = 1, #list, 4000 do
-    redis.call(command, key, unpack(list, i, math.min(i + 3999, #list)))
+-- Runs `command key ...` over the first `n` entries of `list` (all if n is nil) in pieces Lua's
+-- stack can take (pairs stay together).
+local function inPieces(command, key, list, n)
+  n = n or #list
+  if n <= 4000 then -- one piece, the usual case
+    if n > 0 then
+      redis.call(command, key, unpack(list, 1, n))
+    end
+    return
+  end
+  for i = 1, n, 4000 do
+    redis.call(command, key, unpack(list, i, math.min(i + 3999, n)))
   end
 end
 
@@ -211,6 +296,9 @@ end
 
 -- Reads the records of `ids` that this call has not read yet, in one HMGET per 4000.
 local function prefetch(ids, from, step)
+  if from > #ids then
+    return
+  end
   local fields = {}
   for i = from, #ids, step do
     local field = 'r:' .. ids[i]
@@ -234,7 +322,7 @@ end
 
 local function tombstone(id, outcome)
   pending['r:' .. id] = 'D|' .. outcome
-  scores[id] = BAND + now + tombstoneMs
+  scores[id] = int(BAND + now + tombstoneMs)
   if now + tombstoneMs + slackMs < forgetAt then
     forgetAt = now + tombstoneMs + slackMs
   end
@@ -246,51 +334,61 @@ local function removeWaiter(id)
   freed = true -- the new head may fit
 end
 
-local LEASE = '^H|(%d+)|(%d+)|(%d+)|(%d+:%d+[%d:,]*)|(.*)$'
-local WAITER = '^Q|(%d+)|(%d+)|(%d+)|([^|]*)|(.*)$'
+-- A lease record and a waiter record up to their owner, which is the rest of the record. A
+-- pattern that took the owner too, '(.*)$', went through it a character at a time.
+local LEASE = '^H|(%d+)|(%d+)|(%d+)|(%d+:%d+[%d:,]*)|'
+local WAITER = '^Q|(%d+)|(%d+)|(%d+)|([^|]*)|'
 
--- A lease record's weight, expiry, granted-at, tokens ('slot:token,...') and owner.
-local function parseLease(record)
-  local w, e, a, t, o = string.match(record, LEASE)
+-- A lease record's weight, expiry, granted-at, tokens ('slot:token,...'), and if asked its
+-- owner.
+local function parseLease(record, withOwner)
+  local _, last, w, e, a, t = string.find(record, LEASE)
   if not w then
     damaged('a lease record does not read')
   end
-  return tonumber(w), e, a, t, o
+  return number(w), e, a, t, withOwner and string.sub(record, last + 1)
 end
 
--- A waiter record's weight, lease ms, queued-at, wake-up channel and owner.
-local function parseWaiter(record)
+-- A waiter record's weight, lease ms, queued-at, wake-up channel, and if asked its owner.
+local function parseWaiter(record, withOwner)
   if not record then
     damaged('a queue entry has no record')
   end
-  if oversized(record) then
+  if #record > MAX_TEXT and oversized(record) then
     damaged('a record is too large')
   end
-  local w, l, a, c, o = string.match(record, WAITER)
+  local _, last, w, l, a, c = string.find(record, WAITER)
   if not w then
     damaged('a waiter record does not read')
   end
-  return tonumber(w), tonumber(l), a, c, o
+  return number(w), number(l), a, c, withOwner and string.sub(record, last + 1)
 end
 
-local KINDS = {['H|'] = 'H', ['Q|'] = 'Q', ['D|'] = 'D'}
+-- A record's kind by its first two bytes, 'H|', 'Q|' or 'D|' (read as numbers: string.sub
+-- would make a string of them).
+local KINDS = {[72] = 'H', [81] = 'Q', [68] = 'D'}
+local BAR = 124
 
 -- 'H', 'Q' or 'D' for a record (see Keys above), false for none.
 local function kindOf(record)
   if not record then
     return false
   end
-  local kind = KINDS[string.sub(record, 1, 2)]
+  local first, second = string.byte(record, 1, 2)
+  local kind = second == BAR and KINDS[first]
   if not kind then
     damaged('a record of no known kind')
   end
-  if oversized(record) then
+  if #record > MAX_TEXT and oversized(record) then
     damaged('a record is too large')
   end
   return kind
 end
 
 local function announce(wakeChannel, entry)
+  if not announced then
+    announced = {}
+  end
   local list = announced[wakeChannel]
   if not list then
     list = {}
@@ -299,7 +397,8 @@ local function announce(wakeChannel, entry)
   list[#list + 1] = entry
 end
 
--- The free slot indices in hot, as a list (read from the counter once per call).
+-- The free slot indices in hot, as a list (read from the counter once per call). Until a call
+-- makes the list, `hot` is the truth; from then on the list is, and finish joins it.
 local function hotList()
   if not hotSlots then
     hotSlots = {}
@@ -312,6 +411,20 @@ end
 
 -- Takes `count` free slot indices: from hot, then from spare, then new ones from next.
 local function takeSlots(count)
+  if count == 1 and not hotSlots and hot ~= '' then
+    -- The usual case, one index from hot, taken from the text without making the list: the
+    -- first one, the oldest, as below.
+    local comma = string.find(hot, ',', 1, true)
+    if not comma then
+      local slot = hot
+      hot = ''
+      return {slot}
+    elseif comma > 1 then
+      local slot = string.sub(hot, 1, comma - 1)
+      hot = string.sub(hot, comma + 1)
+      return {slot}
+    end
+  end
   local slots = hotList()
   if #slots < count and spare > 0 then
     local more = redis.call('LPOP', SPARE, math.min(spare, math.max(SPILL, count - #slots)))
@@ -337,9 +450,18 @@ end
 
 -- Gives back free slot indices (below the limit): to hot, spilling into spare past HOT.
 local function giveSlots(back)
+  if #back == 1 and not hotSlots then
+    -- The usual case, one index, added to the text without making the list while hot stays
+    -- short enough that it cannot hold more than HOT indices (each takes a digit and a comma).
+    local longer = hot == '' and back[1] or hot .. ',' .. back[1]
+    if #longer < 2 * HOT then
+      hot = longer
+      return
+    end
+  end
   local slots = hotList()
-  for _, slot in ipairs(back) do
-    slots[#slots + 1] = slot
+  for i = 1, #back do
+    slots[#slots + 1] = back[i]
   end
   if #slots > HOT then
     local spill = {}
@@ -351,14 +473,27 @@ local function giveSlots(back)
   end
 end
 
--- Gives back the slots of the lease `id` (whose record is given) and tombstones it.
-local function freeLease(id, record, outcome)
-  local weight, _, _, tokens = parseLease(record)
+-- Gives back the `weight` slots in `tokens` of the lease `id` and tombstones it.
+local function freeLease(id, weight, tokens, outcome)
   local back, count = {}, 0
-  for slot in string.gmatch(tokens, '(%d+):') do
-    count = count + 1
-    if tonumber(slot) < lim then
-      back[#back + 1] = slot
+  -- One slot, the usual case, read at once: the pattern of the loop below, '(%d+):', retries
+  -- at every digit of a token that no colon follows, hundreds of steps a lease.
+  local only = weight == 1 and string.match(tokens, '^(%d+):%d+$')
+  if only then
+    count = 1
+    if number(only) < lim then
+      back[1] = only
+    end
+  else
+    -- Each run of digits that a colon follows is a slot (as '(%d+):' finds them), read as a
+    -- run and what follows it, which needs no retries.
+    for slot, colon in string.gmatch(tokens, '(%d+)(:?)') do
+      if colon ~= '' then
+        count = count + 1
+        if number(slot) < lim then
+          back[#back + 1] = slot
+        end
+      end
     end
   end
   if count ~= weight then
@@ -370,12 +505,11 @@ local function freeLease(id, record, outcome)
   freed = true
 end
 
--- A lease whose expiry has passed, not swept yet, is expired the moment it is read: the
--- outcome of an operation on it is the same as after a sweep.
-local function expiredOnTouch(id, record)
-  local _, expiry = parseLease(record)
+-- A lease (read from its record) whose expiry has passed, not swept yet, is expired the moment
+-- it is read: the outcome of an operation on it is the same as after a sweep.
+local function expiredOnTouch(id, weight, expiry, tokens)
   if tonumber(expiry) <= now then
-    freeLease(id, record, 'expired')
+    freeLease(id, weight, tokens, 'expired')
     return true
   end
   return false
@@ -385,17 +519,22 @@ end
 -- or `endsBy`, whichever is sooner; returns 'expiry', 'slot:token,...'.
 local function grant(id, weight, leaseMs, owner, endsBy)
   local slots = takeSlots(weight)
-  token = math.max(token, now * 1000 - 1)
-  for i, slot in ipairs(slots) do
-    token = token + 1
-    slots[i] = slot .. ':' .. int(token)
+  if token < now * 1000 - 1 then
+    token = now * 1000 - 1
   end
-  local expiry = math.min(now + leaseMs, endsBy)
+  for i = 1, #slots do
+    token = token + 1
+    slots[i] = slots[i] .. ':' .. decimal(token) -- kept: finish writes the last in the counters
+  end
+  local expiry = now + leaseMs
+  if endsBy < expiry then
+    expiry = endsBy
+  end
   local expiryText = int(expiry)
-  local tokens = table.concat(slots, ',')
+  local tokens = weight == 1 and slots[1] or table.concat(slots, ',')
   pending['r:' .. id] =
-    'H|' .. weight .. '|' .. expiryText .. '|' .. nowText .. '|' .. tokens .. '|' .. owner
-  scores[id] = expiry
+    'H|' .. decimal(weight) .. '|' .. expiryText .. '|' .. nowText .. '|' .. tokens .. '|' .. owner
+  scores[id] = expiryText
   deadline(expiry)
   used = used + weight
   return expiryText, tokens
@@ -412,13 +551,13 @@ end
 -- time, not swept yet, is dropped instead of granted.
 local function grantHead()
   while queued > 0 and now >= quarantine and not (used > 0 and used >= lim) do
-    local head = redis.call('ZRANGE', QUEUE, 0, 0)[1]
+    local head = redis.call('ZRANGE', QUEUE, '0', '0')[1]
     if not head then
       damaged('the queue has fewer entries than its count')
     end
     checkedId(head)
-    local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('r:' .. head))
-    local abandonAt = scores[head] or tonumber(redis.call('ZSCORE', TIMERS, head))
+    local weight, leaseMs, _, wakeChannel, owner = parseWaiter(get('r:' .. head), true)
+    local abandonAt = tonumber(scores[head] or redis.call('ZSCORE', TIMERS, head))
     if not abandonAt then
       damaged('a waiter has no timer')
     end
@@ -500,7 +639,8 @@ local function sweep()
       local record = get('r:' .. checkedId(id))
       local kind = kindOf(record)
       if kind == 'H' then
-        freeLease(id, record, 'expired')
+        local weight, _, _, tokens = parseLease(record)
+        freeLease(id, weight, tokens, 'expired')
       elseif kind == 'Q' then
         removeWaiter(id)
         tombstone(id, 'abandoned')
@@ -548,30 +688,31 @@ end
 -- caller whose timeout runs out meanwhile can say why it was not granted).
 local function queuedItem(id)
   if now < quarantine then
-    return {id, 'queued', int(quarantine)}
+    return id .. '|queued|' .. int(quarantine)
   end
-  return {id, 'queued'}
+  return id .. '|queued'
 end
 
 -- One request: granted, queued, busy or quarantined (try only: no permit free, or the semaphore
 -- in quarantine, granting nothing before the time it names), or its outcome if it is over.
 local function request(id, weight, leaseMs, owner, trying)
-  local record = get('r:' .. id)
+  local field = 'r:' .. id
+  local record = get(field)
   local kind = kindOf(record)
   if kind == 'H' then
-    if expiredOnTouch(id, record) then
-      return {id, 'expired'}
+    local held, expiry, _, tokens = parseLease(record)
+    if expiredOnTouch(id, held, expiry, tokens) then
+      return id .. '|expired'
     end
-    local _, expiry, _, tokens = parseLease(record)
-    return {id, 'granted', expiry, tokens}
+    return id .. '|granted|' .. expiry .. '|' .. tokens
   elseif kind == 'Q' then -- still waiting: it is alive for another waiter expiry
-    scores[id] = now + waiterMs
+    scores[id] = int(now + waiterMs)
     return queuedItem(id)
   elseif kind == 'D' then
-    return {id, outcomeOf(record)}
+    return id .. '|' .. outcomeOf(record)
   end
   if weight > lim then
-    return {id, 'toobig'}
+    return id .. '|toobig'
   end
   local need = weight
   if need == 0 then
@@ -579,64 +720,128 @@ local function request(id, weight, leaseMs, owner, trying)
   end
   if queued == 0 and lim - used >= need and now >= quarantine then
     if weight == 0 then
-      return {id, 'idle'}
+      return id .. '|idle'
     end
     local expiry, tokens = grant(id, weight, leaseMs, owner, FAR)
-    return {id, 'granted', expiry, tokens}
+    return id .. '|granted|' .. expiry .. '|' .. tokens
   end
   if trying and now < quarantine then
-    return {id, 'quarantined', int(quarantine)}
+    return id .. '|quarantined|' .. int(quarantine)
   elseif trying then
-    return {id, 'busy'}
+    return id .. '|busy'
   end
   seq = seq + 1
-  redis.call('ZADD', QUEUE, seq, id)
-  pending['r:' .. id] =
-    'Q|' .. weight .. '|' .. leaseMs .. '|' .. nowText .. '|' .. channel .. '|' .. owner
-  scores[id] = now + waiterMs
+  redis.call('ZADD', QUEUE, decimal(seq), id) -- its text kept for finish (see decimal)
+  pending[field] =
+    'Q|' .. decimal(weight) .. '|' .. decimal(leaseMs) .. '|' .. nowText .. '|' .. channel .. '|'
+    .. owner
+  scores[id] = int(now + waiterMs)
   deadline(now + waiterMs)
   queued = queued + 1
   return queuedItem(id)
 end
 
--- Writes the state back, publishes the wake-ups, and puts the counters in front of the items.
+-- The argument lists of finish's writes, made once and reused, their lengths counted there (not
+-- by #, which would count what an earlier call left past them): a table made anew each call
+-- grew a slot at a time, resized as it went, and was garbage after. One that a large call
+-- filled is dropped rather than kept at that size.
+local writes, deletes, timed = {}, {}, {}
+local REUSED = 64
+
+-- Writes the state back, publishes the wake-ups, and puts the counters in front of the items:
+-- the reply. Items are strings, 'id|status|...', and the reply one string, 'limit used queued
+-- server-ms item...' as wake-ups are, but for status, whose items are lists (of holders and
+-- waiters) and whose reply is a list. A list of lists cost Redis more to send than all the
+-- rest of the reply (and goes out through its slower, deferred-length path).
 local function finish(items)
-  local writes, deletes = {}, {}
+  local nWrites, nDeletes, nTimed = 0, 0, 0
   if hotSlots then
     hot = table.concat(hotSlots, ',')
   end
   if lim ~= limitBefore then
-    writes[#writes + 1] = 'limit'
-    writes[#writes + 1] = int(lim)
+    writes[1], writes[2] = 'limit', int(lim)
+    nWrites = 2
   end
-  local counters = string.format('%d|%d|%d|%d|%d|%d|%d|%d|%d|%s', used, queued, nextSlot, spare,
-    token, seq, sweepAt, forgetAt, quarantine, hot)
+  -- The counters, as string.format('%d|%d|%d|%d|%d|%d|%d|%d|%d|%s') makes them. Whole
+  -- numbers, as they always are but for damage, are joined from their texts as kept (see
+  -- decimal: each changes seldom, or its text was made already, as a new token's by grant), not
+  -- formatted anew, nine sprintf calls, the largest part of finish.
+  local whole = used % 1 == 0 and queued % 1 == 0 and nextSlot % 1 == 0 and spare % 1 == 0
+    and token % 1 == 0 and seq % 1 == 0 and sweepAt % 1 == 0 and forgetAt % 1 == 0
+    and quarantine % 1 == 0
+  local counters
+  if whole then
+    local D = DECIMALS
+    counters = (D[used] or decimal(used)) .. '|' .. (D[queued] or decimal(queued)) .. '|'
+      .. (D[nextSlot] or decimal(nextSlot)) .. '|' .. (D[spare] or decimal(spare)) .. '|'
+      .. (D[token] or decimal(token)) .. '|' .. (D[seq] or decimal(seq)) .. '|'
+      .. (D[sweepAt] or decimal(sweepAt)) .. '|' .. (D[forgetAt] or decimal(forgetAt)) .. '|'
+      .. (D[quarantine] or decimal(quarantine)) .. '|' .. hot
+  else
+    counters = string.format('%d|%d|%d|%d|%d|%d|%d|%d|%d|%s', used, queued, nextSlot, spare,
+      token, seq, sweepAt, forgetAt, quarantine, hot)
+  end
   if counters ~= countersBefore then
-    writes[#writes + 1] = 'c'
-    writes[#writes + 1] = counters
+    writes[nWrites + 1], writes[nWrites + 2] = 'c', counters
+    nWrites = nWrites + 2
+    -- The next call most likely reads this, and need not parse it (see call): if every counter
+    -- is a whole number, these are the numbers it reads as.
+    if whole then
+      memoCounters = counters
+      memoNumbers = {used, queued, nextSlot, spare, token, seq, sweepAt, forgetAt, quarantine, hot}
+    end
   end
   for field, value in pairs(pending) do
     if value then
-      writes[#writes + 1] = field
-      writes[#writes + 1] = value
+      writes[nWrites + 1], writes[nWrites + 2] = field, value
+      nWrites = nWrites + 2
     else
-      deletes[#deletes + 1] = field
+      nDeletes = nDeletes + 1
+      deletes[nDeletes] = field
     end
   end
-  inPieces('HSET', STATE, writes)
-  inPieces('HDEL', STATE, deletes)
-  local timed = {}
+  inPieces('HSET', STATE, writes, nWrites)
+  if nDeletes > 0 then
+    inPieces('HDEL', STATE, deletes, nDeletes)
+  end
   for id, score in pairs(scores) do
-    if pending['r:' .. id] ~= false then -- not forgotten by this call
-      timed[#timed + 1] = int(score)
-      timed[#timed + 1] = id
+    if nDeletes == 0 or pending['r:' .. id] ~= false then -- not forgotten by this call
+      timed[nTimed + 1], timed[nTimed + 2] = score, id
+      nTimed = nTimed + 2
     end
   end
-  inPieces('ZADD', TIMERS, timed)
-  for wakeChannel, entries in pairs(announced) do
-    redis.call('PUBLISH', wakeChannel, nowText .. ' ' .. table.concat(entries, ' '))
+  inPieces('ZADD', TIMERS, timed, nTimed)
+  if nWrites > REUSED then
+    writes = {}
   end
-  local reply = {lim, used, queued, nowText}
+  if nDeletes > REUSED then
+    deletes = {}
+  end
+  if nTimed > REUSED then
+    timed = {}
+  end
+  if announced then
+    for wakeChannel, entries in pairs(announced) do
+      redis.call('PUBLISH', wakeChannel, nowText .. ' ' .. table.concat(entries, ' '))
+    end
+  end
+  -- The counts as Redis sent them when they were numbers in a list: whole (truncated).
+  local counts
+  if whole and lim % 1 == 0 then
+    counts = (DECIMALS[lim] or decimal(lim)) .. ' ' .. (DECIMALS[used] or decimal(used)) .. ' '
+      .. (DECIMALS[queued] or decimal(queued)) .. ' ' .. nowText
+  else
+    counts = string.format('%d %d %d %s', lim, used, queued, nowText)
+  end
+  if #items == 0 then
+    return counts
+  elseif type(items[1]) == 'string' then
+    if #items == 1 then -- the usual reply
+      return counts .. ' ' .. items[1]
+    end
+    return counts .. ' ' .. table.concat(items, ' ')
+  end
+  local reply = {lim, used, queued, nowText} -- status: lists of holders and waiters
   for _, item in ipairs(items) do
     reply[#reply + 1] = item
   end
@@ -651,7 +856,8 @@ function operations.acquire(args)
   local items = {}
   for i = 7, #args, 4 do
     items[#items + 1] =
-      request(args[i], tonumber(args[i + 1]), tonumber(args[i + 2]), args[i + 3], trying)
+      request(args[i], NUMBERS[args[i + 1]] or number(args[i + 1]),
+        NUMBERS[args[i + 2]] or number(args[i + 2]), args[i + 3], trying)
   end
   if freed then
     grantHead()
@@ -668,21 +874,22 @@ local function finishRequests(args, outcome)
     local record = get('r:' .. id)
     local kind = kindOf(record)
     if kind == 'H' then
-      if expiredOnTouch(id, record) then
-        items[#items + 1] = {id, 'expired'}
+      local weight, expiry, _, tokens = parseLease(record)
+      if expiredOnTouch(id, weight, expiry, tokens) then
+        items[#items + 1] = id .. '|expired'
       else
-        freeLease(id, record, outcome)
-        items[#items + 1] = {id, outcome}
+        freeLease(id, weight, tokens, outcome)
+        items[#items + 1] = id .. '|' .. outcome
       end
     elseif kind == 'Q' then
       removeWaiter(id)
       tombstone(id, outcome)
-      items[#items + 1] = {id, 'withdrawn'}
+      items[#items + 1] = id .. '|withdrawn'
     elseif kind == 'D' then
-      items[#items + 1] = {id, outcomeOf(record)}
+      items[#items + 1] = id .. '|' .. outcomeOf(record)
     else
       tombstone(id, outcome)
-      items[#items + 1] = {id, 'unknown'}
+      items[#items + 1] = id .. '|unknown'
     end
   end
   grantHead()
@@ -699,25 +906,28 @@ end
 
 -- Arguments 6: lease ms; 7..: lease ids.
 function operations.renew(args)
-  local leaseMs = tonumber(args[6])
+  local leaseMs = number(args[6])
   local expiry = int(now + leaseMs)
   local items = {}
   for i = 7, #args do
     local id = args[i]
     local record = get('r:' .. id)
     local kind = kindOf(record)
-    if kind == 'H' and not expiredOnTouch(id, record) then
-      local weight, _, grantedAt, tokens, owner = parseLease(record)
-      pending['r:' .. id] =
-        'H|' .. weight .. '|' .. expiry .. '|' .. grantedAt .. '|' .. tokens .. '|' .. owner
-      scores[id] = now + leaseMs
-      items[#items + 1] = {id, 'renewed', expiry}
+    local weight, expiredAt, grantedAt, tokens, owner
+    if kind == 'H' then
+      weight, expiredAt, grantedAt, tokens, owner = parseLease(record, true)
+    end
+    if kind == 'H' and not expiredOnTouch(id, weight, expiredAt, tokens) then
+      pending['r:' .. id] = 'H|' .. decimal(weight) .. '|' .. expiry .. '|' .. grantedAt .. '|'
+        .. tokens .. '|' .. owner
+      scores[id] = expiry
+      items[#items + 1] = id .. '|renewed|' .. expiry
     elseif kind == 'H' then
-      items[#items + 1] = {id, 'expired'}
+      items[#items + 1] = id .. '|expired'
     elseif kind == 'D' then
-      items[#items + 1] = {id, outcomeOf(record)}
+      items[#items + 1] = id .. '|' .. outcomeOf(record)
     else
-      items[#items + 1] = {id, 'unknown'}
+      items[#items + 1] = id .. '|unknown'
     end
   end
   if freed then
@@ -802,7 +1012,7 @@ function operations.status(args)
     local record = get('r:' .. id)
     local kind = kindOf(record)
     if kind == 'H' then
-      local weight, expiry, grantedAt, tokens, owner = parseLease(record)
+      local weight, expiry, grantedAt, tokens, owner = parseLease(record, true)
       if tooFarAhead(expiry) then
         damaged('a lease expires further ahead than any lease can')
       end
@@ -816,7 +1026,7 @@ function operations.status(args)
   local ids = redis.call('ZRANGE', QUEUE, 0, -1)
   prefetch(ids, 1, 1)
   for i, id in ipairs(ids) do
-    local weight, _, queuedAt, _, owner = parseWaiter(get('r:' .. checkedId(id)))
+    local weight, _, queuedAt, _, owner = parseWaiter(get('r:' .. checkedId(id)), true)
     waiters[i] = {id, weight, queuedAt, owner, '', ''}
   end
   if held ~= used or waiting ~= queued or #ids ~= queued then
@@ -865,36 +1075,52 @@ local function takeOver(limit)
   return nil
 end
 
+-- The zeros in front of a number of milliseconds of n digits (0 to 3) to make it three.
+local PADDING = {[0] = '000', '00', '0', ''}
+
 -- One call: reads the clock, the counters and the records of the ids it names, sweeps what fell
 -- due, runs the operation, writes the state back.
 local function call(keys, args)
   STATE, QUEUE, TIMERS, SPARE = keys[1], keys[2], keys[3], keys[4]
   channel = args[3]
-  tombstoneMs = tonumber(args[4])
-  waiterMs = tonumber(args[5])
-  slackMs = math.floor(tombstoneMs / 4)
-  known, pending, scores, announced = {}, {}, {}, {}
+  tombstoneMs = NUMBERS[args[4]] or number(args[4])
+  waiterMs = NUMBERS[args[5]] or number(args[5])
+  slackMs = (tombstoneMs - tombstoneMs % 4) / 4 -- math.floor(tombstoneMs / 4), without a call
+  known, pending, scores, announced = {}, {}, {}, nil
   hotSlots, freed = nil, false
   local operation = operations[args[1]]
   if not operation then
     return redis.error_reply('jeton: unknown operation ' .. tostring(args[1]))
   end
+  -- The time in ms, as text from TIME's seconds and the thousands of its microseconds (up to
+  -- six digits, no zeros in front: their first three of six), then read once: what
+  -- int(seconds * 1000 + floor(micros / 1000)) makes, without two numbers read and one formatted.
   local clock = redis.call('TIME')
-  now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-  nowText = int(now)
-  local fields = {'limit', 'layout', 'c'}
+  local millis = string.sub(clock[2], 1, -4)
+  nowText = clock[1] .. PADDING[#millis] .. millis
+  now = tonumber(nowText)
   local first = FIRST_ID[args[1]] or #args + 1
   local step = ID_STEP[args[1]] or 1
-  local last = math.min(#args, first + (MAX_FIRST_READ - 1) * step)
-  for i = first, last, step do
-    fields[#fields + 1] = 'r:' .. args[i]
+  local last = first + (MAX_FIRST_READ - 1) * step
+  if last > #args then
+    last = #args
   end
-  local values = redis.call('HMGET', STATE, unpack(fields))
-  for i = 4, #fields do
-    known[fields[i]] = values[i]
+  local values
+  if first <= last and first + step > last then -- one request id, the usual call: no list to make
+    local field = 'r:' .. args[first]
+    values = redis.call('HMGET', STATE, 'limit', 'layout', 'c', field)
+    known[field] = values[4]
+  else
+    local fields = {'limit', 'layout', 'c'}
+    for i = first, last, step do
+      fields[#fields + 1] = 'r:' .. args[i]
+    end
+    values = redis.call('HMGET', STATE, unpack(fields))
+    for i = 4, #fields do
+      known[fields[i]] = values[i]
+    end
   end
   local limitText, layout, counters = values[1], values[2], values[3]
-  local newerLayout = layout and #layout <= 9 and tonumber(layout) -- a short number, if any
   if not layout and not counters and limitText then
     local refused = takeOver(limitText)
     if refused then
@@ -906,10 +1132,10 @@ local function call(keys, args)
     end
     local create_, quarantineMs = string.match(args[2], '^(-?%d+)/?(%d*)$')
     if tonumber(create_) < 0 then
-      return {-1, 0, 0, nowText}
+      return '-1 0 0 ' .. nowText
     end
     create(tonumber(create_), 0, quarantineMs ~= '' and now + tonumber(quarantineMs) or 0)
-  elseif layout ~= '2' and newerLayout and newerLayout > 2 then
+  elseif layout and layout ~= '2' and #layout <= 9 and (tonumber(layout) or 0) > 2 then
     return redis.error_reply('jeton: semaphore ' .. STATE .. ' has state layout '
       .. layout .. ', made by a newer Jeton: this one knows layout 2 only')
   elseif layout ~= '2' then
@@ -919,16 +1145,21 @@ local function call(keys, args)
     if not lim then
       damaged('its limit does not read')
     end
-    local u, q, n, sp, t, sq, sw, f, un
-    if counters and #counters <= MAX_COUNTERS then
-      u, q, n, sp, t, sq, sw, f, un, hot = string.match(counters, COUNTERS)
+    if not counters or counters ~= memoCounters then
+      local u, q, n, sp, t, sq, sw, f, un, h
+      if counters and #counters <= MAX_COUNTERS then
+        u, q, n, sp, t, sq, sw, f, un, h = string.match(counters, COUNTERS)
+      end
+      if not u then
+        damaged('its counters do not read')
+      end
+      memoNumbers = {tonumber(u), tonumber(q), tonumber(n), tonumber(sp), tonumber(t),
+        tonumber(sq), tonumber(sw), tonumber(f), tonumber(un), h}
+      memoCounters = counters
     end
-    if not u then
-      damaged('its counters do not read')
-    end
-    used, queued, nextSlot = tonumber(u), tonumber(q), tonumber(n)
-    spare, token, seq = tonumber(sp), tonumber(t), tonumber(sq)
-    sweepAt, forgetAt, quarantine = tonumber(sw), tonumber(f), tonumber(un)
+    local c = memoNumbers
+    used, queued, nextSlot, spare, token = c[1], c[2], c[3], c[4], c[5]
+    seq, sweepAt, forgetAt, quarantine, hot = c[6], c[7], c[8], c[9], c[10]
     limitBefore, countersBefore = lim, counters
   end
   prefetch(args, last + step, step)

@@ -36,6 +36,26 @@ class ReplyTest {
   }
 
   @Test
+  void reply_readsTheOneStringTheFunctionAnswersWith() {
+    Reply reply =
+        new Reply(List.of("3 2 1 1700000000123 a|granted|1700000010123|0:41,1:42 b|queued"));
+    assertEquals(3, reply.limit);
+    assertEquals(2, reply.used);
+    assertEquals(1, reply.queued);
+    assertEquals(1700000000123L, reply.serverMillis);
+    assertEquals(
+        List.of(List.of("a", "granted", "1700000010123", "0:41,1:42"), List.of("b", "queued")),
+        reply.items);
+    assertEquals(
+        List.of(new FencingToken(0, 41), new FencingToken(1, 42)), Reply.tokens(reply.item(0)));
+
+    Reply missing = new Reply(List.of("-1 0 0 5"));
+    assertEquals(-1, missing.limit);
+    assertEquals(5, missing.serverMillis);
+    assertEquals(List.of(), missing.items);
+  }
+
+  @Test
   void reply_ofAMissingSemaphore_hasLimitMinusOne() {
     Reply reply = new Reply(List.of(-1L, 0L, 0L, "5"));
     assertEquals(-1, reply.limit);
