@@ -111,7 +111,7 @@ local function repair(problem, args)
       end
     elseif id and string.match(record, WAITER) then
       waiters[#waiters + 1] = {id, tonumber(string.match(record, '^Q|%d+|%d+|(%d+)|'))}
-    elseif id and string.sub(record, 1, 2) == 'D|' then -- a tombstone: timed below
+    elseif id and string.match(record, TOMBSTONE) then -- a tombstone: timed below
     elseif id then
       ended[#ended + 1] = id
     elseif field ~= 'limit' and field ~= 'layout' and field ~= 'c' then
@@ -154,7 +154,7 @@ local function repair(problem, args)
   end
   for i = 1, #flat, 2 do
     local id = string.match(flat[i], '^r:(.+)$')
-    if id and string.sub(flat[i + 1], 1, 2) == 'D|' then
+    if id and string.match(flat[i + 1], TOMBSTONE) then
       local score = was[id]
       time(id, score and score >= BAND and score or BAND + now + tombstoneMs)
     end

@@ -679,9 +679,16 @@ local function sweep()
   end
 end
 
--- How a request ended, from its tombstone record.
+-- How a request ended, from its tombstone record: a word, as this code writes them. Any other
+-- text is damage, and would not pass through a reply, whose separators are ' ' and '|'.
+local TOMBSTONE = '^D|(%l+)$'
+
 local function outcomeOf(record)
-  return string.sub(record, 3)
+  local outcome = string.match(record, TOMBSTONE)
+  if not outcome then
+    damaged('a tombstone does not read')
+  end
+  return outcome
 end
 
 -- A waiter's item: 'queued', and while the semaphore is in quarantine, when it ends (so that a
