@@ -2,6 +2,7 @@ package dev.jeton;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.LeakTracker;
 import dev.jeton.internal.engine.Spin;
 import dev.jeton.internal.engine.Timer;
 import dev.jeton.internal.engine.WaitNode;
@@ -111,6 +112,9 @@ final class FifoMutex extends WaitQueue implements Mutex {
 
   private final @Nullable String name;
 
+  /** Watches guards for leaks (LocalMutexGuard.of); null: not watched. */
+  final @Nullable LeakTracker leaks;
+
   /** How long the head may wait before the queue starves; 0 in strict FIFO mode. */
   private final long boundNanos;
 
@@ -120,10 +124,16 @@ final class FifoMutex extends WaitQueue implements Mutex {
   @GuardedBy("lock")
   private @Nullable Thread pendingWake;
 
-  FifoMutex(@Nullable String name, @Nullable Executor completionExecutor, Fairness fairness) {
+  /** As built by {@link Mutex.Builder}: watching its guards for leaks through {@code leaks}. */
+  FifoMutex(
+      @Nullable String name,
+      @Nullable Executor completionExecutor,
+      Fairness fairness,
+      @Nullable LeakTracker leaks) {
     super(completionExecutor, null, Timer.shared(), null, !fairness.isStrictFifo());
     this.name = name;
     this.boundNanos = fairness.boundNanos();
+    this.leaks = leaks;
   }
 
   // ---------------------------------------------------------------- locking
@@ -196,7 +206,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
   private @Nullable Guard tryTake() {
     long s = state;
     if ((s & (LOCKED | STARVING)) == 0 && STATE.compareAndSet(this, s, s + FREE_TO_LOCKED)) {
-      return new LocalMutexGuard(this, s + FREE_TO_LOCKED);
+      return LocalMutexGuard.of(this, s + FREE_TO_LOCKED);
     }
     return (s & (LOCKED | STARVING)) == 0 ? tryTakeRaced() : null;
   }
@@ -206,7 +216,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
     long s;
     while (((s = state) & (LOCKED | STARVING)) == 0) {
       if (STATE.compareAndSet(this, s, s + FREE_TO_LOCKED)) {
-        return new LocalMutexGuard(this, s + FREE_TO_LOCKED);
+        return LocalMutexGuard.of(this, s + FREE_TO_LOCKED);
       }
     }
     return null;
@@ -229,7 +239,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
         if ((s & LOCKED) == 0) { // strict FIFO: the queue is empty (M3); else a barge (M4)
           long next = nextGrant(s);
           if (STATE.compareAndSet(this, s, next)) {
-            w.setOutcome(new LocalMutexGuard(this, next));
+            w.setOutcome(LocalMutexGuard.of(this, next));
             w.setStatus(WaitNode.GRANTED);
             return false;
           }
@@ -353,7 +363,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
     if (!STATE.compareAndSet(this, s, next)) {
       return null;
     }
-    first.setOutcome(new LocalMutexGuard(this, next));
+    first.setOutcome(LocalMutexGuard.of(this, next));
     return unlinkRun(rest, WaitNode.GRANTED);
   }
 
@@ -470,6 +480,11 @@ final class FifoMutex extends WaitQueue implements Mutex {
   }
 
   String describe() {
+    return describe(name);
+  }
+
+  /** How messages name a mutex of this {@code name}: "mutex 'cache'", "mutex". */
+  static String describe(@Nullable String name) {
     return name != null ? "mutex '" + name + "'" : "mutex";
   }
 

@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.LeakTracker;
 import dev.jeton.internal.engine.Timer;
 import java.time.Duration;
 import java.util.Optional;
@@ -43,24 +44,43 @@ final class FifoReadWriteLock implements ReadWriteLock {
 
   FifoReadWriteLock(
       @Nullable String name, Fairness fairness, @Nullable Executor completionExecutor) {
+    this(name, fairness, completionExecutor, null);
+  }
+
+  /**
+   * As built by {@link ReadWriteLock.Builder}: watching its guards for leaks through {@code leaks}.
+   */
+  FifoReadWriteLock(
+      @Nullable String name,
+      Fairness fairness,
+      @Nullable Executor completionExecutor,
+      @Nullable LeakTracker leaks) {
     FifoSemaphore permits =
         new FifoSemaphore(
-            name, WRITE, fairness, completionExecutor, null, Timer.shared(), null, NAMES);
+            name, WRITE, fairness, completionExecutor, null, Timer.shared(), null, NAMES, leaks);
     this.semaphore = permits;
     this.reads =
         new FifoSemaphore.Granting<>() {
           @Override
           Guard grant(int read) {
-            return new LocalGuard(permits, read);
+            return permits.watched(new LocalGuard(permits, read), READ_LOCK, read);
           }
         };
     this.writes =
         new FifoSemaphore.Granting<>() {
           @Override
           WriteGuard grant(int write) {
-            return new LocalWriteGuard(permits);
+            return permits.watched(new LocalWriteGuard(permits), "write lock", write);
           }
         };
+  }
+
+  /** What leak reports call a read lock. */
+  private static final String READ_LOCK = "read lock";
+
+  /** How leak reports name a lock of this {@code name}. */
+  static String describe(@Nullable String name) {
+    return FifoSemaphore.describe(NAMES, name);
   }
 
   @Override
@@ -160,7 +180,7 @@ final class FifoReadWriteLock implements ReadWriteLock {
       if (!end()) {
         throw new IllegalStateException("this write lock was unlocked or downgraded already");
       }
-      Guard read = new LocalGuard(semaphore, 1);
+      Guard read = semaphore.watched(new LocalGuard(semaphore, 1), READ_LOCK, 1);
       semaphore.release(WRITE - 1);
       return read;
     }

@@ -1,6 +1,7 @@
 package dev.jeton;
 
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.LeakTracker;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -106,8 +107,13 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
   private final ConcurrentHashMap<K, KeyEntry> entries = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
+  /** Watches the keys' permits for leaks (PerKeySemaphore.KeyedPermit.of); null: not watched. */
+  final @Nullable LeakTracker leaks;
+
   private KeyedSemaphore(Builder<? super K> builder, ToIntFunction<? super K> limitPerKey) {
     this.name = builder.name;
+    this.leaks =
+        builder.leakTracker(name != null ? "keyed semaphore '" + name + "'" : "keyed semaphore");
     this.limitPerKey = limitPerKey;
     this.completionExecutor = builder.completionExecutor;
     this.global =
@@ -309,7 +315,7 @@ public final class KeyedSemaphore<K> implements AutoCloseable {
    * @param <K> the type of keys, fixed by {@link #limitPerKey(ToIntFunction)} or by {@link
    *     #build()}
    */
-  public static final class Builder<K> extends PrimitiveBuilder<Builder<K>> {
+  public static final class Builder<K> extends GrantingBuilder<Builder<K>> {
     private @Nullable ToIntFunction<? super K> limitPerKey;
     private int globalLimit = -1;
 

@@ -128,7 +128,7 @@ public interface Mutex {
   }
 
   /** Builds a mutex. Each setter checks its argument at once. */
-  final class Builder extends PrimitiveBuilder<Builder> {
+  final class Builder extends GrantingBuilder<Builder> {
     private Fairness fairness = Fairness.boundedBarging();
 
     private Builder() {}
@@ -146,7 +146,8 @@ public interface Mutex {
 
     /** Builds the mutex. */
     public Mutex build() {
-      return new FifoMutex(name, completionExecutor, fairness);
+      return new FifoMutex(
+          name, completionExecutor, fairness, leakTracker(FifoMutex.describe(name)));
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.LeakTracker;
 import dev.jeton.internal.ReleaseOnce;
 import dev.jeton.internal.engine.WithdrawingFuture;
 import java.time.Duration;
@@ -61,7 +62,7 @@ final class PerKeySemaphore<K> implements Semaphore {
       if (keyed.global() != null) {
         globalPermit = awaitGlobal(entry, permits, deadline, timeout);
       }
-      return new KeyedPermit(keyed, key, entry, keyPermit, globalPermit);
+      return KeyedPermit.of(keyed, key, entry, keyPermit, globalPermit);
     } catch (Throwable failure) {
       if (keyPermit != null) {
         keyPermit.release();
@@ -130,7 +131,7 @@ final class PerKeySemaphore<K> implements Semaphore {
         keyed.unuse(key, entry);
         return Optional.empty();
       }
-      return Optional.of(new KeyedPermit(keyed, key, entry, keyPermit, globalPermit));
+      return Optional.of(KeyedPermit.of(keyed, key, entry, keyPermit, globalPermit));
     } catch (RuntimeException failure) {
       if (keyPermit != null) {
         keyPermit.release();
@@ -238,7 +239,7 @@ final class PerKeySemaphore<K> implements Semaphore {
         return;
       }
       if (keyed.global() == null) {
-        deliver(new KeyedPermit(keyed, key, entry, keyPermit, null));
+        deliver(KeyedPermit.of(keyed, key, entry, keyPermit, null));
         return;
       }
       CompletableFuture<Permit> globalRequest;
@@ -261,7 +262,7 @@ final class PerKeySemaphore<K> implements Semaphore {
                       keyPermit,
                       globalFailure(Objects.requireNonNull(globalFailure), permits, timeout));
                 } else {
-                  deliver(new KeyedPermit(keyed, key, entry, keyPermit, globalPermit));
+                  deliver(KeyedPermit.of(keyed, key, entry, keyPermit, globalPermit));
                 }
               });
     }
@@ -435,14 +436,46 @@ final class PerKeySemaphore<K> implements Semaphore {
       return held();
     }
 
+    /**
+     * A permit of {@code key}, watched for leaks if its keyed semaphore's tracker picks it; a
+     * leaked one reported gives back what {@link #release()} would, where the tracker says so.
+     */
+    static KeyedPermit of(
+        KeyedSemaphore<?> keyed,
+        Object key,
+        KeyEntry entry,
+        Permit keyPermit,
+        @Nullable Permit globalPermit) {
+      KeyedPermit permit = new KeyedPermit(keyed, key, entry, keyPermit, globalPermit);
+      LeakTracker tracker = keyed.leaks;
+      if (tracker != null && tracker.watches()) {
+        tracker.watch(
+            permit,
+            "permit for key " + key,
+            permit.held(),
+            tracker.releasesLeaked()
+                ? () -> giveBack(keyed, key, entry, keyPermit, globalPermit)
+                : null);
+      }
+      return permit;
+    }
+
     @Override
     public void release() {
-      if (!end()) {
-        return;
+      if (end()) {
+        giveBack(keyed, key, entry, keyPermit, globalPermit);
       }
-      Permit g = globalPermit;
-      if (g != null) {
-        g.release();
+    }
+
+    /** Gives back the global permits, then the key's, then the entry use. */
+    private static void giveBack(
+        KeyedSemaphore<?> keyed,
+        Object key,
+        KeyEntry entry,
+        Permit keyPermit,
+        @Nullable Permit globalPermit) {
+      if (globalPermit != null) {
+        globalPermit.release();
       }
       keyPermit.release();
       keyed.unuse(key, entry);

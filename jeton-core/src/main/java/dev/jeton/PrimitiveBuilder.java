@@ -40,7 +40,7 @@ abstract class PrimitiveBuilder<B extends PrimitiveBuilder<B>> {
   }
 
   @SuppressWarnings("unchecked") // B is the class that extends this one, by the type's contract
-  private B self() {
+  final B self() {
     return (B) this;
   }
 }

@@ -204,7 +204,7 @@ public interface ReadWriteLock {
   }
 
   /** Builds a read-write lock. Each setter checks its argument at once. */
-  final class Builder extends PrimitiveBuilder<Builder> {
+  final class Builder extends GrantingBuilder<Builder> {
     private Fairness fairness = Fairness.boundedBarging();
 
     private Builder() {}
@@ -223,7 +223,8 @@ public interface ReadWriteLock {
 
     /** Builds the read-write lock. */
     public ReadWriteLock build() {
-      return new FifoReadWriteLock(name, fairness, completionExecutor);
+      return new FifoReadWriteLock(
+          name, fairness, completionExecutor, leakTracker(FifoReadWriteLock.describe(name)));
     }
   }
 }

@@ -241,7 +241,7 @@ public interface Semaphore extends AutoCloseable {
    * Semaphore db = Semaphore.builder().name("db").limit(10).statistics(true).build();
    * }</pre>
    */
-  final class Builder extends PrimitiveBuilder<Builder> {
+  final class Builder extends GrantingBuilder<Builder> {
     private int limit = -1;
     private boolean statistics;
     private Fairness fairness = Fairness.strictFifo();
@@ -287,7 +287,13 @@ public interface Semaphore extends AutoCloseable {
       if (limit < 0) {
         throw new IllegalStateException("limit is required: call limit(int) before build()");
       }
-      return new FifoSemaphore(name, limit, fairness, completionExecutor, statistics);
+      return new FifoSemaphore(
+          name,
+          limit,
+          fairness,
+          completionExecutor,
+          statistics,
+          leakTracker(FifoSemaphore.describe(FifoSemaphore.SEMAPHORE, name)));
     }
   }
 }

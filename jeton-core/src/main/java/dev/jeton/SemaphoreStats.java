@@ -21,6 +21,9 @@ import java.time.Duration;
  * @param peakQueueLength the most requests ever queued at once
  * @param totalWait the sum of the waits of every granted request
  * @param maxWait the longest wait of any granted request
+ * @param leaked granted requests whose {@link Permit} was collected without having been released,
+ *     as leak detection reported them (see {@link LeakDetection}); they count in {@code acquired},
+ *     not in {@code released}
  */
 public record SemaphoreStats(
     long acquired,
@@ -31,4 +34,5 @@ public record SemaphoreStats(
     int queueLength,
     int peakQueueLength,
     Duration totalWait,
-    Duration maxWait) {}
+    Duration maxWait,
+    long leaked) {}

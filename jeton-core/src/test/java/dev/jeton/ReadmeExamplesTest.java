@@ -584,4 +584,20 @@ class ReadmeExamplesTest {
     orders.close();
     assertEquals("no more orders", later.get());
   }
+
+  /** "Forgotten permits: leak detection": the builder as written there. */
+  @Test
+  void leakDetection_builder() throws Exception {
+    Semaphore db =
+        Semaphore.builder()
+            .name("payments-db")
+            .limit(10)
+            .leakDetection(LeakDetection.PARANOID) // every permit watched; SAMPLED: 1 in 1,024
+            .releaseLeaked(true) // give a leaked permit back once reported
+            .build();
+    try (Permit p = db.acquire(1)) {
+      assertEquals(9, db.available());
+    }
+    assertEquals(10, db.available());
+  }
 }

@@ -1,6 +1,7 @@
 package dev.jeton.bench;
 
 import dev.jeton.Fairness;
+import dev.jeton.LeakDetection;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import java.util.Objects;
@@ -13,6 +14,11 @@ final class JetonLimiter implements Limiter {
 
   JetonLimiter(int limit, Fairness fairness) {
     this.semaphore = Semaphore.builder().limit(limit).fairness(fairness).build();
+  }
+
+  JetonLimiter(int limit, Fairness fairness, LeakDetection leaks) {
+    this.semaphore =
+        Semaphore.builder().limit(limit).fairness(fairness).leakDetection(leaks).build();
   }
 
   @Override

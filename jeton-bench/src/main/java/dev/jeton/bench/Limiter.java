@@ -1,6 +1,7 @@
 package dev.jeton.bench;
 
 import dev.jeton.Fairness;
+import dev.jeton.LeakDetection;
 import java.util.concurrent.CompletionStage;
 import org.jspecify.annotations.Nullable;
 
@@ -18,8 +19,17 @@ import org.jspecify.annotations.Nullable;
  * {@code -f 0}.
  */
 interface Limiter {
-  /** {@code dev.jeton.Semaphore} ({@code Semaphore.create(limit)}): strict FIFO, the default. */
+  /**
+   * {@code dev.jeton.Semaphore} ({@code Semaphore.create(limit)}): strict FIFO, the default, and
+   * leak detection at its default, {@code OFF} for now.
+   */
   String JETON = "jeton";
+
+  /** {@link #JETON} with leak detection {@code SAMPLED}: what sampling costs is the difference. */
+  String JETON_LEAKS_SAMPLED = "jeton-leaks-sampled";
+
+  /** {@link #JETON} with leak detection {@code PARANOID}: every permit watched. */
+  String JETON_LEAKS_PARANOID = "jeton-leaks-paranoid";
 
   /** A {@code dev.jeton.Semaphore} built with {@code Fairness.boundedBarging()}. */
   String JETON_BARGING = "jeton-barging";
@@ -51,6 +61,10 @@ interface Limiter {
   static Limiter create(String impl, int limit) {
     return switch (impl) {
       case JETON -> new JetonLimiter(limit, Fairness.strictFifo());
+      case JETON_LEAKS_SAMPLED ->
+          new JetonLimiter(limit, Fairness.strictFifo(), LeakDetection.SAMPLED);
+      case JETON_LEAKS_PARANOID ->
+          new JetonLimiter(limit, Fairness.strictFifo(), LeakDetection.PARANOID);
       case JETON_BARGING -> new JetonLimiter(limit, Fairness.boundedBarging());
       case JUC_FAIR -> new JucLimiter(limit, true);
       case JUC_UNFAIR -> new JucLimiter(limit, false);

@@ -48,6 +48,8 @@ public class UncontendedBenchmark {
   public static class Free {
     @Param({
       Limiter.JETON,
+      Limiter.JETON_LEAKS_SAMPLED,
+      Limiter.JETON_LEAKS_PARANOID,
       Limiter.JUC_UNFAIR,
       Limiter.JUC_FAIR,
       Limiter.IBM,

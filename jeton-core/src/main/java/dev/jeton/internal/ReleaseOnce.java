@@ -2,6 +2,7 @@ package dev.jeton.internal;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A held grant of some permits that ends once: the base of Jeton's permits, guards, leases and
@@ -57,6 +58,13 @@ public abstract class ReleaseOnce {
   /** 0 while held, 1 once ended; set only by the CAS in {@link #end()}. */
   private volatile int ended;
 
+  /**
+   * The record of a grant watched for leaks ({@link LeakTracker#watch}), forgotten when it ends;
+   * null for a grant not watched. Written once, before the grant is handed out, which carries it to
+   * the thread that ends the grant as it carries the count.
+   */
+  @Nullable LeakRecord leak;
+
   /** A grant of {@code held} permits, held until it ends. */
   protected ReleaseOnce(int held) {
     this.held = held;
@@ -72,7 +80,14 @@ public abstract class ReleaseOnce {
    * holds; false for every later caller, from any thread.
    */
   protected final boolean end() {
-    return ENDED.compareAndSet(this, 0, 1);
+    if (!ENDED.compareAndSet(this, 0, 1)) {
+      return false;
+    }
+    LeakRecord watched = leak;
+    if (watched != null) {
+      LeakRecord.forget(watched, this);
+    }
+    return true;
   }
 
   /** Whether the grant has ended, whichever way. */

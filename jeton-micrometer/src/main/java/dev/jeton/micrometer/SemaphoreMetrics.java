@@ -38,6 +38,9 @@ import java.util.function.ToDoubleFunction;
  *       room</td></tr>
  *   <tr><td>{@code jeton.semaphore.releases}</td><td>counter (requests)</td><td>granted
  *       requests given back</td></tr>
+ *   <tr><td>{@code jeton.semaphore.leaked}</td><td>function counter (requests)</td><td>granted
+ *       requests whose {@link dev.jeton.Permit} was collected without having been released, as
+ *       leak detection reported them</td></tr>
  *   <tr><td>{@code jeton.semaphore.wait}</td><td>function timer</td><td>count and total time
  *       of the waits of granted requests (zero for those granted at once)</td></tr>
  *   <tr><td>{@code jeton.semaphore.wait.max}</td><td>time gauge</td><td>the longest wait since
@@ -94,6 +97,12 @@ public final class SemaphoreMetrics implements MeterBinder {
     FunctionCounter.builder(
             "jeton.semaphore.releases", semaphore, s -> stat(s, SemaphoreStats::released))
         .description("Granted requests given back")
+        .baseUnit("requests")
+        .tags(tags)
+        .register(registry);
+    FunctionCounter.builder(
+            "jeton.semaphore.leaked", semaphore, s -> stat(s, SemaphoreStats::leaked))
+        .description("Granted requests whose Permit was collected unreleased (leak detection)")
         .baseUnit("requests")
         .tags(tags)
         .register(registry);

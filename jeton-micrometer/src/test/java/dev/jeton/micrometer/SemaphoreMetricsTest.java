@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jeton.LeakDetection;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -97,6 +99,35 @@ class SemaphoreMetricsTest {
     assertTrue(max > 0 && max <= wait.totalTime(TimeUnit.NANOSECONDS), "max " + max);
   }
 
+  /** A permit dropped without release, reported by leak detection, counts as leaked. */
+  @Test
+  void aLeakedPermitIsCounted() throws Exception {
+    Semaphore db =
+        Semaphore.builder()
+            .name("db")
+            .limit(2)
+            .statistics(true)
+            .leakDetection(LeakDetection.PARANOID)
+            .build();
+    new SemaphoreMetrics(db, "db").bindTo(registry);
+    FunctionCounter leaked = registry.get("jeton.semaphore.leaked").functionCounter();
+    assertEquals(0, leaked.count());
+
+    dropAPermit(db);
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2); // a hang guard only
+    while (leaked.count() == 0) {
+      assertTrue(System.nanoTime() - deadline < 0, "no leak counted within the hang guard");
+      System.gc();
+      Thread.sleep(20);
+    }
+    assertEquals(1, leaked.count());
+    assertEquals(1, requests("acquired"));
+  }
+
+  private static void dropAPermit(Semaphore semaphore) {
+    assertTrue(semaphore.tryAcquire(1).isPresent());
+  }
+
   @Test
   void withoutStatisticsOnlyTheGaugesAreBound() {
     Semaphore plain = Semaphore.create(2);
@@ -112,7 +143,7 @@ class SemaphoreMetricsTest {
   void everyMeterCarriesTheNameAndTheGivenTags() {
     Semaphore db = Semaphore.builder().limit(2).statistics(true).build();
     new SemaphoreMetrics(db, "db", Tag.of("pool", "primary")).bindTo(registry);
-    assertEquals(11, registry.getMeters().size());
+    assertEquals(12, registry.getMeters().size());
     for (Meter meter : registry.getMeters()) {
       assertEquals("db", meter.getId().getTag("name"), meter.getId().toString());
       assertEquals("primary", meter.getId().getTag("pool"), meter.getId().toString());

@@ -1,0 +1,203 @@
+package dev.jeton.internal;
+
+import dev.jeton.LeakDetection;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One primitive's watch over its grants (see {@link LeakDetection}): decides which grants are
+ * watched, makes their records, and reports the ones collected unreleased.
+ *
+ * <p>A primitive holds a tracker only if it watches at all ({@link #of} is null at {@code off}),
+ * and for each grant it makes asks {@link #watches()} (one countdown, or always at {@code
+ * paranoid}) before anything else, so that an unwatched grant costs a load, a decrement and a
+ * store. A watched grant gets a {@link LeakRecord}, kept in the {@link LeakRegistry} until the
+ * grant is released ({@link LeakRecord#forget}) or collected; a collected one that was never
+ * released is reported here, once, on the registry's reporter thread.
+ *
+ * <p>The countdown is a plain field, written by every acquiring thread without synchronization: a
+ * lost update moves a sample, nothing more, and it costs no atomic instruction.
+ */
+public final class LeakTracker {
+  /** One acquisition in this many is sampled (watched, with its stack, at {@code sampled}). */
+  public static final int SAMPLING_INTERVAL = 1024;
+
+  /** The logger of every report. */
+  public static final String LOGGER = "dev.jeton.leak";
+
+  private static final System.Logger REPORTS = System.getLogger(LOGGER);
+
+  /** The system property that sets the level of primitives whose builder set none. */
+  public static final String PROPERTY = "jeton.leakDetection";
+
+  private final boolean paranoid;
+  private final boolean releaseLeaked;
+  private final String owner;
+  private final AtomicLong leaked = new AtomicLong();
+  private int countdown = SAMPLING_INTERVAL; // racy on purpose: see the class comment
+
+  private LeakTracker(boolean paranoid, boolean releaseLeaked, String owner) {
+    this.paranoid = paranoid;
+    this.releaseLeaked = releaseLeaked;
+    this.owner = owner;
+  }
+
+  /**
+   * The tracker of a primitive named {@code owner} in reports, or null if it watches nothing: at
+   * {@code level}, or if that is null at the level of the system property {@link #PROPERTY}, read
+   * now.
+   *
+   * @throws IllegalArgumentException if the property is needed and names no level
+   */
+  public static @Nullable LeakTracker of(
+      @Nullable LeakDetection level, boolean releaseLeaked, String owner) {
+    LeakDetection effective = level != null ? level : levelOf(System.getProperty(PROPERTY));
+    if (effective == LeakDetection.OFF) {
+      return null;
+    }
+    boolean paranoid = effective == LeakDetection.PARANOID;
+    if (paranoid) {
+      LeakRegistry.instance().startTicking();
+    }
+    return new LeakTracker(paranoid, releaseLeaked, owner);
+  }
+
+  /**
+   * The level a value of the system property {@code jeton.leakDetection} names: {@code off}, {@code
+   * sampled} or {@code paranoid}, in any case; off if unset (see LeakDetection).
+   *
+   * @throws IllegalArgumentException for any other value, naming the ones it takes
+   */
+  public static LeakDetection levelOf(@Nullable String property) {
+    if (property == null) {
+      return LeakDetection.OFF;
+    }
+    try {
+      return LeakDetection.valueOf(property.trim().toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          PROPERTY + " is '" + property + "': it takes off, sampled or paranoid", e);
+    }
+  }
+
+  /** Whether the grant being made is watched; asked once per grant. */
+  public boolean watches() {
+    return paranoid || sampleDue();
+  }
+
+  private boolean sampleDue() {
+    int left = countdown - 1;
+    if (left > 0) {
+      countdown = left;
+      return false;
+    }
+    countdown = SAMPLING_INTERVAL;
+    return true;
+  }
+
+  /** Whether leaked grants are given back once reported: then {@link #watch} wants a give-back. */
+  public boolean releasesLeaked() {
+    return releaseLeaked;
+  }
+
+  /**
+   * Watches {@code grant}, a {@code kind} ("permit", "lock", ...) of {@code permits} (0 for a lock,
+   * whose report counts none): if it is collected unreleased, it is reported and, if this tracker
+   * releases leaked grants, {@code giveBack} runs. Call only when {@link #watches()} said so,
+   * before the grant is handed out.
+   */
+  public void watch(ReleaseOnce grant, String kind, int permits, @Nullable Runnable giveBack) {
+    grant.leak = record(grant, kind, permits, giveBack);
+  }
+
+  /** As {@link #watch}, for a grant that is not a {@link ReleaseOnce}: it keeps the record. */
+  public LeakRecord record(Object grant, String kind, int permits, @Nullable Runnable giveBack) {
+    LeakRegistry registry = LeakRegistry.instance();
+    boolean sampled = !paranoid || sampleDue();
+    LeakRecord record =
+        new LeakRecord(
+            grant,
+            registry.collected,
+            this,
+            kind,
+            permits,
+            sampled ? System.nanoTime() : registry.coarseNanos(),
+            sampled,
+            sampled ? new AcquiredHere() : null,
+            releaseLeaked ? giveBack : null);
+    registry.add(record);
+    return record;
+  }
+
+  /** How many grants were reported leaked. */
+  public long leaked() {
+    return leaked.get();
+  }
+
+  /** Reports {@code record}'s grant, collected unreleased; on the reporter thread. */
+  void leaked(LeakRecord record) {
+    leaked.incrementAndGet();
+    Runnable giveBack = record.giveBack;
+    try {
+      REPORTS.log(System.Logger.Level.WARNING, report(record, giveBack != null), record.acquiredAt);
+    } catch (RuntimeException e) {
+      // a logger that fails loses the report, not the give-back below
+    }
+    if (giveBack != null) {
+      try {
+        giveBack.run();
+      } catch (RuntimeException e) {
+        REPORTS.log(
+            System.Logger.Level.WARNING,
+            "Jeton could not give back a leaked " + record.kind + " of " + owner,
+            e);
+      }
+    }
+  }
+
+  private String report(LeakRecord record, boolean givenBack) {
+    long heldNanos = Math.max(0, System.nanoTime() - record.acquiredNanos);
+    String held =
+        record.exactTime
+            ? String.format(Locale.ROOT, "%.3f s", heldNanos / 1e9)
+            : "about " + Math.round(heldNanos / 1e9) + " s";
+    StringBuilder text =
+        new StringBuilder("Jeton: a ")
+            .append(record.kind)
+            .append(" of ")
+            .append(owner)
+            .append(" was never released: ");
+    if (record.permits > 0) {
+      text.append(record.permits).append(record.permits == 1 ? " permit " : " permits ");
+    }
+    text.append("held for ")
+        .append(held)
+        .append(" until the garbage collector found it unreachable. ");
+    if (givenBack) {
+      text.append("Its permits are given back now.");
+    } else {
+      text.append(
+          "Its permits stay taken (the work they guarded may still run); the builder's"
+              + " releaseLeaked(true) gives leaked permits back once reported.");
+    }
+    if (record.acquiredAt == null) {
+      text.append(
+          " Where it was acquired is not known: one acquisition in "
+              + SAMPLING_INTERVAL
+              + " records its stack.");
+    } else {
+      text.append(" It was acquired here:");
+    }
+    return text.toString();
+  }
+
+  /** The stack of a sampled acquisition, printed with its report. */
+  static final class AcquiredHere extends Throwable {
+    private static final long serialVersionUID = 1;
+
+    AcquiredHere() {
+      super("the acquisition of the leaked grant", null, false, true);
+    }
+  }
+}
