@@ -20,10 +20,12 @@ public final class LeakRecord extends PhantomReference<Object> {
   final String kind;
   final int permits;
 
-  /** When the grant was made: {@code System.nanoTime()}, or the registry's coarse clock. */
+  /**
+   * When the grant was made: {@code System.nanoTime()} for a sampled grant (one with {@code
+   * acquiredAt}), else the registry's coarse clock.
+   */
   final long acquiredNanos;
 
-  final boolean exactTime;
   final @Nullable Throwable acquiredAt;
   final @Nullable Runnable giveBack;
 
@@ -38,7 +40,6 @@ public final class LeakRecord extends PhantomReference<Object> {
       String kind,
       int permits,
       long acquiredNanos,
-      boolean exactTime,
       @Nullable Throwable acquiredAt,
       @Nullable Runnable giveBack) {
     super(grant, collected);
@@ -46,7 +47,6 @@ public final class LeakRecord extends PhantomReference<Object> {
     this.kind = kind;
     this.permits = permits;
     this.acquiredNanos = acquiredNanos;
-    this.exactTime = exactTime;
     this.acquiredAt = acquiredAt;
     this.giveBack = giveBack;
   }

@@ -5,7 +5,6 @@ import java.lang.invoke.VarHandle;
 import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
 import java.util.Arrays;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Where the records of watched grants live until their grant is released or collected, and the
@@ -191,18 +190,5 @@ final class LeakRegistry {
       SLOT.setRelease(array, i, record);
       cursor = i + 1 == array.length ? 0 : i + 1;
     }
-  }
-
-  /** For tests: how many slots hold a record now. */
-  int recordsHeld() {
-    int held = 0;
-    for (Stripe stripe : stripes) {
-      for (@Nullable LeakRecord record : stripe.slots) {
-        if (record != null) {
-          held++;
-        }
-      }
-    }
-    return held;
   }
 }

@@ -123,7 +123,6 @@ public final class LeakTracker {
             kind,
             permits,
             sampled ? System.nanoTime() : registry.coarseNanos(),
-            sampled,
             sampled ? new AcquiredHere() : null,
             releaseLeaked ? giveBack : null);
     registry.add(record);
@@ -159,7 +158,7 @@ public final class LeakTracker {
   private String report(LeakRecord record, boolean givenBack) {
     long heldNanos = Math.max(0, System.nanoTime() - record.acquiredNanos);
     String held =
-        record.exactTime
+        record.acquiredAt != null
             ? String.format(Locale.ROOT, "%.3f s", heldNanos / 1e9)
             : "about " + Math.round(heldNanos / 1e9) + " s";
     StringBuilder text =
