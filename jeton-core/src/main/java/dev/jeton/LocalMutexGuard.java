@@ -6,14 +6,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A held lock of a {@link FifoMutex}: the mutex and the state its grant made, which is all
- * unlocking needs (decision 42).
+ * unlocking needs (decision 42). A guard watched for leaks is a {@link Watched}, so that the others
+ * carry no field for a record and their unlock no check for one (decision 107).
  */
-final class LocalMutexGuard implements Guard {
+class LocalMutexGuard implements Guard {
   private final FifoMutex mutex;
   final long word;
-
-  /** The record of a guard watched for leaks, set before it is handed out; null if not watched. */
-  private @Nullable LeakRecord leak;
 
   private LocalMutexGuard(FifoMutex mutex, long word) {
     this.mutex = mutex;
@@ -22,33 +20,47 @@ final class LocalMutexGuard implements Guard {
 
   /** The guard of {@code mutex}'s grant {@code word}, watched for leaks if its tracker picks it. */
   static LocalMutexGuard of(FifoMutex mutex, long word) {
-    LocalMutexGuard guard = new LocalMutexGuard(mutex, word);
     LeakTracker tracker = mutex.leaks;
     if (tracker != null && tracker.watches()) {
-      guard.watchBy(tracker);
+      return Watched.of(mutex, word, tracker);
     }
-    return guard;
-  }
-
-  /** The rare part of {@link #of}, out of line (see FifoSemaphore.watch). */
-  private void watchBy(LeakTracker tracker) {
-    FifoMutex mutex = this.mutex;
-    long word = this.word;
-    leak =
-        tracker.record(this, "lock", 0, tracker.releasesLeaked() ? () -> mutex.unlock(word) : null);
+    return new LocalMutexGuard(mutex, word);
   }
 
   @Override
   public void unlock() {
     mutex.unlock(word);
-    LeakRecord watched = leak;
-    if (watched != null) {
-      LeakRecord.forget(watched, this); // idempotent, as unlocking is
-    }
   }
 
   @Override
   public String toString() {
     return "Guard[" + mutex.describe() + (mutex.holds(word) ? "]" : ", unlocked]");
+  }
+
+  /** A guard watched for leaks: its record is forgotten when it unlocks. */
+  private static final class Watched extends LocalMutexGuard {
+    private @Nullable LeakRecord leak; // set once, before the guard is handed out
+
+    private Watched(FifoMutex mutex, long word) {
+      super(mutex, word);
+    }
+
+    /** Out of line, as the rare part of {@link LocalMutexGuard#of}. */
+    static Watched of(FifoMutex mutex, long word, LeakTracker tracker) {
+      Watched guard = new Watched(mutex, word);
+      guard.leak =
+          tracker.record(
+              guard, "lock", 0, tracker.releasesLeaked() ? () -> mutex.unlock(word) : null);
+      return guard;
+    }
+
+    @Override
+    public void unlock() {
+      super.unlock();
+      LeakRecord watched = leak;
+      if (watched != null) {
+        LeakRecord.forget(watched, this); // idempotent, as unlocking is
+      }
+    }
   }
 }

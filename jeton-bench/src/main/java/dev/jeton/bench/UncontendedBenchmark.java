@@ -3,6 +3,7 @@ package dev.jeton.bench;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.CompilerControl;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
@@ -27,6 +28,13 @@ import org.openjdk.jmh.annotations.Warmup;
  *       acquire}, called with a continuation as an existing coroutine would call it (it returns at
  *       once, the continuation is never used), + {@code release()}; cas-floor: one CAS + one atomic
  *       add.
+ *   <li>{@code acquireReleaseInCall}: the same, in a method of its own that the loop calls and that
+ *       the JIT does not inline into it, as a caller's method would be. In {@code acquireRelease}
+ *       the whole acquire and release is inlined into JMH's loop, which then holds no call: a call
+ *       that code can still make on a path the loop takes rarely (a sampled leak watch, one
+ *       acquisition in 1,024) makes C2 keep the loop's values on the stack, a dozen stores and
+ *       loads per operation, which no caller that makes any call of its own pays. This row measures
+ *       the path as such callers see it (decision 107).
  *   <li>{@code tryAcquireRelease}: every library's non-waiting {@code tryAcquire} + release. For
  *       jeton it is {@code tryAcquire(1)}, which returns an {@code Optional<Permit>}.
  * </ul>
@@ -74,6 +82,16 @@ public class UncontendedBenchmark {
   @Benchmark
   public void acquireRelease(Free state) throws InterruptedException {
     Limiter limiter = state.limiter;
+    limiter.release(limiter.acquireUncontended());
+  }
+
+  @Benchmark
+  public void acquireReleaseInCall(Free state) throws InterruptedException {
+    inCall(state.limiter);
+  }
+
+  @CompilerControl(CompilerControl.Mode.DONT_INLINE)
+  private static void inCall(Limiter limiter) throws InterruptedException {
     limiter.release(limiter.acquireUncontended());
   }
 

@@ -1,5 +1,7 @@
 package dev.jeton.internal;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.ref.PhantomReference;
 import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
@@ -13,9 +15,21 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Fields: all final but the registry's place ({@code stripe}, {@code slot}, written under the
  * stripe's lock before the grant is handed out) and {@code forgotten}, written once by the thread
- * that released the grant and read by the reporter.
+ * that released the grant (a release store) and read by the reporter (an acquire load): the
+ * volatile write it was cost a fence on every release at {@code paranoid}.
  */
 public final class LeakRecord extends PhantomReference<Object> {
+  private static final VarHandle FORGOTTEN;
+
+  static {
+    try {
+      FORGOTTEN =
+          MethodHandles.lookup().findVarHandle(LeakRecord.class, "forgotten", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   final LeakTracker tracker;
   final String kind;
   final int permits;
@@ -31,7 +45,9 @@ public final class LeakRecord extends PhantomReference<Object> {
 
   LeakRegistry.@Nullable Stripe stripe;
   int slot;
-  private volatile boolean forgotten;
+
+  @SuppressWarnings("unused") // through FORGOTTEN
+  private boolean forgotten;
 
   LeakRecord(
       Object grant,
@@ -52,18 +68,30 @@ public final class LeakRecord extends PhantomReference<Object> {
   }
 
   /**
-   * {@code grant}, watched by {@code record}, was released: it is no leak. The fence keeps the
-   * grant reachable until the record is forgotten; without it the collector could find the grant
-   * unreachable, and the reporter the record not yet forgotten, while the release still runs. A
-   * static method of its own, so that the JIT leaves this rare path out of line.
+   * {@code grant}, watched by {@code record}, was released: it is no leak. For a grant that may be
+   * released more than once, from any thread (a guard unlocked twice): it empties the record's slot
+   * by compare-and-set. The fence keeps the grant reachable until the record is forgotten; without
+   * it the collector could find the grant unreachable, and the reporter the record not yet
+   * forgotten, while the release still runs. A static method of its own, so that the JIT leaves
+   * this rare path out of line.
    */
   public static void forget(LeakRecord record, Object grant) {
-    record.forgotten = true;
-    LeakRegistry.instance().remove(record);
+    FORGOTTEN.setRelease(record, true);
+    LeakRegistry.instance().removeIfHeld(record);
+    Reference.reachabilityFence(grant);
+  }
+
+  /**
+   * As {@link #forget}, for a {@link ReleaseOnce}, which calls it once ({@link ReleaseOnce#end()}):
+   * a release store empties the slot, which saves a fence at {@code paranoid}.
+   */
+  static void forgetOnce(LeakRecord record, Object grant) {
+    FORGOTTEN.setRelease(record, true);
+    LeakRegistry.instance().removeReleased(record);
     Reference.reachabilityFence(grant);
   }
 
   boolean isForgotten() {
-    return forgotten;
+    return (boolean) FORGOTTEN.getAcquire(this);
   }
 }

@@ -33,6 +33,12 @@ import java.util.Arrays;
  * once a second to refresh a coarse clock, which stamps the records that take no stack: reading
  * {@code System.nanoTime()} costs more than the rest of a record on some machines (25 ns here).
  *
+ * <p>A slot is named by one negative {@code int}, its code: the stripe's index in the low {@link
+ * #STRIPE_BITS} bits, the index in the stripe's array above them, the whole negated. A watched
+ * {@link ReleaseOnce} keeps the code in its flag (see there), so that it needs no field for its
+ * record; the code stays valid when the array doubles, which keeps every index. A stripe holds at
+ * most {@link #MAX_SLOTS} records: a grant made when its stripe is full is not watched.
+ *
  * <p>Invariants: a record is in at most one slot but for the stale copy above, which only the
  * reporter removes; {@code Stripe.slots} and {@code Stripe.cursor} change only under the stripe's
  * lock; a slot goes from null to a record only under the lock.
@@ -40,6 +46,12 @@ import java.util.Arrays;
 final class LeakRegistry {
   private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(LeakRecord[].class);
   private static final long TICK_MILLIS = 1000;
+
+  /** How many low bits of a slot code name the stripe; there are at most 2^STRIPE_BITS stripes. */
+  private static final int STRIPE_BITS = 8;
+
+  /** How many records a stripe holds at most, so that every slot has a code. */
+  static final int MAX_SLOTS = 1 << (31 - STRIPE_BITS);
 
   /** The registry, made (and its reporter started) when the first primitive watches. */
   private static final class Holder {
@@ -57,11 +69,11 @@ final class LeakRegistry {
   private volatile boolean ticking;
 
   private LeakRegistry() {
-    int wanted = Math.min(256, 4 * Runtime.getRuntime().availableProcessors());
+    int wanted = Math.min(1 << STRIPE_BITS, 4 * Runtime.getRuntime().availableProcessors());
     int count = Integer.highestOneBit(Math.max(1, wanted - 1)) << 1;
     stripes = new Stripe[count];
     for (int i = 0; i < count; i++) {
-      stripes[i] = new Stripe();
+      stripes[i] = new Stripe(i);
     }
     reporter = new Thread(this::report, "jeton-leak-reporter");
     reporter.setDaemon(true);
@@ -82,23 +94,58 @@ final class LeakRegistry {
     }
   }
 
-  void add(LeakRecord record) {
+  /** Keeps {@code record} until it is forgotten or reported: its slot's code, or 0 if no room. */
+  int add(LeakRecord record) {
     @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; this is the same number
     long id = Thread.currentThread().getId();
     Stripe stripe = stripes[(int) id & (stripes.length - 1)];
     stripe.lock();
     try {
-      stripe.place(record);
+      return stripe.place(record) ? code(stripe, record.slot) : 0;
     } finally {
       stripe.unlock();
     }
   }
 
+  private static int code(Stripe stripe, int slot) {
+    return -1 - ((slot << STRIPE_BITS) | stripe.index);
+  }
+
   /**
-   * Empties {@code record}'s slot if it still holds it: by compare-and-set, so that a second call
-   * (a guard unlocked twice) never empties a slot another record has taken since.
+   * {@code grant}, whose record is in the slot of {@code code}, was released: forgets the record.
+   * Called once per grant, by the call that ended it, so the slot still holds its record.
    */
-  void remove(LeakRecord record) {
+  void forget(int code, Object grant) {
+    int bits = -1 - code;
+    Stripe stripe = stripes[bits & ((1 << STRIPE_BITS) - 1)];
+    LeakRecord record = (LeakRecord) SLOT.getAcquire(stripe.slots, bits >>> STRIPE_BITS);
+    if (record != null) {
+      LeakRecord.forgetOnce(record, grant);
+    }
+  }
+
+  /**
+   * Empties the slot of {@code record}, whose {@link ReleaseOnce} grant was just released, once.
+   * The slot holds the record: only the record's one release, or the reporter once its grant is
+   * collected, ever empties it, and only a lock holder fills an empty slot. So a release store
+   * does, where {@link #removeIfHeld} needs a compare-and-set; if the array doubled meanwhile, the
+   * stale copy is the reporter's (see above).
+   */
+  void removeReleased(LeakRecord record) {
+    Stripe stripe = record.stripe;
+    if (stripe != null) {
+      LeakRecord[] slots = stripe.slots;
+      if (SLOT.getAcquire(slots, record.slot) == record) {
+        SLOT.setRelease(slots, record.slot, null);
+      }
+    }
+  }
+
+  /**
+   * Empties {@code record}'s slot if it still holds it: by compare-and-set, as the slot may have
+   * been emptied and taken by another record since (a stale copy; a guard unlocked twice).
+   */
+  void removeIfHeld(LeakRecord record) {
     Stripe stripe = record.stripe;
     if (stripe != null) {
       SLOT.compareAndSet(stripe.slots, record.slot, record, null);
@@ -112,7 +159,7 @@ final class LeakRegistry {
         coarseNanos = System.nanoTime();
         while (ref != null) {
           LeakRecord record = (LeakRecord) ref;
-          remove(record); // a stale copy (see above), or a leak
+          removeIfHeld(record); // a stale copy (see above), or a leak
           if (!record.isForgotten()) {
             record.tracker.leaked(record);
           }
@@ -145,8 +192,13 @@ final class LeakRegistry {
     @SuppressWarnings("unused") // through LOCK
     private volatile int lock;
 
+    final int index;
     volatile LeakRecord[] slots = new LeakRecord[16];
     private int cursor;
+
+    Stripe(int index) {
+      this.index = index;
+    }
 
     void lock() {
       int spins = 0;
@@ -166,22 +218,26 @@ final class LeakRegistry {
     /**
      * Puts {@code record} in an empty slot among the next {@link #SCAN} from the cursor, or doubles
      * the array if none of them is (so that a crowded stripe never costs a long scan). Under the
-     * lock.
+     * lock. False if the array is full at {@link #MAX_SLOTS}.
      */
-    void place(LeakRecord record) {
+    boolean place(LeakRecord record) {
       LeakRecord[] current = slots;
       int length = current.length;
       int i = cursor;
       for (int k = Math.min(length, SCAN); k > 0; k--) {
         if (SLOT.getAcquire(current, i) == null) {
           put(current, i, record);
-          return;
+          return true;
         }
         i = i + 1 == length ? 0 : i + 1;
+      }
+      if (length >= MAX_SLOTS) {
+        return false;
       }
       LeakRecord[] doubled = Arrays.copyOf(current, 2 * length);
       slots = doubled;
       put(doubled, length, record);
+      return true;
     }
 
     private void put(LeakRecord[] array, int i, LeakRecord record) {

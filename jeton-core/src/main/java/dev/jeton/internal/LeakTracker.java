@@ -108,25 +108,35 @@ public final class LeakTracker {
    * before the grant is handed out.
    */
   public void watch(ReleaseOnce grant, String kind, int permits, @Nullable Runnable giveBack) {
-    grant.leak = record(grant, kind, permits, giveBack);
+    int code = LeakRegistry.instance().add(newRecord(grant, kind, permits, giveBack));
+    if (code != 0) {
+      grant.watchAt(code);
+    }
   }
 
-  /** As {@link #watch}, for a grant that is not a {@link ReleaseOnce}: it keeps the record. */
+  /**
+   * As {@link #watch}, for a grant that is not a {@link ReleaseOnce}: it keeps the record, and
+   * hands it to {@link LeakRecord#forget} when released.
+   */
   public LeakRecord record(Object grant, String kind, int permits, @Nullable Runnable giveBack) {
+    LeakRecord record = newRecord(grant, kind, permits, giveBack);
+    LeakRegistry.instance().add(record);
+    return record;
+  }
+
+  private LeakRecord newRecord(
+      Object grant, String kind, int permits, @Nullable Runnable giveBack) {
     LeakRegistry registry = LeakRegistry.instance();
     boolean sampled = !paranoid || sampleDue();
-    LeakRecord record =
-        new LeakRecord(
-            grant,
-            registry.collected,
-            this,
-            kind,
-            permits,
-            sampled ? System.nanoTime() : registry.coarseNanos(),
-            sampled ? new AcquiredHere() : null,
-            releaseLeaked ? giveBack : null);
-    registry.add(record);
-    return record;
+    return new LeakRecord(
+        grant,
+        registry.collected,
+        this,
+        kind,
+        permits,
+        sampled ? System.nanoTime() : registry.coarseNanos(),
+        sampled ? new AcquiredHere() : null,
+        releaseLeaked ? giveBack : null);
   }
 
   /** How many grants were reported leaked. */

@@ -53,7 +53,7 @@ class ReleaseOnceTest {
     Object unsafe = theUnsafe.get(null);
     var offsetOf = unsafeClass.getMethod("objectFieldOffset", Field.class);
     long held = (long) offsetOf.invoke(unsafe, ReleaseOnce.class.getDeclaredField("held"));
-    long ended = (long) offsetOf.invoke(unsafe, ReleaseOnce.class.getDeclaredField("ended"));
+    long ended = (long) offsetOf.invoke(unsafe, ReleaseOnce.class.getDeclaredField("state"));
     assertTrue(
         held < ended,
         "the flag (offset " + ended + ") must come after the count (offset " + held + ")");
