@@ -21,8 +21,8 @@ abstract class GrantingBuilder<B extends GrantingBuilder<B>> extends PrimitiveBu
   /**
    * How closely grants are watched for leaks: a permit, lock or guard collected by the garbage
    * collector without having been released is reported (see {@link LeakDetection}). Without this
-   * call, the system property {@code jeton.leakDetection} decides, and {@link LeakDetection#OFF}
-   * without it (for now: see {@link LeakDetection}).
+   * call, the system property {@code jeton.leakDetection} decides, and {@link
+   * LeakDetection#SAMPLED} without it.
    */
   public B leakDetection(LeakDetection level) {
     this.leakDetection = Objects.requireNonNull(level, "level");

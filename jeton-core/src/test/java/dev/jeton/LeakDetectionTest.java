@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Grants dropped without being released are reported once they are collected: one of each kind
@@ -31,9 +32,20 @@ class LeakDetectionTest {
   private final List<RecordingLoggerFinder.Logged> reports = new CopyOnWriteArrayList<>();
   private Runnable stopListening = () -> {};
 
+  /**
+   * Listens to the reports of this class's primitives, all named {@code lt-...}: leak detection is
+   * on by default, so a grant another test class dropped may be reported meanwhile in this JVM.
+   */
   @BeforeEach
   void listen() {
-    stopListening = RecordingLoggerFinder.listen(LeakTracker.LOGGER, reports::add);
+    stopListening =
+        RecordingLoggerFinder.listen(
+            LeakTracker.LOGGER,
+            logged -> {
+              if (logged.message().contains("'lt-")) {
+                reports.add(logged);
+              }
+            });
   }
 
   @AfterEach
@@ -57,21 +69,21 @@ class LeakDetectionTest {
         Arguments.of(
             new Kind(
                 "permit",
-                "semaphore 'leaky'",
+                "semaphore 'lt-leaky'",
                 2,
                 level -> {
                   Semaphore s =
-                      Semaphore.builder().name("leaky").limit(3).leakDetection(level).build();
+                      Semaphore.builder().name("lt-leaky").limit(3).leakDetection(level).build();
                   return s.tryAcquire(2).orElseThrow();
                 })),
         Arguments.of(
             new Kind(
                 "permit for key k",
-                "keyed semaphore 'leaky'",
+                "keyed semaphore 'lt-leaky'",
                 2,
                 level ->
                     KeyedSemaphore.builder()
-                        .name("leaky")
+                        .name("lt-leaky")
                         .limitPerKey(3)
                         .leakDetection(level)
                         .build()
@@ -81,11 +93,11 @@ class LeakDetectionTest {
         Arguments.of(
             new Kind(
                 "lock",
-                "mutex 'leaky'",
+                "mutex 'lt-leaky'",
                 0,
                 level ->
                     Mutex.builder()
-                        .name("leaky")
+                        .name("lt-leaky")
                         .leakDetection(level)
                         .build()
                         .tryLock()
@@ -93,25 +105,25 @@ class LeakDetectionTest {
         Arguments.of(
             new Kind(
                 "read lock",
-                "read-write lock 'leaky'",
+                "read-write lock 'lt-leaky'",
                 0,
                 level -> rwLock(level).tryRead().orElseThrow())),
         Arguments.of(
             new Kind(
                 "write lock",
-                "read-write lock 'leaky'",
+                "read-write lock 'lt-leaky'",
                 0,
                 level -> rwLock(level).tryWrite().orElseThrow())),
         Arguments.of(
             new Kind(
                 "read lock",
-                "read-write lock 'leaky' (downgraded)",
+                "read-write lock 'lt-leaky' (downgraded)",
                 0,
                 level -> rwLock(level).tryWrite().orElseThrow().downgrade())));
   }
 
   private static ReadWriteLock rwLock(LeakDetection level) {
-    return ReadWriteLock.builder().name("leaky").leakDetection(level).build();
+    return ReadWriteLock.builder().name("lt-leaky").leakDetection(level).build();
   }
 
   @ParameterizedTest(name = "{0}")
@@ -136,11 +148,17 @@ class LeakDetectionTest {
     assertNull(report.thrown(), "paranoid records a stack for one grant in 1,024 only");
   }
 
-  /** At sampled, the 1,024th grant is the one watched, with the stack of its acquisition. */
-  @Test
-  void sampled_watchesOneGrantIn1024_withTheStackOfItsAcquisition() {
+  /**
+   * At sampled, set or by default (no level on the builder, no system property), the 1,024th grant
+   * is the one watched, with the stack of its acquisition.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void sampled_watchesOneGrantIn1024_withTheStackOfItsAcquisition(boolean setOnTheBuilder) {
+    assertNull(System.getProperty(LeakTracker.PROPERTY), "the default is without the property");
+    Semaphore.Builder builder = Semaphore.builder().name("lt-sampled").limit(1);
     Semaphore semaphore =
-        Semaphore.builder().name("sampled").limit(1).leakDetection(LeakDetection.SAMPLED).build();
+        (setOnTheBuilder ? builder.leakDetection(LeakDetection.SAMPLED) : builder).build();
     for (int i = 1; i < LeakTracker.SAMPLING_INTERVAL; i++) {
       semaphore.tryAcquire(1).orElseThrow().release();
     }
@@ -166,7 +184,7 @@ class LeakDetectionTest {
   @Test
   void releasedGrants_areNeverReported() throws Exception {
     Semaphore semaphore =
-        Semaphore.builder().name("busy").limit(8).leakDetection(LeakDetection.PARANOID).build();
+        Semaphore.builder().name("lt-busy").limit(8).leakDetection(LeakDetection.PARANOID).build();
     List<Thread> workers = new ArrayList<>();
     for (int t = 0; t < 4; t++) {
       Thread worker =
@@ -189,11 +207,15 @@ class LeakDetectionTest {
       assertFalse(worker.isAlive(), "a worker hung");
     }
     Semaphore control =
-        Semaphore.builder().name("control").limit(1).leakDetection(LeakDetection.PARANOID).build();
+        Semaphore.builder()
+            .name("lt-control")
+            .limit(1)
+            .leakDetection(LeakDetection.PARANOID)
+            .build();
     takeAndDrop(control);
 
     List<RecordingLoggerFinder.Logged> found = awaitReports(1);
-    assertTrue(found.get(0).message().contains("semaphore 'control'"), found.get(0).message());
+    assertTrue(found.get(0).message().contains("semaphore 'lt-control'"), found.get(0).message());
     assertEquals(1, reports.size(), "only the dropped grant: " + reports);
     assertEquals(8, semaphore.available());
   }
@@ -202,23 +224,27 @@ class LeakDetectionTest {
   @Test
   void off_reportsNothing() {
     Semaphore off =
-        Semaphore.builder().name("off").limit(1).leakDetection(LeakDetection.OFF).build();
+        Semaphore.builder().name("lt-off").limit(1).leakDetection(LeakDetection.OFF).build();
     Semaphore control =
-        Semaphore.builder().name("control").limit(1).leakDetection(LeakDetection.PARANOID).build();
+        Semaphore.builder()
+            .name("lt-control")
+            .limit(1)
+            .leakDetection(LeakDetection.PARANOID)
+            .build();
     takeAndDrop(off);
     takeAndDrop(control);
 
     awaitReports(1);
     collect(); // one more collection, for a report of the other to have come if it ever would
     assertEquals(1, reports.size(), "only the paranoid one: " + reports);
-    assertTrue(reports.get(0).message().contains("'control'"));
+    assertTrue(reports.get(0).message().contains("'lt-control'"));
   }
 
   /** By default a leaked permit stays taken: the work it guarded may still be running. */
   @Test
   void aLeakedPermit_staysTakenByDefault() {
     Semaphore semaphore =
-        Semaphore.builder().name("kept").limit(1).leakDetection(LeakDetection.PARANOID).build();
+        Semaphore.builder().name("lt-kept").limit(1).leakDetection(LeakDetection.PARANOID).build();
     takeAndDrop(semaphore);
 
     awaitReports(1);
@@ -244,15 +270,26 @@ class LeakDetectionTest {
   static Stream<Arguments> givenBack() {
     Semaphore semaphore =
         Semaphore.builder()
+            .name("lt-given-back")
             .limit(1)
             .leakDetection(LeakDetection.PARANOID)
             .releaseLeaked(true)
             .build();
-    Mutex mutex = Mutex.builder().leakDetection(LeakDetection.PARANOID).releaseLeaked(true).build();
+    Mutex mutex =
+        Mutex.builder()
+            .name("lt-given-back")
+            .leakDetection(LeakDetection.PARANOID)
+            .releaseLeaked(true)
+            .build();
     ReadWriteLock lock =
-        ReadWriteLock.builder().leakDetection(LeakDetection.PARANOID).releaseLeaked(true).build();
+        ReadWriteLock.builder()
+            .name("lt-given-back")
+            .leakDetection(LeakDetection.PARANOID)
+            .releaseLeaked(true)
+            .build();
     KeyedSemaphore<String> keyed =
         KeyedSemaphore.builder()
+            .name("lt-given-back")
             .limitPerKey(1)
             .globalLimit(1)
             .leakDetection(LeakDetection.PARANOID)
@@ -283,7 +320,7 @@ class LeakDetectionTest {
   void theSystemProperty_namesALevelInAnyCase_andABadOneIsRefusedWithTheChoices() {
     assertEquals(LeakDetection.PARANOID, LeakTracker.levelOf("Paranoid"));
     assertEquals(LeakDetection.OFF, LeakTracker.levelOf(" off "));
-    assertEquals(LeakDetection.OFF, LeakTracker.levelOf(null));
+    assertEquals(LeakDetection.SAMPLED, LeakTracker.levelOf(null), "the default");
     IllegalArgumentException e =
         org.junit.jupiter.api.Assertions.assertThrows(
             IllegalArgumentException.class, () -> LeakTracker.levelOf("always"));
@@ -297,13 +334,13 @@ class LeakDetectionTest {
     Semaphore semaphore;
     System.setProperty(LeakTracker.PROPERTY, "PARANOID");
     try {
-      semaphore = Semaphore.builder().name("by-property").limit(1).build();
+      semaphore = Semaphore.builder().name("lt-by-property").limit(1).build();
     } finally {
       System.clearProperty(LeakTracker.PROPERTY);
     }
     takeAndDrop(semaphore); // the first grant: watched only at paranoid
 
-    assertTrue(awaitReports(1).get(0).message().contains("'by-property'"));
+    assertTrue(awaitReports(1).get(0).message().contains("'lt-by-property'"));
   }
 
   /** A property that names no level fails the build, saying which it takes. */

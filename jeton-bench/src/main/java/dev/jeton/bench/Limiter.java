@@ -21,12 +21,12 @@ import org.jspecify.annotations.Nullable;
 interface Limiter {
   /**
    * {@code dev.jeton.Semaphore} ({@code Semaphore.create(limit)}): strict FIFO, the default, and
-   * leak detection at its default, {@code OFF} for now.
+   * leak detection at its default, {@code SAMPLED}.
    */
   String JETON = "jeton";
 
-  /** {@link #JETON} with leak detection {@code SAMPLED}: what sampling costs is the difference. */
-  String JETON_LEAKS_SAMPLED = "jeton-leaks-sampled";
+  /** {@link #JETON} with leak detection {@code OFF}: what sampling costs is the difference. */
+  String JETON_LEAKS_OFF = "jeton-leaks-off";
 
   /** {@link #JETON} with leak detection {@code PARANOID}: every permit watched. */
   String JETON_LEAKS_PARANOID = "jeton-leaks-paranoid";
@@ -61,8 +61,7 @@ interface Limiter {
   static Limiter create(String impl, int limit) {
     return switch (impl) {
       case JETON -> new JetonLimiter(limit, Fairness.strictFifo());
-      case JETON_LEAKS_SAMPLED ->
-          new JetonLimiter(limit, Fairness.strictFifo(), LeakDetection.SAMPLED);
+      case JETON_LEAKS_OFF -> new JetonLimiter(limit, Fairness.strictFifo(), LeakDetection.OFF);
       case JETON_LEAKS_PARANOID ->
           new JetonLimiter(limit, Fairness.strictFifo(), LeakDetection.PARANOID);
       case JETON_BARGING -> new JetonLimiter(limit, Fairness.boundedBarging());

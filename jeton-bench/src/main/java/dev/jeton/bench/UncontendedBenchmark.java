@@ -56,7 +56,7 @@ public class UncontendedBenchmark {
   public static class Free {
     @Param({
       Limiter.JETON,
-      Limiter.JETON_LEAKS_SAMPLED,
+      Limiter.JETON_LEAKS_OFF,
       Limiter.JETON_LEAKS_PARANOID,
       Limiter.JUC_UNFAIR,
       Limiter.JUC_FAIR,

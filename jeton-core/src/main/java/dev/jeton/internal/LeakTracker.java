@@ -65,13 +65,13 @@ public final class LeakTracker {
 
   /**
    * The level a value of the system property {@code jeton.leakDetection} names: {@code off}, {@code
-   * sampled} or {@code paranoid}, in any case; off if unset (see LeakDetection).
+   * sampled} or {@code paranoid}, in any case; sampled, the default, if unset.
    *
    * @throws IllegalArgumentException for any other value, naming the ones it takes
    */
   public static LeakDetection levelOf(@Nullable String property) {
     if (property == null) {
-      return LeakDetection.OFF;
+      return LeakDetection.SAMPLED;
     }
     try {
       return LeakDetection.valueOf(property.trim().toUpperCase(Locale.ROOT));
