@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jeton.contract.LeakLog;
 import dev.jeton.internal.LeakTracker;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,10 +27,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (permit, mutex lock, read lock, write lock, a read lock from a downgrade), at each level, with
  * the report's content; a grant released is never reported; a leaked grant's permits stay taken, or
  * come back where the builder asks. Reports are read through {@code System.Logger}, as an
- * application's logging framework gets them ({@link RecordingLoggerFinder}).
+ * application's logging framework gets them ({@link LeakLog}).
  */
 class LeakDetectionTest {
-  private final List<RecordingLoggerFinder.Logged> reports = new CopyOnWriteArrayList<>();
+  private final List<LeakLog.Logged> reports = new CopyOnWriteArrayList<>();
   private Runnable stopListening = () -> {};
 
   /**
@@ -38,14 +39,7 @@ class LeakDetectionTest {
    */
   @BeforeEach
   void listen() {
-    stopListening =
-        RecordingLoggerFinder.listen(
-            LeakTracker.LOGGER,
-            logged -> {
-              if (logged.message().contains("'lt-")) {
-                reports.add(logged);
-              }
-            });
+    stopListening = LeakLog.listen(LeakTracker.LOGGER, "'lt-", reports::add);
   }
 
   @AfterEach
@@ -131,7 +125,7 @@ class LeakDetectionTest {
   void aDroppedGrant_isReportedOnceItIsCollected_paranoid(Kind kind) {
     dropOne(kind, LeakDetection.PARANOID);
 
-    RecordingLoggerFinder.Logged report = awaitReports(1).get(0);
+    LeakLog.Logged report = awaitReports(1).get(0);
     assertEquals(System.Logger.Level.WARNING, report.level());
     String text = report.message();
     String primitive = kind.primitive().replace(" (downgraded)", "");
@@ -164,7 +158,7 @@ class LeakDetectionTest {
     }
     takeAndDrop(semaphore); // the 1,024th
 
-    RecordingLoggerFinder.Logged report = awaitReports(1).get(0);
+    LeakLog.Logged report = awaitReports(1).get(0);
     assertTrue(
         report.message().matches(".*: 1 permit held for \\d+\\.\\d{3} s until .*"),
         report.message());
@@ -214,7 +208,7 @@ class LeakDetectionTest {
             .build();
     takeAndDrop(control);
 
-    List<RecordingLoggerFinder.Logged> found = awaitReports(1);
+    List<LeakLog.Logged> found = awaitReports(1);
     assertTrue(found.get(0).message().contains("semaphore 'lt-control'"), found.get(0).message());
     assertEquals(1, reports.size(), "only the dropped grant: " + reports);
     assertEquals(8, semaphore.available());
@@ -380,7 +374,7 @@ class LeakDetectionTest {
   }
 
   /** Runs the collector until {@code count} reports came; fails after the hang guard. */
-  private List<RecordingLoggerFinder.Logged> awaitReports(int count) {
+  private List<LeakLog.Logged> awaitReports(int count) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TestThreads.GUARD_SECONDS);
     while (reports.size() < count) {
       if (System.nanoTime() - deadline > 0) {

@@ -165,7 +165,7 @@ final class HostRequest {
       }
       finished = true;
       leaveQueue();
-      return new HostPermit(semaphore, List.copyOf(gathered), holder);
+      return HostPermit.of(semaphore, List.copyOf(gathered), holder);
     } finally {
       lock.unlock();
     }

@@ -1,10 +1,12 @@
 package dev.jeton.host;
 
+import dev.jeton.LeakDetection;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.SemaphoreClosedException;
 import dev.jeton.SemaphoreStats;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.LeakTracker;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -14,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -107,12 +110,15 @@ public final class HostSemaphore implements Semaphore {
   final Slots slots;
   final String command;
   final Set<HostRequest> pending = ConcurrentHashMap.newKeySet();
+  final @Nullable LeakTracker leaks; // null: permits are not watched for leaks
   private final AsyncRequests async = new AsyncRequests(this);
   volatile boolean closed;
 
-  private HostSemaphore(String name, HostDirectory directory, String command) {
+  private HostSemaphore(
+      String name, HostDirectory directory, String command, @Nullable LeakTracker leaks) {
     this.name = name;
     this.directory = directory;
+    this.leaks = leaks;
     Path home = directory.path.resolve(name);
     this.limitFile = new LimitFile(name, directory, home);
     this.queue = new HostQueue(directory, home);
@@ -147,6 +153,8 @@ public final class HostSemaphore implements Semaphore {
     private int limit;
     private int limitIfNew;
     private @Nullable String command;
+    private @Nullable LeakDetection leakDetection;
+    private boolean releaseLeaked;
 
     private Builder(String name) {
       this.name = checkName(name);
@@ -187,6 +195,27 @@ public final class HostSemaphore implements Semaphore {
     }
 
     /**
+     * How closely this handle's permits are watched for leaks (see {@link LeakDetection}); without
+     * this call, the system property {@code jeton.leakDetection} decides, and {@link
+     * LeakDetection#SAMPLED} without it. A permit this process drops unreleased keeps its places
+     * until the process exits, as an in-process one does: a watched one is reported.
+     */
+    public Builder leakDetection(LeakDetection level) {
+      this.leakDetection = Objects.requireNonNull(level, "level");
+      return this;
+    }
+
+    /**
+     * Whether a permit reported leaked gives its places back (true), or keeps them until this
+     * process exits (false, the default): an unreachable permit is no proof that the work it
+     * guarded is done (see {@code Semaphore.Builder.releaseLeaked}).
+     */
+    public Builder releaseLeaked(boolean release) {
+      this.releaseLeaked = release;
+      return this;
+    }
+
+    /**
      * Opens the semaphore, creating it if it does not exist and a limit was given.
      *
      * @throws IllegalArgumentException if the directory is missing (and nothing is to be created),
@@ -201,7 +230,9 @@ public final class HostSemaphore implements Semaphore {
       }
       HostDirectory trusted = HostDirectory.trust(dir, createLimit != 0);
       String recorded = command != null ? command : Holder.ofThisProcess(0).command();
-      HostSemaphore semaphore = new HostSemaphore(name, trusted, recorded);
+      LeakTracker leaks =
+          LeakTracker.of(leakDetection, releaseLeaked, "host semaphore '" + name + "'");
+      HostSemaphore semaphore = new HostSemaphore(name, trusted, recorded, leaks);
       semaphore.limitFile.openOrCreate(limit, createLimit);
       return semaphore;
     }

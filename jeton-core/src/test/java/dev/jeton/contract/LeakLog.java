@@ -1,0 +1,57 @@
+package dev.jeton.contract;
+
+import java.util.function.Consumer;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads Jeton's leak reports as an application without a logging framework gets them: through
+ * {@code System.Logger}'s default back end, {@code java.util.logging}. Shared with other modules'
+ * tests through the test jar.
+ */
+public final class LeakLog {
+  private LeakLog() {}
+
+  /** One report: its level as {@code System.Logger} names it, its text, and its stack if any. */
+  public record Logged(System.Logger.Level level, String message, @Nullable Throwable thrown) {}
+
+  /**
+   * Passes to {@code consumer} every record logged on {@code logger} whose text contains {@code
+   * marker}, until the returned action runs.
+   */
+  public static Runnable listen(String logger, String marker, Consumer<Logged> consumer) {
+    Logger jul = Logger.getLogger(logger); // held by the handler's closure: JUL keeps it weakly
+    Handler handler =
+        new Handler() {
+          @Override
+          public void publish(LogRecord record) {
+            String text = String.valueOf(record.getMessage());
+            if (text.contains(marker)) {
+              consumer.accept(new Logged(levelOf(record.getLevel()), text, record.getThrown()));
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    jul.addHandler(handler);
+    return () -> jul.removeHandler(handler);
+  }
+
+  private static System.Logger.Level levelOf(Level level) {
+    int value = level.intValue();
+    if (value >= Level.SEVERE.intValue()) {
+      return System.Logger.Level.ERROR;
+    }
+    if (value >= Level.WARNING.intValue()) {
+      return System.Logger.Level.WARNING;
+    }
+    return value >= Level.INFO.intValue() ? System.Logger.Level.INFO : System.Logger.Level.DEBUG;
+  }
+}
