@@ -2,9 +2,9 @@ package dev.jeton;
 
 /**
  * How closely a primitive watches for grants that are never given back: a {@link Permit} or a
- * {@link Guard} (of an in-process primitive, or of a machine-wide semaphore) that becomes
- * unreachable without being released, its permits gone for as long as the process runs. (Redis
- * leases and admission tickets are not watched yet.)
+ * {@link Guard} (of an in-process primitive, or of a machine-wide semaphore), or an admission
+ * ticket, that becomes unreachable without being released, its permits gone for as long as the
+ * process runs. (Redis leases are not watched yet.)
  *
  * <p>A grant that is watched and is collected by the garbage collector without having been released
  * is reported once, through {@link System.Logger} (logger {@code dev.jeton.leak}, level {@code

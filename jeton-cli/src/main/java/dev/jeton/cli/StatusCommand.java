@@ -2,9 +2,11 @@ package dev.jeton.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
@@ -53,6 +55,11 @@ final class StatusCommand implements Callable<Integer> {
    * through {@link Escapes}, since another user or host may have written it.
    */
   static String toText(List<Backend.View> all, String where) {
+    return toText(all, where, Instant.now());
+  }
+
+  /** As {@link #toText(List, String)}, with how long each has held or waited until {@code now}. */
+  static String toText(List<Backend.View> all, String where, Instant now) {
     if (all.isEmpty()) {
       return "no semaphores " + Escapes.visible(where) + "\n";
     }
@@ -67,16 +74,16 @@ final class StatusCommand implements Callable<Integer> {
           .append(s.waiters().size())
           .append('\n');
       for (Backend.Entry h : s.holders()) {
-        text.append("  holds ").append(describe(h)).append('\n');
+        text.append("  holds ").append(describe(h, now)).append('\n');
       }
       for (Backend.Entry h : s.waiters()) {
-        text.append("  waits ").append(describe(h)).append('\n');
+        text.append("  waits ").append(describe(h, now)).append('\n');
       }
     }
     return text.toString();
   }
 
-  private static String describe(Backend.Entry h) {
+  private static String describe(Backend.Entry h, Instant now) {
     Instant expiry = h.expiresAt();
     String tokens = h.fencingTokens();
     return h.permits()
@@ -88,6 +95,9 @@ final class StatusCommand implements Callable<Integer> {
         + Escapes.visible(h.host())
         + " since "
         + h.since()
+        + " (for "
+        + forHuman(secondsSince(h.since(), now))
+        + ")"
         + (expiry == null
             ? ""
             : " until " + expiry + " tokens " + Escapes.visible(String.valueOf(tokens)))
@@ -95,7 +105,37 @@ final class StatusCommand implements Callable<Integer> {
         + Escapes.visible(h.command());
   }
 
+  /**
+   * Whole seconds from {@code since} to {@code now}; 0 if {@code since} is later, as a record
+   * written on a host whose clock runs ahead can be.
+   */
+  static long secondsSince(Instant since, Instant now) {
+    return Math.max(0, Duration.between(since, now).getSeconds());
+  }
+
+  /** {@code seconds} as "42s", "3m 07s", "2h 03m 07s" or "4d 02h 03m". */
+  static String forHuman(long seconds) {
+    long m = seconds / 60;
+    long h = m / 60;
+    long d = h / 24;
+    if (d > 0) {
+      return String.format(Locale.ROOT, "%dd %02dh %02dm", d, h % 24, m % 60);
+    }
+    if (h > 0) {
+      return String.format(Locale.ROOT, "%dh %02dm %02ds", h, m % 60, seconds % 60);
+    }
+    return m > 0 ? String.format(Locale.ROOT, "%dm %02ds", m, seconds % 60) : seconds + "s";
+  }
+
   static String toJson(List<Backend.View> all) {
+    return toJson(all, Instant.now());
+  }
+
+  /**
+   * As {@link #toJson(List)}, each holder with {@code heldSeconds} and each waiter with {@code
+   * waitingSeconds} until {@code now}.
+   */
+  static String toJson(List<Backend.View> all, Instant now) {
     StringBuilder json = new StringBuilder("[");
     for (int i = 0; i < all.size(); i++) {
       Backend.View s = all.get(i);
@@ -107,15 +147,15 @@ final class StatusCommand implements Callable<Integer> {
           .append(", \"held\": ")
           .append(s.held())
           .append(", \"holders\": ")
-          .append(holders(s.holders()))
+          .append(holders(s.holders(), "heldSeconds", now))
           .append(", \"waiters\": ")
-          .append(holders(s.waiters()))
+          .append(holders(s.waiters(), "waitingSeconds", now))
           .append('}');
     }
     return json.append(all.isEmpty() ? "]\n" : "\n]\n").toString();
   }
 
-  private static String holders(List<Backend.Entry> holders) {
+  private static String holders(List<Backend.Entry> holders, String forField, Instant now) {
     StringBuilder json = new StringBuilder("[");
     for (int i = 0; i < holders.size(); i++) {
       Backend.Entry h = holders.get(i);
@@ -130,6 +170,10 @@ final class StatusCommand implements Callable<Integer> {
           .append(quote(h.host()))
           .append(", \"since\": ")
           .append(quote(h.since().toString()))
+          .append(", \"")
+          .append(forField)
+          .append("\": ")
+          .append(secondsSince(h.since(), now))
           .append(", \"command\": ")
           .append(quote(h.command()));
       String lease = h.lease();

@@ -135,7 +135,8 @@ public final class AdmissionControl<R> implements AutoCloseable {
     this.partitionKey = b.partitionKey;
     this.priority = b.priority;
     this.exempt = b.exempt;
-    this.ledger = new Ledger(b.adaptive, b.rejectionStatus, b.maxRetryAfterSeconds);
+    this.ledger =
+        new Ledger(b.adaptive, b.rejectionStatus, b.maxRetryAfterSeconds, b.ticketTracker());
     if (b.partitionKey != null) {
       this.single = null;
       int total =
@@ -146,7 +147,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     } else {
       AdaptiveLimit a = b.adaptive;
       Semaphore given = a != null ? a.semaphore() : b.semaphore;
-      Semaphore s = given != null ? given : Semaphore.create(b.limit);
+      Semaphore s = given != null ? given : LeakOptions.ownSemaphore(b.limit);
       Deadlines timer = b.timeouts;
       this.single =
           new SemaphoreAdmission(ledger, s, b, timer != null ? timer : Timer.shared(), b.aging);
@@ -298,7 +299,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
    * IllegalArgumentException} naming a bad value; {@link #build()} throws {@link
    * IllegalStateException} for a combination that cannot work.
    */
-  public static final class Builder<R> {
+  public static final class Builder<R> extends LeakOptions<Builder<R>> {
     // Read by BuilderChecks, in this package.
     int limit; // 0: not set
     @Nullable Semaphore semaphore;

@@ -3,6 +3,7 @@ package dev.jeton.http;
 import dev.jeton.AdaptiveLimit;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
+import dev.jeton.internal.LeakTracker;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -34,9 +35,15 @@ final class Ledger {
       new SemaphoreFailures(
           () -> System.getLogger(AdmissionControl.class.getName()), System::nanoTime);
   private final AtomicInteger inFlight = new AtomicInteger();
+  private final @Nullable LeakTracker leaks; // null: tickets are not watched for leaks
 
-  Ledger(@Nullable AdaptiveLimit adaptive, int rejectionStatus, long maxRetryAfterSeconds) {
+  Ledger(
+      @Nullable AdaptiveLimit adaptive,
+      int rejectionStatus,
+      long maxRetryAfterSeconds,
+      @Nullable LeakTracker leaks) {
     this.adaptive = adaptive;
+    this.leaks = leaks;
     this.rejectionStatus = rejectionStatus;
     this.maxRetryAfterSeconds = maxRetryAfterSeconds;
   }
@@ -45,7 +52,7 @@ final class Ledger {
   Ticket ticket(Permit permit) {
     inFlight.incrementAndGet();
     AdaptiveLimit a = adaptive;
-    return Ticket.admitted(permit, this, a != null ? a.begin() : null);
+    return Ticket.admitted(permit, this, a != null ? a.begin() : null, leaks);
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.jeton.http;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.KeyedSemaphore;
+import dev.jeton.LeakDetection;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import java.time.Duration;
@@ -74,7 +75,9 @@ final class Partitions {
 
   Partitions(Ledger ledger, int limitPerKey, int globalLimit, int maxQueue, int maxQueuedTotal) {
     this.ledger = ledger;
-    var builder = KeyedSemaphore.builder().limitPerKey(limitPerKey);
+    // tickets are watched for leaks, so their keys' permits are not: one leak, one report
+    var builder =
+        KeyedSemaphore.builder().limitPerKey(limitPerKey).leakDetection(LeakDetection.OFF);
     if (globalLimit > 0) {
       builder.globalLimit(globalLimit);
     }

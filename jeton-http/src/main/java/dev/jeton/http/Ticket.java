@@ -2,6 +2,7 @@ package dev.jeton.http;
 
 import dev.jeton.AdaptiveLimit;
 import dev.jeton.Permit;
+import dev.jeton.internal.LeakTracker;
 import dev.jeton.internal.ReleaseOnce;
 import org.jspecify.annotations.Nullable;
 
@@ -50,8 +51,24 @@ public final class Ticket extends ReleaseOnce implements Decision, AutoCloseable
    * A ticket holding {@code permit}, recorded in {@code ledger}, admitted now; with an adaptive
    * limit, the sample of its work begins now.
    */
-  static Ticket admitted(Permit permit, Ledger ledger, AdaptiveLimit.@Nullable Sample sample) {
-    return new Ticket(permit, ledger, System.nanoTime(), sample);
+  static Ticket admitted(
+      Permit permit,
+      Ledger ledger,
+      AdaptiveLimit.@Nullable Sample sample,
+      @Nullable LeakTracker leaks) {
+    long admittedNanos = System.nanoTime();
+    Ticket ticket = new Ticket(permit, ledger, admittedNanos, sample);
+    if (leaks != null && leaks.watches()) {
+      // the give-back holds what the ticket holds, not the ticket, which must become unreachable
+      leaks.watch(
+          ticket,
+          "ticket",
+          ticket.held(),
+          leaks.releasesLeaked()
+              ? () -> giveBack(permit, ledger, admittedNanos, sample, Outcome.ABANDONED)
+              : null);
+    }
+    return ticket;
   }
 
   /** The ticket of exempt requests: holds nothing, so one serves them all. */
@@ -97,17 +114,27 @@ public final class Ticket extends ReleaseOnce implements Decision, AutoCloseable
     if (p == null || c == null || !end()) {
       return;
     }
-    // The sample ends before the permit goes back: the controller never counts fewer in flight
-    // than the semaphore holds. Whatever happens there, the permit goes back.
+    giveBack(p, c, admittedNanos, sample, outcome);
+  }
+
+  /**
+   * Ends the sample, then gives the permit back: the controller never counts fewer in flight than
+   * the semaphore holds. Whatever happens to the sample, the permit goes back.
+   */
+  private static void giveBack(
+      Permit permit,
+      Ledger ledger,
+      long admittedNanos,
+      AdaptiveLimit.@Nullable Sample sample,
+      Outcome outcome) {
     try {
-      endSample(outcome);
+      endSample(sample, outcome);
     } finally {
-      c.finished(p, System.nanoTime() - admittedNanos, outcome);
+      ledger.finished(permit, System.nanoTime() - admittedNanos, outcome);
     }
   }
 
-  private void endSample(Outcome outcome) {
-    AdaptiveLimit.Sample s = sample;
+  private static void endSample(AdaptiveLimit.@Nullable Sample s, Outcome outcome) {
     if (s == null) {
       return;
     }

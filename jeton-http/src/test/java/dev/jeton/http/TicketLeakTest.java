@@ -1,0 +1,110 @@
+package dev.jeton.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jeton.LeakDetection;
+import dev.jeton.contract.LeakLog;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A ticket dropped unclosed (a handler that lost it) is reported through {@code System.Logger},
+ * read here through {@code java.util.logging}; its permit stays taken unless the builder asks for
+ * it back, and then the control admits again.
+ */
+class TicketLeakTest {
+  private static final long GUARD_NANOS = TimeUnit.SECONDS.toNanos(60); // a hang guard only
+
+  private final List<LeakLog.Logged> reports = new CopyOnWriteArrayList<>();
+  private Runnable stopListening = () -> {};
+
+  @BeforeEach
+  void listen() {
+    stopListening = LeakLog.listen("dev.jeton.leak", "a ticket of admission control", reports::add);
+  }
+
+  @AfterEach
+  void stopListening() {
+    stopListening.run();
+  }
+
+  @Test
+  void aDroppedTicket_isReportedOnce_andItsPermitStaysTakenByDefault() throws Exception {
+    AdmissionControl<String> control =
+        AdmissionControl.<String>builder().limit(1).leakDetection(LeakDetection.PARANOID).build();
+    admitAndDrop(control);
+
+    awaitWhileCollecting(() -> !reports.isEmpty());
+    String text = reports.get(0).message();
+    assertEquals(System.Logger.Level.WARNING, reports.get(0).level());
+    assertTrue(
+        text.startsWith("Jeton: a ticket of admission control was never released: 1 permit held"),
+        text);
+    assertTrue(text.contains("Its permits stay taken"), text);
+    assertEquals(1, control.inFlight(), "still in flight");
+    assertInstanceOf(Rejection.class, control.admit("next"), "the limit is still taken");
+    assertEquals(1, reports.size(), "one leak, one report (the control's semaphore is unwatched)");
+  }
+
+  @Test
+  void releaseLeaked_givesThePermitBack_asAbandonWould() throws Exception {
+    AdmissionControl<String> control =
+        AdmissionControl.<String>builder()
+            .limit(1)
+            .leakDetection(LeakDetection.PARANOID)
+            .releaseLeaked(true)
+            .build();
+    admitAndDrop(control);
+
+    awaitWhileCollecting(() -> control.inFlight() == 0);
+    assertTrue(reports.get(0).message().contains("Its permits are given back now."));
+    Decision next = control.admit("next");
+    assertInstanceOf(Ticket.class, next, "admitted again");
+    ((Ticket) next).close();
+  }
+
+  @Test
+  void closedTickets_areNeverReported() throws Exception {
+    AdmissionControl<String> control =
+        AdmissionControl.<String>builder().limit(1).leakDetection(LeakDetection.PARANOID).build();
+    for (int i = 0; i < 100; i++) {
+      Ticket ticket = (Ticket) control.admit("r" + i);
+      if (i % 2 == 0) {
+        ticket.close();
+      } else {
+        ticket.abandon();
+      }
+    }
+    for (int i = 0; i < 5; i++) {
+      collectOnce();
+    }
+    assertTrue(reports.isEmpty(), "no closed ticket is reported: " + reports);
+  }
+
+  /** Admits a request and drops its ticket, in a frame of its own so nothing keeps it. */
+  private static void admitAndDrop(AdmissionControl<String> control) throws InterruptedException {
+    assertInstanceOf(Ticket.class, control.admit("dropped"));
+  }
+
+  private static void awaitWhileCollecting(BooleanSupplier done) throws InterruptedException {
+    long start = System.nanoTime();
+    while (!done.getAsBoolean()) {
+      if (System.nanoTime() - start > GUARD_NANOS) {
+        throw new AssertionError("not within the hang guard");
+      }
+      collectOnce();
+    }
+  }
+
+  private static void collectOnce() throws InterruptedException {
+    System.gc();
+    Thread.sleep(20); // the reporter's turn
+  }
+}
