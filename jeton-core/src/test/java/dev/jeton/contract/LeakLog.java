@@ -1,5 +1,7 @@
 package dev.jeton.contract;
 
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -53,5 +55,25 @@ public final class LeakLog {
       return System.Logger.Level.WARNING;
     }
     return value >= Level.INFO.intValue() ? System.Logger.Level.INFO : System.Logger.Level.DEBUG;
+  }
+
+  /**
+   * Runs the collector, and gives the reporter its turn, until {@code done}; fails after a minute,
+   * a hang guard only.
+   */
+  public static void collectUntil(BooleanSupplier done) throws InterruptedException {
+    long start = System.nanoTime();
+    while (!done.getAsBoolean()) {
+      if (System.nanoTime() - start > TimeUnit.SECONDS.toNanos(60)) {
+        throw new AssertionError("not within the hang guard");
+      }
+      collectOnce();
+    }
+  }
+
+  /** Runs the collector once, then gives the reporter its turn. */
+  public static void collectOnce() throws InterruptedException {
+    System.gc();
+    Thread.sleep(20);
   }
 }

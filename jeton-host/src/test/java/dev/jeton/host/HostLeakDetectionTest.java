@@ -12,8 +12,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -25,8 +23,6 @@ import org.junit.jupiter.api.io.TempDir;
  * stay taken unless the builder asks for them back.
  */
 class HostLeakDetectionTest {
-  private static final long GUARD_NANOS = TimeUnit.SECONDS.toNanos(60); // a hang guard only
-
   @TempDir Path directory;
 
   private final List<LeakLog.Logged> reports = new CopyOnWriteArrayList<>();
@@ -62,7 +58,7 @@ class HostLeakDetectionTest {
     HostSemaphore semaphore = open("hl-kept", 2, LeakDetection.PARANOID);
     takeAndDrop(semaphore, 2);
 
-    awaitWhileCollecting(() -> !reports.isEmpty());
+    LeakLog.collectUntil(() -> !reports.isEmpty());
     LeakLog.Logged report = reports.get(0);
     String text = report.message();
     assertEquals(System.Logger.Level.WARNING, report.level());
@@ -81,12 +77,15 @@ class HostLeakDetectionTest {
     HostSemaphore semaphore = open("hl-given-back", 2, LeakDetection.PARANOID, true);
     takeAndDrop(semaphore, 2);
 
-    awaitWhileCollecting(() -> !reports.isEmpty());
-    assertTrue(reports.get(0).message().contains("Its permits are given back now."));
     HostSemaphore other = open("hl-given-back", 2, LeakDetection.OFF);
-    Optional<Permit> both = other.tryAcquire(2);
-    assertTrue(both.isPresent(), "the places came back");
-    both.get().release();
+    // the report is logged first, then the give-back runs: wait for the places themselves
+    LeakLog.collectUntil(
+        () -> {
+          Optional<Permit> both = other.tryAcquire(2);
+          both.ifPresent(Permit::release);
+          return both.isPresent();
+        });
+    assertTrue(reports.get(0).message().contains("Its permits are given back now."));
   }
 
   @Test
@@ -98,8 +97,8 @@ class HostLeakDetectionTest {
     HostSemaphore control = open("hl-control", 1, LeakDetection.PARANOID);
     takeAndDrop(control, 1);
 
-    awaitWhileCollecting(() -> !reports.isEmpty());
-    collectOnce(); // a report of a released permit would come with or before the control's
+    LeakLog.collectUntil(() -> !reports.isEmpty());
+    LeakLog.collectOnce(); // a report of a released permit would come with or before the control's
     assertEquals(1, reports.size(), "only the dropped one: " + reports);
     assertTrue(reports.get(0).message().contains("'hl-control'"));
   }
@@ -107,20 +106,5 @@ class HostLeakDetectionTest {
   /** Takes {@code permits} and drops them, in a frame of its own so nothing keeps them. */
   private static void takeAndDrop(HostSemaphore semaphore, int permits) {
     assertNotNull(semaphore.tryAcquire(permits).orElseThrow());
-  }
-
-  private static void awaitWhileCollecting(BooleanSupplier done) throws InterruptedException {
-    long start = System.nanoTime();
-    while (!done.getAsBoolean()) {
-      if (System.nanoTime() - start > GUARD_NANOS) {
-        throw new AssertionError("not within the hang guard");
-      }
-      collectOnce();
-    }
-  }
-
-  private static void collectOnce() throws InterruptedException {
-    System.gc();
-    Thread.sleep(20); // the reporter's turn
   }
 }
