@@ -234,6 +234,54 @@ class LeakDetectionTest {
     assertTrue(reports.get(0).message().contains("'lt-control'"));
   }
 
+  /**
+   * A logging back end that throws loses the report, not the give-back, and not the reporter: the
+   * next leak is reported.
+   */
+  @Test
+  void aLoggerThatThrows_losesTheReport_notTheGiveBack_norTheReporter() {
+    java.util.logging.Logger jul = java.util.logging.Logger.getLogger(LeakTracker.LOGGER);
+    java.util.logging.Handler throwing =
+        new java.util.logging.Handler() {
+          @Override
+          public void publish(java.util.logging.LogRecord record) {
+            if (record.getMessage().contains("'lt-thrown-at'")) {
+              throw new IllegalStateException("a back end that fails");
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    jul.addHandler(throwing);
+    try {
+      Semaphore semaphore =
+          Semaphore.builder()
+              .name("lt-thrown-at")
+              .limit(1)
+              .leakDetection(LeakDetection.PARANOID)
+              .releaseLeaked(true)
+              .build();
+      takeAndDrop(semaphore);
+      TestThreads.awaitTrue(
+          () -> {
+            collect();
+            return semaphore.available() == 1;
+          },
+          "the permit given back though the logger threw");
+    } finally {
+      jul.removeHandler(throwing);
+    }
+    reports.clear(); // the report this class's listener got before the throwing handler threw
+    Semaphore next =
+        Semaphore.builder().name("lt-next").limit(1).leakDetection(LeakDetection.PARANOID).build();
+    takeAndDrop(next);
+    assertTrue(awaitReports(1).get(0).message().contains("'lt-next'"), "the reporter goes on");
+  }
+
   /** By default a leaked permit stays taken: the work it guarded may still be running. */
   @Test
   void aLeakedPermit_staysTakenByDefault() {

@@ -77,7 +77,7 @@ public final class LeakRecord extends PhantomReference<Object> {
    */
   public static void forget(LeakRecord record, Object grant) {
     FORGOTTEN.setRelease(record, true);
-    LeakRegistry.instance().removeIfHeld(record);
+    LeakRegistry.removeIfHeld(record);
     Reference.reachabilityFence(grant);
   }
 
@@ -87,7 +87,7 @@ public final class LeakRecord extends PhantomReference<Object> {
    */
   static void forgetOnce(LeakRecord record, Object grant) {
     FORGOTTEN.setRelease(record, true);
-    LeakRegistry.instance().removeReleased(record);
+    LeakRegistry.removeReleased(record);
     Reference.reachabilityFence(grant);
   }
 

@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where the records of watched grants live until their grant is released or collected, and the
@@ -64,20 +65,34 @@ final class LeakRegistry {
 
   final ReferenceQueue<Object> collected = new ReferenceQueue<>();
   private final Stripe[] stripes;
-  private final Thread reporter;
+  private final @Nullable Thread reporter; // null: a test's registry, which reports nothing
   private volatile long coarseNanos = System.nanoTime();
   private volatile boolean ticking;
 
   private LeakRegistry() {
-    int wanted = Math.min(1 << STRIPE_BITS, 4 * Runtime.getRuntime().availableProcessors());
-    int count = Integer.highestOneBit(Math.max(1, wanted - 1)) << 1;
-    stripes = new Stripe[count];
-    for (int i = 0; i < count; i++) {
-      stripes[i] = new Stripe(i);
+    this(defaultStripes(), 16, true);
+  }
+
+  /**
+   * A registry of {@code stripeCount} stripes (a power of two, at most 2^STRIPE_BITS) of {@code
+   * initialSlots} slots each, with its reporter thread if {@code reporting}: the JVM's has one; the
+   * tests' registries have none, and small arrays, to see them double.
+   */
+  LeakRegistry(int stripeCount, int initialSlots, boolean reporting) {
+    stripes = new Stripe[stripeCount];
+    for (int i = 0; i < stripeCount; i++) {
+      stripes[i] = new Stripe(i, initialSlots);
     }
-    reporter = new Thread(this::report, "jeton-leak-reporter");
-    reporter.setDaemon(true);
-    reporter.start();
+    reporter = reporting ? new Thread(this::report, "jeton-leak-reporter") : null;
+    if (reporter != null) {
+      reporter.setDaemon(true);
+      reporter.start();
+    }
+  }
+
+  private static int defaultStripes() {
+    int wanted = Math.min(1 << STRIPE_BITS, 4 * Runtime.getRuntime().availableProcessors());
+    return Integer.highestOneBit(Math.max(1, wanted - 1)) << 1;
   }
 
   /** The clock of records that take no stack: at most a second behind while paranoid watches. */
@@ -90,7 +105,10 @@ final class LeakRegistry {
     if (!ticking) {
       coarseNanos = System.nanoTime();
       ticking = true;
-      reporter.interrupt(); // out of an untimed wait
+      Thread thread = reporter;
+      if (thread != null) {
+        thread.interrupt(); // out of an untimed wait
+      }
     }
   }
 
@@ -131,7 +149,7 @@ final class LeakRegistry {
    * does, where {@link #removeIfHeld} needs a compare-and-set; if the array doubled meanwhile, the
    * stale copy is the reporter's (see above).
    */
-  void removeReleased(LeakRecord record) {
+  static void removeReleased(LeakRecord record) {
     Stripe stripe = record.stripe;
     if (stripe != null) {
       LeakRecord[] slots = stripe.slots;
@@ -145,11 +163,31 @@ final class LeakRegistry {
    * Empties {@code record}'s slot if it still holds it: by compare-and-set, as the slot may have
    * been emptied and taken by another record since (a stale copy; a guard unlocked twice).
    */
-  void removeIfHeld(LeakRecord record) {
+  static void removeIfHeld(LeakRecord record) {
     Stripe stripe = record.stripe;
     if (stripe != null) {
       SLOT.compareAndSet(stripe.slots, record.slot, record, null);
     }
+  }
+
+  /** The stripe of index {@code index}; for tests, which decode slot codes themselves. */
+  Stripe stripeAt(int index) {
+    return stripes[index];
+  }
+
+  /** How many slots hold a record not forgotten: the grants watched and held now. For tests. */
+  int watchedNow() {
+    int count = 0;
+    for (Stripe stripe : stripes) {
+      LeakRecord[] slots = stripe.slots;
+      for (int i = 0; i < slots.length; i++) {
+        LeakRecord record = (LeakRecord) SLOT.getAcquire(slots, i);
+        if (record != null && !record.isForgotten()) {
+          count++;
+        }
+      }
+    }
+    return count;
   }
 
   private void report() {
@@ -193,11 +231,12 @@ final class LeakRegistry {
     private volatile int lock;
 
     final int index;
-    volatile LeakRecord[] slots = new LeakRecord[16];
+    volatile LeakRecord[] slots;
     private int cursor;
 
-    Stripe(int index) {
+    Stripe(int index, int initialSlots) {
       this.index = index;
+      this.slots = new LeakRecord[initialSlots];
     }
 
     void lock() {

@@ -37,7 +37,7 @@ public final class LeakTracker {
   private final AtomicLong leaked = new AtomicLong();
   private int countdown = SAMPLING_INTERVAL; // racy on purpose: see the class comment
 
-  private LeakTracker(boolean paranoid, boolean releaseLeaked, String owner) {
+  LeakTracker(boolean paranoid, boolean releaseLeaked, String owner) {
     this.paranoid = paranoid;
     this.releaseLeaked = releaseLeaked;
     this.owner = owner;
