@@ -453,7 +453,7 @@ final class FifoMutex extends WaitQueue implements Mutex {
   @Override
   @GuardedBy("lock")
   protected @Nullable WaitNode giveBackLocked(WaitNode node) {
-    return unlockLocked(guardOf(node).word, false);
+    return unlockLocked(guardOf(node).givenBack(), false); // a guard that reached no one
   }
 
   @Override

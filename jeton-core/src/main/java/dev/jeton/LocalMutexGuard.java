@@ -32,6 +32,15 @@ class LocalMutexGuard implements Guard {
     mutex.unlock(word);
   }
 
+  /**
+   * The engine gives this guard's lock back by its number, the guard never reaching its waiter
+   * (FifoMutex.giveBackLocked): a watched guard forgets its record, for it is no leak. Returns the
+   * number.
+   */
+  long givenBack() {
+    return word;
+  }
+
   @Override
   public String toString() {
     return "Guard[" + mutex.describe() + (mutex.holds(word) ? "]" : ", unlocked]");
@@ -57,10 +66,16 @@ class LocalMutexGuard implements Guard {
     @Override
     public void unlock() {
       super.unlock();
+      var unused = givenBack(); // forgets the record
+    }
+
+    @Override
+    long givenBack() {
       LeakRecord watched = leak;
       if (watched != null) {
         LeakRecord.forget(watched, this); // idempotent, as unlocking is
       }
+      return word;
     }
   }
 }
