@@ -200,15 +200,7 @@ class LeakDetectionTest {
       worker.join(TimeUnit.SECONDS.toMillis(TestThreads.GUARD_SECONDS));
       assertFalse(worker.isAlive(), "a worker hung");
     }
-    Semaphore control =
-        Semaphore.builder()
-            .name("lt-control")
-            .limit(1)
-            .leakDetection(LeakDetection.PARANOID)
-            .build();
-    takeAndDrop(control);
-
-    List<LeakLog.Logged> found = awaitReports(1);
+    List<LeakLog.Logged> found = dropAControlAndAwaitItsReport();
     assertTrue(found.get(0).message().contains("semaphore 'lt-control'"), found.get(0).message());
     assertEquals(1, reports.size(), "only the dropped grant: " + reports);
     assertEquals(8, semaphore.available());
@@ -314,14 +306,7 @@ class LeakDetectionTest {
         InterruptedException.class, () -> semaphore.acquire(1));
     assertEquals(1, semaphore.available(), "the grant was given back");
 
-    Semaphore control =
-        Semaphore.builder()
-            .name("lt-control")
-            .limit(1)
-            .leakDetection(LeakDetection.PARANOID)
-            .build();
-    takeAndDrop(control); // reported after the given-back grant was collected, if it ever is
-    List<LeakLog.Logged> found = awaitReports(1);
+    List<LeakLog.Logged> found = dropAControlAndAwaitItsReport();
     collect();
     assertTrue(
         found.stream().noneMatch(r -> r.message().contains("'lt-engine'")),
@@ -373,18 +358,12 @@ class LeakDetectionTest {
     interrupter.start();
     for (Thread thread : threads) {
       thread.join(TimeUnit.SECONDS.toMillis(TestThreads.GUARD_SECONDS)); // a hang guard
+      assertFalse(thread.isAlive(), "a worker hung");
     }
     done.set(true);
     interrupter.join();
     assertFalse(mutex.isLocked(), "every lock given back");
-    Semaphore control =
-        Semaphore.builder()
-            .name("lt-control")
-            .limit(1)
-            .leakDetection(LeakDetection.PARANOID)
-            .build();
-    takeAndDrop(control); // reported after the given-back guards were collected, if ever
-    List<LeakLog.Logged> found = awaitReports(1);
+    List<LeakLog.Logged> found = dropAControlAndAwaitItsReport();
     collect();
     assertEquals(
         0,
@@ -529,6 +508,21 @@ class LeakDetectionTest {
 
   private static void dropWrite(ReadWriteLock lock) {
     assertNotNull(lock.tryWrite().orElseThrow());
+  }
+
+  /**
+   * Drops a permit of a fresh paranoid semaphore 'lt-control' and waits for its report: reports of
+   * grants collected before it have come by then, so a test can check that some never came.
+   */
+  private List<LeakLog.Logged> dropAControlAndAwaitItsReport() {
+    Semaphore control =
+        Semaphore.builder()
+            .name("lt-control")
+            .limit(1)
+            .leakDetection(LeakDetection.PARANOID)
+            .build();
+    takeAndDrop(control);
+    return awaitReports(1);
   }
 
   /** Runs the collector until {@code count} reports came; fails after the hang guard. */
