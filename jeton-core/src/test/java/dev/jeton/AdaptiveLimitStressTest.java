@@ -38,8 +38,8 @@ class AdaptiveLimitStressTest {
             .build(semaphore);
     Queue<AdaptiveLimit.Sample> shared = new ConcurrentLinkedQueue<>();
     AtomicInteger interrupted = new AtomicInteger();
-    TestThreads.platformWorkers(
-        8, 20_000, random -> oneSample(control, shared, random), interrupted);
+    StressWorkers.platformWorkers(
+        8, 20_000, random -> oneSample(control, shared, random), interrupted, control);
     shared.forEach(AdaptiveLimit.Sample::success); // whatever no racer ended yet
     assertEquals(0, control.inFlight(), "every sample ended once");
     assertTrue(control.windows() > 100, "windows closed: " + control.windows());

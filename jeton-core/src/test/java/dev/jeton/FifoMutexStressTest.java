@@ -6,13 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Queue;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
@@ -59,8 +56,8 @@ class FifoMutexStressTest {
       throws Exception {
     Mutex mutex = Mutex.builder().fairness(fairness).build();
     Ledger ledger = new Ledger();
-    TestThreads.platformWorkers(
-        8, 5_000, random -> oneRequest(mutex, ledger, random), ledger.gaveUp);
+    StressWorkers.platformWorkers(
+        8, 5_000, random -> oneRequest(mutex, ledger, random), ledger.gaveUp, mutex);
     assertSettled(mutex, ledger);
     assertTrue(ledger.gaveUp.get() > 0, "some requests really gave up");
   }
@@ -71,7 +68,7 @@ class FifoMutexStressTest {
       throws Exception {
     Mutex mutex = Mutex.builder().fairness(fairness).build();
     Ledger ledger = new Ledger();
-    TestThreads.virtualTasks(
+    StressWorkers.virtualTasks(
         10_000, random -> oneRequest(mutex, ledger, random), ledger.violations);
     assertSettled(mutex, ledger);
   }
@@ -89,31 +86,16 @@ class FifoMutexStressTest {
   void hotLoop_onlyLockAndUnlock_neverLosesAWakeup(Fairness fairness) throws Exception {
     Mutex mutex = Mutex.builder().fairness(fairness).build();
     int threads = 8;
-    int rounds = 100_000;
-    List<Thread> workers = new ArrayList<>();
-    Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
-    for (int t = 0; t < threads; t++) {
-      Thread worker =
-          new Thread(
-              () -> {
-                try {
-                  for (int i = 0; i < rounds; i++) {
-                    Guard guard = mutex.lock();
-                    unguarded++;
-                    guard.unlock();
-                  }
-                } catch (Throwable e) {
-                  failures.add(e);
-                }
-              });
-      workers.add(worker);
-      worker.start();
-    }
-    for (Thread worker : workers) {
-      worker.join(TimeUnit.SECONDS.toMillis(TestThreads.GUARD_SECONDS));
-      assertFalse(worker.isAlive(), "a worker hangs: " + mutex);
-    }
-    assertEquals(List.of(), List.copyOf(failures));
+    int rounds = 30_000; // strict FIFO hands off at every unlock: a context switch each, under load
+    StressWorkers.platformWorkersUninterrupted(
+        threads,
+        rounds,
+        random -> {
+          Guard guard = mutex.lock();
+          unguarded++;
+          guard.unlock();
+        },
+        mutex);
     assertEquals((long) threads * rounds, unguarded);
     assertFalse(mutex.isLocked());
     assertEquals(0, mutex.queueLength());

@@ -85,7 +85,8 @@ class FifoReadWriteLockStressTest {
       throws Exception {
     ReadWriteLock rw = ReadWriteLock.builder().fairness(fairness).build();
     Ledger ledger = new Ledger();
-    TestThreads.platformWorkers(8, 5_000, random -> oneRequest(rw, ledger, random), ledger.gaveUp);
+    StressWorkers.platformWorkers(
+        8, 5_000, random -> oneRequest(rw, ledger, random), ledger.gaveUp, rw);
     assertSettled(rw, ledger);
     assertTrue(ledger.gaveUp.get() > 0, "some requests really gave up");
     assertTrue(ledger.peakReaders.get() > 1, "readers really shared: " + ledger.peakReaders);
@@ -97,7 +98,7 @@ class FifoReadWriteLockStressTest {
       Fairness fairness) throws Exception {
     ReadWriteLock rw = ReadWriteLock.builder().fairness(fairness).build();
     Ledger ledger = new Ledger();
-    TestThreads.virtualTasks(10_000, random -> oneRequest(rw, ledger, random), ledger.violations);
+    StressWorkers.virtualTasks(10_000, random -> oneRequest(rw, ledger, random), ledger.violations);
     assertSettled(rw, ledger);
   }
 
@@ -111,7 +112,7 @@ class FifoReadWriteLockStressTest {
   void hotLoop_onlyReadAndWrite_neverLosesAWakeup(Fairness fairness) throws Exception {
     ReadWriteLock rw = ReadWriteLock.builder().fairness(fairness).build();
     Ledger ledger = new Ledger();
-    TestThreads.platformWorkersUninterrupted(
+    StressWorkers.platformWorkersUninterrupted(
         8,
         20_000,
         random -> {
@@ -120,7 +121,8 @@ class FifoReadWriteLockStressTest {
           } else {
             ledger.read(rw.read());
           }
-        });
+        },
+        rw);
     assertSettled(rw, ledger);
   }
 

@@ -268,14 +268,12 @@ class FifoSemaphoreStressTest {
   void hotLoop_onlyAcquireAndRelease_neverLosesAWakeup(Fairness fairness) throws Exception {
     Semaphore semaphore = Semaphore.builder().limit(3).fairness(fairness).build();
     Ledger ledger = new Ledger(3);
-    runThreads(
+    StressWorkers.platformWorkersUninterrupted(
         8,
-        t -> {
-          SplittableRandom random = new SplittableRandom(t);
-          for (int i = 0; i < 50_000; i++) {
-            ledger.hold(semaphore.acquire(1 + random.nextInt(i % 64 == 0 ? 3 : 1)));
-          }
-        });
+        50_000,
+        random ->
+            ledger.hold(semaphore.acquire(random.nextInt(64) == 0 ? 1 + random.nextInt(3) : 1)),
+        semaphore);
     assertSettled(semaphore, ledger);
   }
 

@@ -1,21 +1,16 @@
 package dev.jeton;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
-import java.util.Queue;
-import java.util.SplittableRandom;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -25,7 +20,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -65,11 +59,6 @@ public final class TestThreads implements AfterEachCallback {
   /** What each of a number of test threads runs, given its number; may throw anything. */
   interface NumberedBody {
     void run(int number) throws Exception;
-  }
-
-  /** One request of a random kind, drawn from {@code random}; may throw anything. */
-  interface Request {
-    void run(SplittableRandom random) throws Exception;
   }
 
   /**
@@ -308,105 +297,6 @@ public final class TestThreads implements AfterEachCallback {
     } finally {
       executor.shutdownNow();
     }
-  }
-
-  // ---------------------------------------------------------------- stress runs
-
-  /**
-   * Runs {@code operations} requests on each of {@code threads} platform threads (thread t seeded
-   * with t) while an interrupter interrupts them at random; a request interrupted while it waited
-   * counts in {@code interrupted}. Fails if a worker hangs or throws anything else.
-   */
-  static void platformWorkers(
-      int threads, int operations, Request request, AtomicInteger interrupted)
-      throws InterruptedException {
-    platformWorkers(threads, operations, request, interrupted, true);
-  }
-
-  /**
-   * As {@link #platformWorkers(int, int, Request, AtomicInteger)}, but with no interrupter: for a
-   * hot loop whose waiters nothing else wakes, where an interrupt would hide a lost wake-up.
-   */
-  static void platformWorkersUninterrupted(int threads, int operations, Request request)
-      throws InterruptedException {
-    platformWorkers(threads, operations, request, new AtomicInteger(), false);
-  }
-
-  private static void platformWorkers(
-      int threads, int operations, Request request, AtomicInteger interrupted, boolean interrupt)
-      throws InterruptedException {
-    List<Thread> workers = new ArrayList<>();
-    Queue<Throwable> failures = new ConcurrentLinkedQueue<>();
-    for (int t = 0; t < threads; t++) {
-      SplittableRandom random = new SplittableRandom(t);
-      Thread worker =
-          new Thread(
-              () -> {
-                try {
-                  for (int i = 0; i < operations; i++) {
-                    try {
-                      request.run(random);
-                    } catch (InterruptedException e) {
-                      interrupted.incrementAndGet(); // by the interrupter, while it waited
-                    }
-                  }
-                } catch (Throwable e) {
-                  failures.add(e);
-                }
-              });
-      workers.add(worker);
-      worker.start();
-    }
-    @Nullable Thread interrupter = interrupt ? interruptAtRandom(workers) : null;
-    for (Thread worker : workers) {
-      worker.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
-      assertFalse(worker.isAlive(), "a worker hangs");
-    }
-    if (interrupter != null) {
-      interrupter.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
-    }
-    assertEquals(List.of(), List.copyOf(failures));
-  }
-
-  /** Interrupts the workers at random until they have all finished. */
-  private static Thread interruptAtRandom(List<Thread> workers) {
-    Thread interrupter =
-        new Thread(
-            () -> {
-              SplittableRandom random = new SplittableRandom(42);
-              while (workers.stream().anyMatch(Thread::isAlive)) {
-                workers.get(random.nextInt(workers.size())).interrupt();
-                LockSupport.parkNanos(100_000); // now and then, not all the time
-              }
-            });
-    interrupter.setDaemon(true);
-    interrupter.start();
-    return interrupter;
-  }
-
-  /**
-   * Runs {@code tasks} requests, one per virtual thread (task i seeded with 1,000 + i), and waits
-   * for them all; what a request throws is added to {@code violations}. Skips the test below JDK
-   * 21.
-   */
-  static void virtualTasks(int tasks, Request request, Queue<String> violations) throws Exception {
-    ExecutorService executor = virtualThreadPerTaskExecutor();
-    try {
-      for (int i = 0; i < tasks; i++) {
-        SplittableRandom random = new SplittableRandom(1_000 + i);
-        executor.execute(
-            () -> {
-              try {
-                request.run(random);
-              } catch (Throwable e) {
-                violations.add("failed: " + e);
-              }
-            });
-      }
-    } finally {
-      executor.shutdown();
-    }
-    assertTrue(executor.awaitTermination(GUARD_SECONDS, TimeUnit.SECONDS), "the tasks finished");
   }
 
   /** A virtual-thread-per-task executor; skips the test below JDK 21. */
