@@ -2,9 +2,10 @@ package dev.jeton;
 
 /**
  * How closely a primitive watches for grants that are never given back: a {@link Permit} or a
- * {@link Guard} (of an in-process primitive, or of a machine-wide semaphore), or an admission
- * ticket, that becomes unreachable without being released, its permits gone for as long as the
- * process runs. (Redis leases are not watched yet.)
+ * {@link Guard} (of an in-process primitive, or of a machine-wide semaphore), a Redis lease, or an
+ * admission ticket, that becomes unreachable without being released, its permits gone for as long
+ * as the process runs (a Redis lease is renewed for that long, and the limit of the whole fleet
+ * shrinks).
  *
  * <p>A grant that is watched and is collected by the garbage collector without having been released
  * is reported once, through {@link System.Logger} (logger {@code dev.jeton.leak}, level {@code
@@ -22,7 +23,11 @@ package dev.jeton;
  * <p>What happens to a leaked grant's permits is the builder's choice too: by default they stay
  * taken, because a grant that is unreachable is no proof that the work it guarded is done (the work
  * may still run on a thread that dropped the reference); a builder can ask for them to be given
- * back once reported.
+ * back once reported (a Redis lease is then released: its renewals stop and Redis frees it).
+ *
+ * <p>Beside a round trip to Redis, watching a lease costs nothing worth sparing, so a Redis
+ * semaphore watches one step more at each level: at {@link #SAMPLED} every lease, with the stack of
+ * one in 1,024; at {@link #PARANOID} every lease with its stack.
  */
 public enum LeakDetection {
   /** No grant is watched, and nothing is reported. Costs nothing. */

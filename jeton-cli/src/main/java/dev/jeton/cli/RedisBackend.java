@@ -1,5 +1,6 @@
 package dev.jeton.cli;
 
+import dev.jeton.LeakDetection;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.redis.FencingToken;
@@ -31,7 +32,13 @@ final class RedisBackend implements Backend {
   @Override
   public Semaphore open(String name, @Nullable Integer limit, int limitIfNew, String command) {
     RedisSemaphore.Builder builder =
-        RedisSemaphore.builder(name).uri(uri).options(options).owner(command);
+        RedisSemaphore.builder(name)
+            .uri(uri)
+            .options(options)
+            .owner(command)
+            // The command holds its lease in one frame until the child ends: it cannot drop one
+            // unreleased, and watching would start the leak reporter's thread in every run.
+            .leakDetection(LeakDetection.OFF);
     if (plainServer(uri)) {
       builder.jedis(); // a third of Lettuce's start-up CPU (decision 62)
     }

@@ -31,16 +31,26 @@ public final class LeakTracker {
   /** The system property that sets the level of primitives whose builder set none. */
   public static final String PROPERTY = "jeton.leakDetection";
 
-  private final boolean paranoid;
+  private final boolean watchesEvery; // every grant watched, else one in SAMPLING_INTERVAL
+  private final boolean stackOfEvery; // every watched grant's stack, else one in SAMPLING_INTERVAL
   private final boolean releaseLeaked;
   private final String owner;
   private final AtomicLong leaked = new AtomicLong();
   private int countdown = SAMPLING_INTERVAL; // racy on purpose: see the class comment
 
   LeakTracker(boolean paranoid, boolean releaseLeaked, String owner) {
-    this.paranoid = paranoid;
+    this(paranoid, false, releaseLeaked, owner);
+  }
+
+  private LeakTracker(
+      boolean watchesEvery, boolean stackOfEvery, boolean releaseLeaked, String owner) {
+    this.watchesEvery = watchesEvery;
+    this.stackOfEvery = stackOfEvery;
     this.releaseLeaked = releaseLeaked;
     this.owner = owner;
+    if (watchesEvery) {
+      LeakRegistry.instance().startTicking();
+    }
   }
 
   /**
@@ -52,15 +62,31 @@ public final class LeakTracker {
    */
   public static @Nullable LeakTracker of(
       @Nullable LeakDetection level, boolean releaseLeaked, String owner) {
-    LeakDetection effective = level != null ? level : levelOf(System.getProperty(PROPERTY));
+    LeakDetection effective = effective(level);
     if (effective == LeakDetection.OFF) {
       return null;
     }
-    boolean paranoid = effective == LeakDetection.PARANOID;
-    if (paranoid) {
-      LeakRegistry.instance().startTicking();
+    return new LeakTracker(effective == LeakDetection.PARANOID, false, releaseLeaked, owner);
+  }
+
+  /**
+   * As {@link #of}, for a primitive each of whose grants costs a round trip to a server (a Redis
+   * lease), beside which watching one costs nothing worth sparing: each level watches one step
+   * more. {@code sampled} watches every grant, with the stack of one in {@value
+   * #SAMPLING_INTERVAL}; {@code paranoid} records every stack too. So the default finds the first
+   * lease that a process drops, which on a fleet-wide limit of a few permits is one too many.
+   */
+  public static @Nullable LeakTracker ofRoundTrips(
+      @Nullable LeakDetection level, boolean releaseLeaked, String owner) {
+    LeakDetection effective = effective(level);
+    if (effective == LeakDetection.OFF) {
+      return null;
     }
-    return new LeakTracker(paranoid, releaseLeaked, owner);
+    return new LeakTracker(true, effective == LeakDetection.PARANOID, releaseLeaked, owner);
+  }
+
+  private static LeakDetection effective(@Nullable LeakDetection level) {
+    return level != null ? level : levelOf(System.getProperty(PROPERTY));
   }
 
   /**
@@ -83,7 +109,7 @@ public final class LeakTracker {
 
   /** Whether the grant being made is watched; asked once per grant. */
   public boolean watches() {
-    return paranoid || sampleDue();
+    return watchesEvery || sampleDue();
   }
 
   private boolean sampleDue() {
@@ -124,19 +150,68 @@ public final class LeakTracker {
     return record;
   }
 
+  /**
+   * For a grant that will arrive later on another thread (a server's answer): decides now, on the
+   * acquiring thread, whether it will be watched, and takes the stack now if the level records it;
+   * null if it will not be watched. Its grant is recorded with {@link #record(Object, Acquisition,
+   * String, int, Runnable)}.
+   */
+  public @Nullable Acquisition acquiring() {
+    return watches() ? new Acquisition(stackDue() ? new AcquiredHere() : null) : null;
+  }
+
+  /**
+   * As {@link #record(Object, String, int, Runnable)}, for the grant of an {@code acquisition}
+   * taken on the acquiring thread earlier: its report shows that thread's stack, if one was taken.
+   */
+  public LeakRecord record(
+      Object grant,
+      Acquisition acquisition,
+      String kind,
+      int permits,
+      @Nullable Runnable giveBack) {
+    LeakRecord record = newRecord(grant, kind, permits, giveBack, acquisition.acquiredAt);
+    LeakRegistry.instance().add(record);
+    return record;
+  }
+
   private LeakRecord newRecord(
       Object grant, String kind, int permits, @Nullable Runnable giveBack) {
+    return newRecord(grant, kind, permits, giveBack, stackDue() ? new AcquiredHere() : null);
+  }
+
+  /** Whether the grant being watched records its stack (then it is timed to the nanosecond). */
+  private boolean stackDue() {
+    return stackOfEvery || !watchesEvery || sampleDue();
+  }
+
+  private LeakRecord newRecord(
+      Object grant,
+      String kind,
+      int permits,
+      @Nullable Runnable giveBack,
+      @Nullable Throwable acquiredAt) {
     LeakRegistry registry = LeakRegistry.instance();
-    boolean sampled = !paranoid || sampleDue();
     return new LeakRecord(
         grant,
         registry.collected,
         this,
         kind,
         permits,
-        sampled ? System.nanoTime() : registry.coarseNanos(),
-        sampled ? new AcquiredHere() : null,
+        acquiredAt != null ? System.nanoTime() : registry.coarseNanos(),
+        acquiredAt,
         releaseLeaked ? giveBack : null);
+  }
+
+  /**
+   * A watch decided on the acquiring thread (see {@link #acquiring()}), with its stack if taken.
+   */
+  public static final class Acquisition {
+    final @Nullable Throwable acquiredAt;
+
+    Acquisition(@Nullable Throwable acquiredAt) {
+      this.acquiredAt = acquiredAt;
+    }
   }
 
   /** How many grants were reported leaked. */

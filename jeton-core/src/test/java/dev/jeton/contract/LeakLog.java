@@ -1,5 +1,8 @@
 package dev.jeton.contract;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -55,6 +58,18 @@ public final class LeakLog {
       return System.Logger.Level.WARNING;
     }
     return value >= Level.INFO.intValue() ? System.Logger.Level.INFO : System.Logger.Level.DEBUG;
+  }
+
+  /**
+   * Checks that {@code report} is a warning whose text begins with {@code start} and says that the
+   * leaked permits stay taken (the default policy); returns the text for further checks.
+   */
+  public static String assertKeptReport(Logged report, String start) {
+    String text = report.message();
+    assertEquals(System.Logger.Level.WARNING, report.level(), text);
+    assertTrue(text.startsWith(start), text);
+    assertTrue(text.contains("Its permits stay taken"), text);
+    return text;
   }
 
   /**

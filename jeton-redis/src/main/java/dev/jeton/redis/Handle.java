@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import dev.jeton.internal.LeakTracker;
 import dev.jeton.internal.ThisProcess;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -60,8 +61,8 @@ final class Handle {
   /**
    * The parts of a handle on the semaphore {@code name} through {@code link}, which it closes when
    * it shuts down; {@code limit} is the limit to create the semaphore with if it is lost (or -1),
-   * {@code replicaWaiter} answers the replica acknowledgement waits instead of Redis (tests) if not
-   * null.
+   * {@code leakTracker} watches its leases (null: none), {@code replicaWaiter} answers the replica
+   * acknowledgement waits instead of Redis (tests) if not null.
    */
   Handle(
       String name,
@@ -70,6 +71,7 @@ final class Handle {
       int limit,
       String ownerDescription,
       Executor completionExecutor,
+      @Nullable LeakTracker leakTracker,
       ReplicaAcks.@Nullable Waiter replicaWaiter) {
     this.name = name;
     this.link = link;
@@ -84,7 +86,14 @@ final class Handle {
             oneLine(System.getProperty("user.name", "?")),
             oneLine(ownerDescription));
     this.leases =
-        new Leases(name, options, calls, replicaAcks, completionExecutor, this::finishIfClosed);
+        new Leases(
+            name,
+            options,
+            calls,
+            replicaAcks,
+            completionExecutor,
+            leakTracker,
+            this::finishIfClosed);
     this.requests =
         new Requests(
             name,

@@ -17,6 +17,11 @@ import java.util.concurrent.CompletionStage;
  * after Redis set it). A holder that must not run unprotected stops its work when that happens; a
  * resource that must reject late writes checks the {@link #fencingTokens() fencing tokens} (see
  * {@link FencingGuard}).
+ *
+ * <p>A lease dropped while held, never released, would be renewed for as long as the process runs:
+ * it is reported once the garbage collector finds it, and released then if the builder asked for it
+ * (see {@link RedisSemaphore.Builder#leakDetection} and {@link
+ * RedisSemaphore.Builder#releaseLeaked}).
  */
 public interface Lease extends Permit {
 

@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import dev.jeton.internal.LeakTracker;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -41,23 +42,29 @@ final class Leases {
   private final Calls calls;
   private final ReplicaAcks replicaAcks;
   private final Executor completionExecutor;
+  private final @Nullable LeakTracker leakTracker;
   private final Runnable forgotten;
   private final Map<String, RedisLease> held = new ConcurrentHashMap<>();
   private volatile @Nullable Throwable lastRenewFailure;
 
-  /** {@code forgotten} runs each time a lease leaves (the handle may then be done). */
+  /**
+   * {@code leakTracker} watches the leases handed out (null: none); {@code forgotten} runs each
+   * time a lease leaves (the handle may then be done).
+   */
   Leases(
       String name,
       RedisSemaphoreOptions options,
       Calls calls,
       ReplicaAcks replicaAcks,
       Executor completionExecutor,
+      @Nullable LeakTracker leakTracker,
       Runnable forgotten) {
     this.name = name;
     this.options = options;
     this.calls = calls;
     this.replicaAcks = replicaAcks;
     this.completionExecutor = completionExecutor;
+    this.leakTracker = leakTracker;
     this.forgotten = forgotten;
   }
 
@@ -75,6 +82,20 @@ final class Leases {
     long deadline = sentNanos + TimeUnit.MILLISECONDS.toNanos(expiry - serverMillis);
     boolean shortened = expiry - serverMillis < options.leaseTime().toMillis();
     return new RedisLease(this, id, permits, tokens, expiry, deadline, shortened);
+  }
+
+  /**
+   * Whether the lease a request is being made for, on this (the acquiring) thread, will be watched
+   * for leaks, with the stack taken now if so; null if not. See {@link RedisLease#handOut}.
+   */
+  LeakTracker.@Nullable Acquisition acquiring() {
+    LeakTracker tracker = leakTracker;
+    return tracker == null ? null : tracker.acquiring();
+  }
+
+  /** The tracker of this handle's leases: there is one if {@link #acquiring()} returned any. */
+  @Nullable LeakTracker leakTracker() {
+    return leakTracker;
   }
 
   /** Holds {@code lease} from now on; false if a lease of that id is held already. */

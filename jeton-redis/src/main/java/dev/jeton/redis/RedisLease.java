@@ -1,6 +1,8 @@
 package dev.jeton.redis;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import dev.jeton.internal.LeakRecord;
+import dev.jeton.internal.LeakTracker;
 import dev.jeton.internal.ReleaseOnce;
 import java.time.Instant;
 import java.util.List;
@@ -21,6 +23,12 @@ import org.jspecify.annotations.Nullable;
  * it, and again two thirds of the way if no renewal succeeded meanwhile (as a round leaves room for
  * two failed renewals). A lease released sooner (most are) costs no renewal. A renewal sent twice
  * in a race (an early one and a round's) does no harm.
+ *
+ * <p>Leaks. The handle's leases map and the watch's timer hold this object for as long as it is
+ * held, so it can never become unreachable while held: a lease watched for leaks is handed out as a
+ * {@link WatchedLease}, which the caller alone holds, and whose record ({@code leak}) every end
+ * here forgets, whichever way the lease ends. A lease reported leaked is released (its renewals
+ * stop, Redis frees it) if its handle releases leaked leases, else it stays held and renewed.
  */
 final class RedisLease extends ReleaseOnce implements Lease {
   private final Leases leases;
@@ -38,6 +46,9 @@ final class RedisLease extends ReleaseOnce implements Lease {
   @GuardedBy("this")
   private @Nullable Future<?> watch;
 
+  /** The leak record of its watched handle, or null: set once, before the handle is handed out. */
+  private volatile @Nullable LeakRecord leak;
+
   RedisLease(
       Leases leases,
       String id,
@@ -54,6 +65,40 @@ final class RedisLease extends ReleaseOnce implements Lease {
     this.deadlineNanos = deadlineNanos;
     long now = System.nanoTime();
     this.earlyRenewalNanos = shortened ? now + (deadlineNanos - now) / 3 : 0;
+  }
+
+  /**
+   * What the caller gets: this lease, or if {@code leakWatch} says it is watched for leaks, a
+   * {@link WatchedLease} of it, recorded. Called once, before the caller can see the lease.
+   */
+  Lease handOut(LeakTracker.@Nullable Acquisition leakWatch) {
+    LeakTracker tracker = leases.leakTracker();
+    if (leakWatch == null || tracker == null) {
+      return this;
+    }
+    WatchedLease handle = new WatchedLease(this);
+    // the give-back holds this lease, not the handle, which must become unreachable
+    leak = tracker.record(handle, leakWatch, "lease", held(), this::release);
+    if (isEnded()) {
+      forgetLeak(); // ended (lost, given back) before its record was set
+    }
+    return handle;
+  }
+
+  /** Ends the lease (see ReleaseOnce) and forgets its leak record; false if it had ended. */
+  private boolean finish() {
+    if (!end()) {
+      return false;
+    }
+    forgetLeak();
+    return true;
+  }
+
+  private void forgetLeak() {
+    LeakRecord record = leak;
+    if (record != null) {
+      LeakRecord.forget(record, this);
+    }
   }
 
   /** Whether the local deadline has passed: the lease may have expired in Redis already. */
@@ -107,7 +152,7 @@ final class RedisLease extends ReleaseOnce implements Lease {
 
   /** Marks the lease lost and tells whoever listens; gives the permits back if Redis has them. */
   void lose(String reason) {
-    if (!end()) {
+    if (!finish()) {
       return;
     }
     stopWatch();
@@ -133,7 +178,7 @@ final class RedisLease extends ReleaseOnce implements Lease {
    * cancel of its id, so that Redis records the request as cancelled, as the caller knows it.
    */
   void giveBack() {
-    if (!end()) {
+    if (!finish()) {
       return;
     }
     stopWatch();
@@ -183,7 +228,7 @@ final class RedisLease extends ReleaseOnce implements Lease {
 
   @Override
   public CompletableFuture<Boolean> releaseAsync() {
-    if (!end()) {
+    if (!finish()) {
       return CompletableFuture.completedFuture(false);
     }
     stopWatch();

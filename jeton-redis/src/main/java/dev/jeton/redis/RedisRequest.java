@@ -1,5 +1,6 @@
 package dev.jeton.redis;
 
+import dev.jeton.internal.LeakTracker;
 import dev.jeton.internal.engine.WithdrawingFuture;
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;
@@ -83,6 +84,9 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
   /** How an asynchronous request's completion leaves the I/O thread; null for a blocking one. */
   private final @Nullable Handoff handoff;
 
+  /** Whether its lease will be watched for leaks, taken on the acquiring thread; null if not. */
+  final LeakTracker.@Nullable Acquisition leakWatch;
+
   RedisRequest(Requests requests, int weight, boolean blocking, @Nullable Duration timeout) {
     this.requests = requests;
     this.weight = weight;
@@ -90,6 +94,7 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     this.timeoutDue = tries();
     this.handoff =
         blocking ? null : new Handoff(this, requests.completionExecutor(), requests.spin());
+    this.leakWatch = weight == 0 ? null : requests.leakWatch();
   }
 
   /**
@@ -118,7 +123,8 @@ final class RedisRequest<T extends @Nullable Object> extends WithdrawingFuture<T
     requests.settled(this);
     stopTimer();
     // If a completion from outside wins before this runs, its withdraw gives the lease back.
-    deliver(() -> settle((T) lease));
+    T handed = lease == null ? null : (T) lease.handOut(leakWatch);
+    deliver(() -> settle(handed));
     return true;
   }
 

@@ -1,10 +1,12 @@
 package dev.jeton.redis;
 
+import dev.jeton.LeakDetection;
 import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.SemaphoreClosedException;
 import dev.jeton.SemaphoreStats;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.LeakTracker;
 import dev.jeton.internal.ThisProcess;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisClient;
@@ -34,39 +36,8 @@ import org.jspecify.annotations.Nullable;
  * }
  * }</pre>
  *
- * <h2>How it works</h2>
- *
- * <p>The state lives in Redis under keys that share the hash tag {@code {<prefix>:<name>}}, and
- * every change is one call of one Redis function (its algorithm and invariants are in {@code
- * semaphore.lua}, beside this class): who holds which slots until when, the FIFO queue of waiters,
- * each slot's last fencing token, and recently finished request ids.
- *
- * <p>Each request gets a random id, chosen here, and may be sent any number of times: a request id
- * already holding gets its lease back, a queued one keeps its place, a finished one is refused. So
- * a retry, or Lettuce re-sending a command after a reconnect, never takes a second lease. Whoever
- * frees permits grants the requests at the head of the queue in the same call and publishes the
- * grants; the waiting process takes its lease from the message, without asking Redis again. A lost
- * message costs at most one {@linkplain RedisSemaphoreOptions#pollInterval() poll interval}: every
- * waiting process asks again that often, which also keeps its queue entries alive. A waiter that
- * stops asking (its process died) drops out after the {@linkplain
- * RedisSemaphoreOptions#waiterExpiry() waiter expiry}; a holder that stops renewing loses its lease
- * after the lease time.
- *
- * <p>If the state vanishes (Redis restarted without persistence), the first call from a handle that
- * has seen it recreates it in quarantine: nothing is granted for one lease time, by when every
- * holder of the lost state has found its lease lost (see {@code semaphore.lua}, Recreation).
- * Meanwhile a request that would not wait fails with {@link SemaphoreQuarantinedException}, which
- * names when the quarantine ends ({@link #tryAcquire(int)} throws it; a zero timeout fails with a
- * {@code TimeoutException} whose cause it is); a waiter queues, and is granted after the quarantine
- * if its timeout allows, else fails with a {@code TimeoutException} whose cause it is. With replica
- * acknowledgements, a grant is relied on only after {@code WAIT}.
- *
- * <p>On this side, each request is a future whose first completion wins, as every Jeton future's: a
- * cancel (or any completion from outside) that returns true never leaves the caller holding
- * permits, whatever raced with it; a grant that loses to a cancel is given back. Commands of one
- * handle travel on one connection, so Redis sees them in the order they were sent: once {@code
- * cancel()} returns, a later {@link #queueLength()} no longer counts it, nor {@link #available()}
- * its permits.
+ * <p>How it works (the state in Redis, request ids, wake-ups and polls, quarantine, replica
+ * acknowledgements) is in the {@linkplain dev.jeton.redis package documentation}.
  *
  * <h2>Handles</h2>
  *
@@ -114,6 +85,8 @@ public final class RedisSemaphore implements Semaphore {
     private int limitIfNew = -1;
     private String owner = ThisProcess.command();
     private Executor completionExecutor = ForkJoinPool.commonPool();
+    private @Nullable LeakDetection leakDetection;
+    private boolean releaseLeaked;
 
     private Builder(String name) {
       this.name = RedisSemaphoreOptions.checkKeyPart("name", name);
@@ -240,6 +213,34 @@ public final class RedisSemaphore implements Semaphore {
     }
 
     /**
+     * How closely this handle's leases are watched for leaks (see {@link LeakDetection}): a lease
+     * that the garbage collector finds unreachable while held is reported. Beside a round trip to
+     * Redis a watch costs nothing worth sparing, so each level watches more than in process: {@code
+     * SAMPLED} (the default, or the system property {@code jeton.leakDetection}) watches every
+     * lease and records the stack of one in 1,024; {@code PARANOID} records every stack.
+     *
+     * @param level the level
+     * @return this builder
+     */
+    public Builder leakDetection(LeakDetection level) {
+      this.leakDetection = Objects.requireNonNull(level, "level");
+      return this;
+    }
+
+    /**
+     * Whether a lease reported leaked is released (true): its renewals stop and Redis frees its
+     * permits at once. By default (false) it stays held and renewed while this process runs: an
+     * unreachable lease is no proof that the work it guarded is done.
+     *
+     * @param release whether to release leaked leases
+     * @return this builder
+     */
+    public Builder releaseLeaked(boolean release) {
+      this.releaseLeaked = release;
+      return this;
+    }
+
+    /**
      * Connects and opens the handle. With neither {@link #limit} nor {@link #limitIfNew}, the
      * semaphore must exist.
      *
@@ -266,6 +267,8 @@ public final class RedisSemaphore implements Semaphore {
               Math.max(limit, limitIfNew),
               owner,
               completionExecutor,
+              LeakTracker.ofRoundTrips(
+                  leakDetection, releaseLeaked, "Redis semaphore '" + name + "'"),
               replicaWaiter);
       handle.start(limit);
       return new RedisSemaphore(name, options, handle);

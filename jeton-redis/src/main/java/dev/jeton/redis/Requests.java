@@ -2,6 +2,7 @@ package dev.jeton.redis;
 
 import dev.jeton.SemaphoreClosedException;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.LeakTracker;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -92,6 +93,11 @@ final class Requests {
     this.left = left;
   }
 
+  /** See {@link Leases#acquiring()}: asked on the acquiring thread, as each request is made. */
+  LeakTracker.@Nullable Acquisition leakWatch() {
+    return leases.acquiring();
+  }
+
   /** Starts a request that waits (or {@code weight} 0: until the semaphore is idle). */
   <T extends @Nullable Object> RedisRequest<T> submit(
       int weight, boolean blocking, @Nullable Duration timeout) {
@@ -131,8 +137,9 @@ final class Requests {
             leases.newLease(
                 request.id, request.weight, item, reply.serverMillis, request.queuedSince);
         leases.register(lease);
+        Lease handed = lease.handOut(request.leakWatch);
         lease.watch();
-        return Optional.of(lease);
+        return Optional.of(handed);
       case "toobig":
         throw new IllegalArgumentException(
             "permits must not exceed the limit " + reply.limit + ", was " + permits);
