@@ -115,6 +115,7 @@ public class RedisBenchmark {
   public static class Single extends RedisState {
     @Param({
       RedisFleet.JETON,
+      RedisFleet.JETON_LEAKS_OFF,
       RedisFleet.REDISSON_SEMAPHORE,
       RedisFleet.REDISSON_EXPIRABLE,
       RedisFleet.FLOOR

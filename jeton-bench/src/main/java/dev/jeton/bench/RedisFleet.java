@@ -1,5 +1,6 @@
 package dev.jeton.bench;
 
+import dev.jeton.LeakDetection;
 import dev.jeton.redis.Lease;
 import dev.jeton.redis.RedisSemaphore;
 import dev.jeton.redis.RedisSemaphoreOptions;
@@ -60,6 +61,10 @@ import org.redisson.config.Config;
 abstract class RedisFleet implements AutoCloseable {
   static final String JETON = "jeton";
   static final String JETON_SHARED = "jeton-shared";
+
+  /** {@link #JETON} with leak detection off: the default watches every lease (decision 107). */
+  static final String JETON_LEAKS_OFF = "jeton-leaks-off";
+
   static final String REDISSON_SEMAPHORE = "redissonSemaphore";
   static final String REDISSON_EXPIRABLE = "redissonExpirable";
   static final String FLOOR = "floor";
@@ -124,8 +129,9 @@ abstract class RedisFleet implements AutoCloseable {
    */
   static RedisFleet open(String impl, String uri, int limit) {
     return switch (impl) {
-      case JETON -> new JetonFleet(uri, limit, false);
-      case JETON_SHARED -> new JetonFleet(uri, limit, true);
+      case JETON -> new JetonFleet(uri, limit, false, null);
+      case JETON_LEAKS_OFF -> new JetonFleet(uri, limit, false, LeakDetection.OFF);
+      case JETON_SHARED -> new JetonFleet(uri, limit, true, null);
       case REDISSON_SEMAPHORE -> new RedissonSemaphoreFleet(uri, limit);
       case REDISSON_EXPIRABLE -> new RedissonExpirableFleet(uri, limit);
       case FLOOR -> new FloorFleet(uri, limit);
@@ -166,12 +172,15 @@ abstract class RedisFleet implements AutoCloseable {
     private final String uri;
     private final RedisClient client;
     private final int limit;
+    private final @Nullable LeakDetection leaks;
     private final @Nullable RedisSemaphore shared;
 
-    JetonFleet(String uri, int limit, boolean shareOneHandle) {
+    /** {@code leaks}: the handles' leak detection, or null for the default. */
+    JetonFleet(String uri, int limit, boolean shareOneHandle, @Nullable LeakDetection leaks) {
       this.uri = uri;
       this.client = RedisClient.create(uri);
       this.limit = limit;
+      this.leaks = leaks;
       // With a handle per thread, the first handle opened creates the semaphore (limitIfNew).
       // No handle is opened and closed here: a handle on a caller's client keeps its connections,
       // and its wake-up subscription, open after close() until the client shuts down, and would
@@ -180,11 +189,12 @@ abstract class RedisFleet implements AutoCloseable {
     }
 
     private RedisSemaphore open() {
-      return RedisSemaphore.builder(NAME)
-          .client(client)
-          .options(JETON_OPTIONS)
-          .limitIfNew(limit)
-          .open();
+      RedisSemaphore.Builder builder =
+          RedisSemaphore.builder(NAME).client(client).options(JETON_OPTIONS).limitIfNew(limit);
+      if (leaks != null) {
+        builder.leakDetection(leaks);
+      }
+      return builder.open();
     }
 
     @Override
