@@ -1,0 +1,193 @@
+package dev.jeton;
+
+import java.math.BigInteger;
+import java.time.Duration;
+
+/**
+ * The schedule of a rate limiter: the generic cell rate algorithm (GCRA), whose one value of state
+ * is the theoretical arrival time ({@code tat}), the moment at which the bucket would be full again
+ * had nothing more been admitted. Not thread-safe: its limiter guards it with its lock.
+ *
+ * <p>A rate of {@code permits} per {@code period} admits one unit of weight every emission interval
+ * {@code T = period / permits}; a request of weight {@code w} may pass at {@code now} if {@code tat
+ * - now <= (burst - w) T}, and passing moves {@code tat} to {@code max(tat, now) + w T}. Then over
+ * any window of length {@code t} the weight admitted is at most {@code burst + t / T}: the bucket
+ * holds at most {@code burst} at the window's start and fills at {@code 1 / T}.
+ *
+ * <p>Exact arithmetic. {@code T} is rarely a whole number of nanoseconds (3 per second is
+ * 333,333,333 and a third), and rounding it down would admit more than the rate. So {@code T} is
+ * kept as the reduced fraction {@code num / den} of nanoseconds, and {@code tat} as whole
+ * nanoseconds plus {@code tatFraction / den}, with {@code 0 <= tatFraction < den}. Every product of
+ * a weight and {@code num} fits a {@code long}: the constructor and {@link #setRate} refuse a rate
+ * whose {@code burst * num} would not.
+ *
+ * <p>Invariant: after every call, {@code tat <= now + burst T} for the {@code now} it was given (an
+ * admission only happens when it holds after it), so {@code (tat - now) * den} fits a long too.
+ */
+final class Gcra {
+  private final int burst;
+  private long num; // T's numerator, nanoseconds
+  private long den; // T's denominator
+  private long permits; // the rate as given, for rate()
+  private Duration period;
+
+  private long tatNanos;
+  private long tatFraction; // in [0, den)
+
+  /** A full bucket at {@code now}: {@code burst} may pass at once. */
+  Gcra(long permits, Duration period, int burst, long now) {
+    this.burst = checkBurst(burst);
+    this.tatNanos = now;
+    rate(permits, period);
+  }
+
+  private Gcra(Gcra other) {
+    this.burst = other.burst;
+    this.num = other.num;
+    this.den = other.den;
+    this.permits = other.permits;
+    this.period = other.period;
+    this.tatNanos = other.tatNanos;
+    this.tatFraction = other.tatFraction;
+  }
+
+  /** A copy, to project the queue's admissions without changing this schedule. */
+  Gcra copy() {
+    return new Gcra(this);
+  }
+
+  static int checkBurst(int burst) {
+    if (burst < 1) {
+      throw new IllegalArgumentException("burst must be 1 or more, was " + burst);
+    }
+    return burst;
+  }
+
+  private void rate(long permits, Duration period) {
+    if (permits < 1) {
+      throw new IllegalArgumentException(
+          "rate must be 1 or more permits per period, was " + permits);
+    }
+    long periodNanos = periodNanos(period);
+    long gcd = BigInteger.valueOf(permits).gcd(BigInteger.valueOf(periodNanos)).longValueExact();
+    long n = periodNanos / gcd;
+    long d = permits / gcd;
+    if (Math.multiplyHigh(n, burst) != 0 || n * burst < 0) {
+      throw new IllegalArgumentException(
+          "a rate of "
+              + permits
+              + " per "
+              + period
+              + " with a burst of "
+              + burst
+              + " is too fine to count exactly: express it with fewer permits per period");
+    }
+    this.num = n;
+    this.den = d;
+    this.permits = permits;
+    this.period = period;
+  }
+
+  private static long periodNanos(Duration period) {
+    if (period.isNegative() || period.isZero()) {
+      throw new IllegalArgumentException("the period must be positive, was " + period);
+    }
+    try {
+      return period.toNanos();
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("the period is too long: " + period, e);
+    }
+  }
+
+  int burst() {
+    return burst;
+  }
+
+  long permits() {
+    return permits;
+  }
+
+  Duration period() {
+    return period;
+  }
+
+  /**
+   * The earliest time, at or after {@code now}, at which a request of {@code weight} may pass if
+   * nothing else is admitted meanwhile: {@code now} itself if it may pass now.
+   */
+  long admissibleAt(long now, int weight) {
+    long slack = (burst - weight) * num; // how far tat may run ahead of the moment of passing
+    long ahead = tatNanos - now; // tat - now = ahead + tatFraction / den
+    if (ahead < 0 || multiplyFits(ahead, den) && ahead * den + tatFraction <= slack) {
+      return now;
+    }
+    // the least t with (tatNanos - t) * den + tatFraction <= slack
+    return tatNanos - Math.floorDiv(slack - tatFraction, den);
+  }
+
+  private static boolean multiplyFits(long a, long b) {
+    return Math.multiplyHigh(a, b) == 0 && a * b >= 0;
+  }
+
+  /** Admits {@code weight} at {@code now}; only after {@link #admissibleAt} said {@code now}. */
+  void admit(long now, int weight) {
+    if (tatNanos - now < 0) {
+      tatNanos = now;
+      tatFraction = 0;
+    }
+    long sum = tatFraction + weight * num;
+    tatNanos += sum / den;
+    tatFraction = sum % den;
+  }
+
+  /**
+   * Takes back the admission of {@code weight}, made earlier, whose grant reached no one (its
+   * request gave up as it was granted): the bucket gets that weight back, as if it had not passed.
+   * Whatever others were admitted since stays admitted.
+   */
+  void giveBack(int weight) {
+    long sum = tatFraction - weight * num;
+    tatNanos += Math.floorDiv(sum, den);
+    tatFraction = Math.floorMod(sum, den);
+  }
+
+  /**
+   * Changes the rate at {@code now}, keeping what the bucket holds: the weight still to drain,
+   * {@code (tat - now) / T}, drains at the new rate. Refuses a bad rate, changing nothing.
+   */
+  void setRate(long newPermits, Duration newPeriod, long now) {
+    long oldNum = num;
+    long oldDen = den;
+    rate(newPermits, newPeriod);
+    if (tatNanos - now <= 0) {
+      return; // the bucket is full: nothing to drain
+    }
+    // owed = ((tatNanos - now) * oldDen + tatFraction) / oldNum emission intervals, at the new
+    // T = num / den: tat - now = owed * num / den. Rounded up, so the change admits nothing extra.
+    BigInteger owedTimesOldNum =
+        BigInteger.valueOf(tatNanos - now)
+            .multiply(BigInteger.valueOf(oldDen))
+            .add(BigInteger.valueOf(tatFraction));
+    BigInteger[] nanos =
+        owedTimesOldNum
+            .multiply(BigInteger.valueOf(num))
+            .divideAndRemainder(BigInteger.valueOf(oldNum).multiply(BigInteger.valueOf(den)));
+    // tat - now = nanos[0] + nanos[1] / (oldNum * den) = nanos[0] + (nanos[1] / oldNum) / den:
+    // kept in units of 1 / den, rounded up
+    BigInteger fraction =
+        nanos[1].add(BigInteger.valueOf(oldNum - 1)).divide(BigInteger.valueOf(oldNum));
+    long whole = nanos[0].longValueExact();
+    long frac = fraction.longValueExact();
+    if (frac == den) {
+      whole++;
+      frac = 0;
+    }
+    tatNanos = now + whole;
+    tatFraction = frac;
+  }
+
+  @Override
+  public String toString() {
+    return permits + " per " + period + ", burst " + burst;
+  }
+}
