@@ -62,6 +62,17 @@ class RateLimiterTest {
     time.advance(1);
     assertTrue(limiter.tryAcquire(), "three in the second after the burst, exactly");
     assertFalse(limiter.tryAcquire());
+
+    // and on for a hundred seconds: the k-th after the burst passes at ceil(k / 3 s), never a
+    // nanosecond sooner, which dropping the thirds would make it
+    long start = time.getAsLong() - 1_000_000_000L;
+    for (long k = 4; k <= 300; k++) {
+      long due = start + (k * 1_000_000_000L + 2) / 3;
+      time.advance(due - 1 - time.getAsLong());
+      assertFalse(limiter.tryAcquire(), "number " + k + " a nanosecond early");
+      time.advance(1);
+      assertTrue(limiter.tryAcquire(), "number " + k + " when due");
+    }
   }
 
   @Test
