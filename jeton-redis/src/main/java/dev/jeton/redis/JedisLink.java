@@ -261,9 +261,9 @@ final class JedisLink implements Link {
   }
 
   @Override
-  public CompletableFuture<List<Object>> run(String[] keys, String[] args) {
+  public CompletableFuture<List<Object>> run(String function, String[] keys, String[] args) {
     CommandArguments fcall = new CommandArguments(Protocol.Command.FCALL);
-    fcall.add(Library.FUNCTION).add(keys.length);
+    fcall.add(function).add(keys.length);
     for (String key : keys) {
       fcall.key(key);
     }

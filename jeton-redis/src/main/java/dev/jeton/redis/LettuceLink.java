@@ -159,10 +159,10 @@ final class LettuceLink implements Link {
   }
 
   @Override
-  public CompletableFuture<List<Object>> run(String[] keys, String[] args) {
+  public CompletableFuture<List<Object>> run(String function, String[] keys, String[] args) {
     CompletableFuture<List<Object>> reply = new CompletableFuture<>();
     commands
-        .<List<Object>>fcall(Library.FUNCTION, ScriptOutputType.MULTI, keys, args)
+        .<List<Object>>fcall(function, ScriptOutputType.MULTI, keys, args)
         .whenComplete(
             (result, failure) -> {
               if (Library.isMissingFunction(failure)) {
@@ -170,7 +170,7 @@ final class LettuceLink implements Link {
                     .thenCompose(
                         loaded ->
                             commands.<List<Object>>fcall(
-                                Library.FUNCTION, ScriptOutputType.MULTI, keys, args))
+                                function, ScriptOutputType.MULTI, keys, args))
                     .whenComplete(
                         (again, failedAgain) -> settle(reply, again, Library.explain(failedAgain)));
               } else {

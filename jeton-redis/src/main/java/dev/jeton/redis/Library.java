@@ -8,8 +8,9 @@ import java.nio.charset.StandardCharsets;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The semaphore's Redis function library ({@code semaphore.lua}, then {@code repair.lua}): its
- * code, its name, and what its errors mean, for every {@link Link}.
+ * Jeton's Redis function library: the semaphore ({@code semaphore.lua}, then {@code repair.lua})
+ * and the rate limiter ({@code rate.lua}); its code, its names, and what its errors mean, for every
+ * {@link Link}.
  *
  * <p>The library is named after a digest of its code, so that processes running different versions
  * of Jeton against one Redis each call their own. A function, unlike an {@code EVAL} script, is set
@@ -17,10 +18,14 @@ import org.jspecify.annotations.Nullable;
  * of a call on a small machine (decision 23).
  */
 final class Library {
-  private static final String CODE = loadCode("semaphore.lua") + "\n" + loadCode("repair.lua");
+  private static final String CODE =
+      loadCode("semaphore.lua") + "\n" + loadCode("repair.lua") + "\n" + loadCode("rate.lua");
 
   /** The function's name, which is also its library's: {@code jeton_} and a digest of the code. */
   static final String FUNCTION = "jeton_" + digest(CODE);
+
+  /** The rate limiter's function ({@code rate.lua}), in the same library. */
+  static final String RATE_FUNCTION = FUNCTION + "_rate";
 
   /** The library as {@code FUNCTION LOAD} takes it. */
   static final String LIBRARY =
@@ -30,7 +35,9 @@ final class Library {
           + CODE
           + "\nredis.register_function('"
           + FUNCTION
-          + "', semaphore)\n";
+          + "', semaphore)\nredis.register_function('"
+          + RATE_FUNCTION
+          + "', rate)\n";
 
   private Library() {}
 

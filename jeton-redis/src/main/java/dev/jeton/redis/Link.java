@@ -58,7 +58,15 @@ interface Link extends AutoCloseable {
    * Calls the semaphore's function ({@link Library}), loading the library first if Redis does not
    * have it.
    */
-  CompletableFuture<List<Object>> run(String[] keys, String[] args);
+  default CompletableFuture<List<Object>> run(String[] keys, String[] args) {
+    return run(Library.FUNCTION, keys, args);
+  }
+
+  /**
+   * Calls {@code function} of the library ({@link Library#FUNCTION} or {@link
+   * Library#RATE_FUNCTION}), loading the library first if Redis does not have it.
+   */
+  CompletableFuture<List<Object>> run(String function, String[] keys, String[] args);
 
   /** Waits for {@code replicas} replicas to acknowledge what the command connection wrote. */
   CompletableFuture<Long> waitForReplicas(int replicas, Duration timeout);
