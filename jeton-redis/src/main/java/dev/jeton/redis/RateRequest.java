@@ -32,6 +32,10 @@ final class RateRequest extends WithdrawingFuture<Void> {
    *       leaves SENT or RESERVED; every such move is a CAS from one of them, so it is counted
    *       out once.
    *   R3. The future completes with success only through PASSED.
+   *   R4. A request is counted in the statistics once: admitted when its settle wins; timed out
+   *       when Redis said no or the local timeout fired; cancelled (or timed out, by orTimeout)
+   *       when a completion from outside won, however far it had come. A call that failed is
+   *       counted in none.
    */
   private static final int SENT = 0;
   private static final int RESERVED = 1;
@@ -132,9 +136,15 @@ final class RateRequest extends WithdrawingFuture<Void> {
   private void pass() {
     stopTimer();
     handle.left(this);
-    handle.stats.admitted(System.nanoTime() - startedNanos);
-    // If a completion from outside wins first, its withdraw gives the instant back (R1).
-    handoff.deliver(() -> settle(null));
+    long waited = System.nanoTime() - startedNanos;
+    // If a completion from outside wins first, its withdraw gives the instant back (R1) and
+    // counts the request as given up, not admitted.
+    handoff.deliver(
+        () -> {
+          if (settle(null)) {
+            handle.stats.admitted(waited);
+          }
+        });
   }
 
   private void noAnswerInTime() {
@@ -161,6 +171,8 @@ final class RateRequest extends WithdrawingFuture<Void> {
     int was = state.getAndSet(WITHDRAWN);
     if (was == SENT || was == RESERVED) {
       handle.left(this);
+    }
+    if (was == SENT || was == RESERVED || was == PASSED) {
       if (timedOut) {
         handle.stats.timedOut();
       } else {

@@ -215,27 +215,47 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
     await(acquireAsync(weight, timeout));
   }
 
-  /** Waits for {@code request}; an interrupt gives it up. Failures come back unwrapped. */
+  /**
+   * Waits for {@code request}; an interrupt gives it up, unless it ended meanwhile: then its
+   * outcome stands and the thread stays interrupted. Failures come back unwrapped.
+   */
   private static void await(CompletableFuture<Void> request)
       throws InterruptedException, TimeoutException {
     try {
       request.get();
     } catch (InterruptedException e) {
-      request.cancel(false);
-      throw e;
+      if (request.cancel(false)) {
+        throw e;
+      }
+      Thread.currentThread().interrupt(); // it passed (or failed) as the interrupt came
+      outcome(request);
     } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      if (cause instanceof TimeoutException) {
-        throw (TimeoutException) cause;
-      }
-      if (cause instanceof RuntimeException) {
-        throw (RuntimeException) cause;
-      }
-      if (cause instanceof Error) {
-        throw (Error) cause;
-      }
-      throw new IllegalStateException(cause);
+      throw unwrapped(e);
     }
+  }
+
+  /** The outcome of a request that is done. */
+  private static void outcome(CompletableFuture<Void> done) throws TimeoutException {
+    try {
+      done.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      throw unwrapped(e);
+    }
+  }
+
+  /** The cause of {@code e}, thrown as it is if it is unchecked or a timeout. */
+  private static RuntimeException unwrapped(Exception e) throws TimeoutException {
+    Throwable cause = e.getCause();
+    if (cause instanceof TimeoutException) {
+      throw (TimeoutException) cause;
+    }
+    if (cause instanceof RuntimeException) {
+      return (RuntimeException) cause;
+    }
+    if (cause instanceof Error) {
+      throw (Error) cause;
+    }
+    return new IllegalStateException(cause);
   }
 
   /** {@inheritDoc} One round trip to Redis. */
