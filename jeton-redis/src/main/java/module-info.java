@@ -1,4 +1,7 @@
-/** Jeton Redis: a {@link dev.jeton.Semaphore} shared by a fleet of machines through Redis. */
+/**
+ * Jeton Redis: a {@link dev.jeton.Semaphore} and a {@link dev.jeton.RateLimiter} shared by a fleet
+ * of machines through Redis.
+ */
 module dev.jeton.redis {
   requires transitive dev.jeton.core;
   requires transitive lettuce.core;

@@ -1,6 +1,8 @@
 /**
  * A semaphore shared by a fleet of machines through Redis: {@link dev.jeton.redis.RedisSemaphore},
- * whose permits are {@link dev.jeton.redis.Lease leases} with fencing tokens.
+ * whose permits are {@link dev.jeton.redis.Lease leases} with fencing tokens; and a rate limiter,
+ * {@link dev.jeton.redis.RedisRateLimiter} (how it works is in its class comment and {@code
+ * rate.lua}).
  *
  * <h2>How {@link RedisSemaphore} works</h2>
  *
