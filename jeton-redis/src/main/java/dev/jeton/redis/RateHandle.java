@@ -28,7 +28,7 @@ final class RateHandle {
   private final String[] keys;
   private final Link link;
   private final Set<RateRequest> waiting = ConcurrentHashMap.newKeySet();
-  private final Set<CompletableFuture<?>> givingBack = ConcurrentHashMap.newKeySet();
+  private final Set<CompletableFuture<?>> inFlight = ConcurrentHashMap.newKeySet();
 
   /** The latest theoretical arrival time heard from Redis, in its microseconds; 0: none yet. */
   private final AtomicLong seenTat = new AtomicLong();
@@ -107,23 +107,25 @@ final class RateHandle {
     waiting.add(request);
     stats.queued(waiting.size());
     request.startTimer();
-    call("a", Integer.toString(weight), Long.toString(maxWaitMicros(timeout)))
-        .whenComplete(
-            (reply, failure) -> {
-              if (failure != null) {
-                request.failed(explain(failure));
-                return;
-              }
-              RateReply read;
-              try {
-                read = RateReply.parse(reply, keys[0]);
-              } catch (RuntimeException e) {
-                request.failed(e);
-                return;
-              }
-              heard(read);
-              request.answered(read);
-            });
+    CompletableFuture<List<Object>> handled =
+        call("a", Integer.toString(weight), Long.toString(maxWaitMicros(timeout)))
+            .whenComplete(
+                (reply, failure) -> {
+                  if (failure != null) {
+                    request.failed(explain(failure));
+                    return;
+                  }
+                  RateReply read;
+                  try {
+                    read = RateReply.parse(reply, keys[0]);
+                  } catch (RuntimeException e) {
+                    request.failed(e);
+                    return;
+                  }
+                  heard(read);
+                  request.answered(read);
+                });
+    track(handled); // until the answer is handled: a give-back it sends is tracked before it
     return request;
   }
 
@@ -151,21 +153,32 @@ final class RateHandle {
   void setRate(long permits, Duration period) {
     checkOpen();
     RedisRate next = rate.withRate(permits, period);
-    String[] args = {"r", next.rateArgument(), next.createArgument(), Long.toString(seenTat.get())};
-    answer(link.run(Library.RATE_FUNCTION, keys, args));
+    answer(
+        run(
+            new String[] {
+              "r", next.rateArgument(), next.createArgument(), Long.toString(seenTat.get())
+            }));
   }
 
   /** Gives back the instant of a request that gave up; see {@code rate.lua}. */
   void giveBack(int weight, long tatMicros, long tatFraction) {
-    CompletableFuture<List<Object>> call =
-        link.run(
-            Library.RATE_FUNCTION,
-            keys,
+    var unused =
+        run(
             new String[] {
               "g", Integer.toString(weight), Long.toString(tatMicros), Long.toString(tatFraction)
             });
-    givingBack.add(call);
-    var unused = call.whenComplete((reply, failure) -> givingBack.remove(call));
+  }
+
+  /** Calls the function, keeping the call in {@code inFlight} until it is answered. */
+  private CompletableFuture<List<Object>> run(String[] args) {
+    return track(link.run(Library.RATE_FUNCTION, keys, args));
+  }
+
+  /** Keeps {@code call} in {@code inFlight}, which {@link #close} waits for, until it is done. */
+  private <T> CompletableFuture<T> track(CompletableFuture<T> call) {
+    inFlight.add(call);
+    var unused = call.whenComplete((reply, failure) -> inFlight.remove(call));
+    return call;
   }
 
   /** {@code request} no longer waits. */
@@ -186,9 +199,14 @@ final class RateHandle {
     for (RateRequest request : waiting) {
       request.closed();
     }
-    Calls.awaitQuietly(
-        CompletableFuture.allOf(givingBack.toArray(new CompletableFuture<?>[0])),
-        Duration.ofSeconds(5));
+    // Calls still in flight may answer with an instant for a request just failed, which its
+    // answer then gives back: wait for those too, 5 s at most.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!inFlight.isEmpty() && deadline - System.nanoTime() > 0) {
+      Calls.awaitQuietly(
+          CompletableFuture.allOf(inFlight.toArray(new CompletableFuture<?>[0])),
+          Duration.ofNanos(deadline - System.nanoTime()));
+    }
     link.close();
   }
 
@@ -213,8 +231,8 @@ final class RateHandle {
 
   /** The operation with this handle's rate to recreate the limiter if Redis lost it. */
   private CompletableFuture<List<Object>> call(String op, String weight, String maxWait) {
-    String[] args = {op, weight, maxWait, rate.createArgument(), Long.toString(seenTat.get())};
-    return link.run(Library.RATE_FUNCTION, keys, args);
+    return run(
+        new String[] {op, weight, maxWait, rate.createArgument(), Long.toString(seenTat.get())});
   }
 
   private RateReply answer(CompletableFuture<List<Object>> call) {

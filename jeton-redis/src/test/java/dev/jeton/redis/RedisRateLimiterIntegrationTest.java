@@ -223,6 +223,54 @@ class RedisRateLimiterIntegrationTest extends RedisServerPerTest {
     assertTrue(again.timeToAdmit(1).compareTo(empty.plusSeconds(10)) < 0, "given back on close");
   }
 
+  @Test
+  void aHandleClosedWithACallInFlightGivesBackWhatItsAnswerReserved() throws Exception {
+    RedisRateLimiter api = open("in-flight", 1, MINUTE, 1);
+    assertTrue(api.tryAcquire()); // the request below has to wait a minute
+    RedisRateLimiter handle = RedisRateLimiter.builder("in-flight").uri(server.uri()).open();
+    server.pause(); // the call below waits in Redis's socket until it resumes
+    CompletableFuture<Void> request;
+    CompletableFuture<Void> resumed;
+    try {
+      request = handle.acquireAsync(1);
+      resumed =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  Thread.sleep(500); // while close() waits for the answer
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                server.resume();
+              });
+      handle.close();
+    } finally {
+      server.resume();
+    }
+    resumed.get(PATIENCE, TimeUnit.SECONDS);
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> request.get(PATIENCE, TimeUnit.SECONDS));
+    assertTrue(e.getCause() instanceof IllegalStateException, e.toString());
+    Duration wait = api.timeToAdmit(1);
+    assertTrue(wait.compareTo(MINUTE) <= 0, "the reservation was given back: " + wait);
+  }
+
+  @Test
+  void throughJedis() throws Exception {
+    RedisRateLimiter api =
+        RedisRateLimiter.builder("jedis")
+            .uri(server.uri())
+            .jedis()
+            .rate(50, Duration.ofSeconds(1))
+            .burst(1)
+            .open();
+    toClose.add(api);
+    api.acquire();
+    api.acquire(); // 20 ms later
+    assertFalse(api.tryAcquire());
+    assertEquals(50, api.permits());
+  }
+
   private static void assertMessage(String part, org.junit.jupiter.api.function.Executable call) {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
     assertTrue(e.getMessage().contains(part), "'" + e.getMessage() + "' lacks '" + part + "'");
