@@ -6,7 +6,8 @@ import java.time.Duration;
 /**
  * The schedule of a rate limiter: the generic cell rate algorithm (GCRA), whose one value of state
  * is the theoretical arrival time ({@code tat}), the moment at which the bucket would be full again
- * had nothing more been admitted. Not thread-safe: its limiter guards it with its lock.
+ * had nothing more been admitted. Not thread-safe: its limiter guards it with its lock (a keyed
+ * limiter, with the lock of its key's bin in the map).
  *
  * <p>A rate of {@code permits} per {@code period} admits one unit of weight every emission interval
  * {@code T = period / permits}; a request of weight {@code w} may pass at {@code now} if {@code tat
@@ -25,28 +26,65 @@ import java.time.Duration;
  * admission only happens when it holds after it), so {@code (tat - now) * den} fits a long too.
  */
 final class Gcra {
-  private final int burst;
-  private long num; // T's numerator, nanoseconds
-  private long den; // T's denominator
-  private long permits; // the rate as given, for rate()
-  private Duration period;
+  /**
+   * The rate and the burst, immutable, so that the schedules of many keys ({@link
+   * PerKeyRateLimiter}) share one and each carries only its theoretical arrival time.
+   */
+  static final class Rate {
+    final int burst;
+    final long num; // T's numerator, nanoseconds
+    final long den; // T's denominator
+    final long permits; // the rate as given, for permits()
+    final Duration period;
 
+    /**
+     * {@code permits} per {@code period} with {@code burst}.
+     *
+     * @throws IllegalArgumentException naming the bad value
+     */
+    Rate(long permits, Duration period, int burst) {
+      this.burst = checkBurst(burst);
+      if (permits < 1) {
+        throw new IllegalArgumentException(
+            "rate must be 1 or more permits per period, was " + permits);
+      }
+      long periodNanos = periodNanos(period);
+      long gcd = BigInteger.valueOf(permits).gcd(BigInteger.valueOf(periodNanos)).longValueExact();
+      long n = periodNanos / gcd;
+      if (Math.multiplyHigh(n, burst) != 0 || n * burst < 0) {
+        throw new IllegalArgumentException(
+            "a rate of "
+                + permits
+                + " per "
+                + period
+                + " with a burst of "
+                + burst
+                + " is too fine to count exactly: express it with fewer permits per period");
+      }
+      this.num = n;
+      this.den = permits / gcd;
+      this.permits = permits;
+      this.period = period;
+    }
+  }
+
+  private Rate rate;
   private long tatNanos;
-  private long tatFraction; // in [0, den)
+  private long tatFraction; // in [0, rate.den)
 
   /** A full bucket at {@code now}: {@code burst} may pass at once. */
   Gcra(long permits, Duration period, int burst, long now) {
-    this.burst = checkBurst(burst);
+    this(new Rate(permits, period, burst), now);
+  }
+
+  /** A full bucket at {@code now}, on {@code rate}, which it may share with other schedules. */
+  Gcra(Rate rate, long now) {
+    this.rate = rate;
     this.tatNanos = now;
-    rate(permits, period);
   }
 
   private Gcra(Gcra other) {
-    this.burst = other.burst;
-    this.num = other.num;
-    this.den = other.den;
-    this.permits = other.permits;
-    this.period = other.period;
+    this.rate = other.rate;
     this.tatNanos = other.tatNanos;
     this.tatFraction = other.tatFraction;
   }
@@ -63,31 +101,6 @@ final class Gcra {
     return burst;
   }
 
-  private void rate(long permits, Duration period) {
-    if (permits < 1) {
-      throw new IllegalArgumentException(
-          "rate must be 1 or more permits per period, was " + permits);
-    }
-    long periodNanos = periodNanos(period);
-    long gcd = BigInteger.valueOf(permits).gcd(BigInteger.valueOf(periodNanos)).longValueExact();
-    long n = periodNanos / gcd;
-    long d = permits / gcd;
-    if (Math.multiplyHigh(n, burst) != 0 || n * burst < 0) {
-      throw new IllegalArgumentException(
-          "a rate of "
-              + permits
-              + " per "
-              + period
-              + " with a burst of "
-              + burst
-              + " is too fine to count exactly: express it with fewer permits per period");
-    }
-    this.num = n;
-    this.den = d;
-    this.permits = permits;
-    this.period = period;
-  }
-
   private static long periodNanos(Duration period) {
     if (period.isNegative() || period.isZero()) {
       throw new IllegalArgumentException("the period must be positive, was " + period);
@@ -100,15 +113,15 @@ final class Gcra {
   }
 
   int burst() {
-    return burst;
+    return rate.burst;
   }
 
   long permits() {
-    return permits;
+    return rate.permits;
   }
 
   Duration period() {
-    return period;
+    return rate.period;
   }
 
   /**
@@ -116,17 +129,47 @@ final class Gcra {
    * nothing else is admitted meanwhile: {@code now} itself if it may pass now.
    */
   long admissibleAt(long now, int weight) {
-    long slack = (burst - weight) * num; // how far tat may run ahead of the moment of passing
+    Rate r = rate;
+    long slack = (r.burst - weight) * r.num; // how far tat may run ahead of the moment of passing
     long ahead = tatNanos - now; // tat - now = ahead + tatFraction / den
-    if (ahead < 0 || multiplyFits(ahead, den) && ahead * den + tatFraction <= slack) {
+    if (ahead < 0 || multiplyFits(ahead, r.den) && ahead * r.den + tatFraction <= slack) {
       return now;
     }
     // the least t with (tatNanos - t) * den + tatFraction <= slack
-    return tatNanos - Math.floorDiv(slack - tatFraction, den);
+    return tatNanos - Math.floorDiv(slack - tatFraction, r.den);
   }
 
   private static boolean multiplyFits(long a, long b) {
     return Math.multiplyHigh(a, b) == 0 && a * b >= 0;
+  }
+
+  /**
+   * Whether the bucket is full at {@code now} ({@code tat <= now}): such a schedule admits exactly
+   * what a new one made at {@code now} would, now and later, so it may be dropped and made again.
+   */
+  boolean fullAt(long now) {
+    long ahead = tatNanos - now;
+    return ahead < 0 || ahead == 0 && tatFraction == 0;
+  }
+
+  /** The theoretical arrival time, rounded up to whole nanoseconds: when the bucket is full. */
+  long fullAtNanos() {
+    return tatFraction == 0 ? tatNanos : tatNanos + 1;
+  }
+
+  /**
+   * The weight that may pass at {@code now}, from 0 to the burst: {@code floor(burst - (tat - now)
+   * / T)}.
+   */
+  int available(long now) {
+    Rate r = rate;
+    long ahead = tatNanos - now;
+    if (ahead < 0) {
+      return r.burst;
+    }
+    // (tat - now) / T = (ahead * den + tatFraction) / num, with ahead * den within burst * num
+    long owed = ahead * r.den + tatFraction;
+    return (int) Math.max(0, r.burst - Math.floorDiv(owed + r.num - 1, r.num));
   }
 
   /** Admits {@code weight} at {@code now}; only after {@link #admissibleAt} said {@code now}. */
@@ -135,9 +178,9 @@ final class Gcra {
       tatNanos = now;
       tatFraction = 0;
     }
-    long sum = tatFraction + weight * num;
-    tatNanos += sum / den;
-    tatFraction = sum % den;
+    long sum = tatFraction + weight * rate.num;
+    tatNanos += sum / rate.den;
+    tatFraction = sum % rate.den;
   }
 
   /**
@@ -146,9 +189,25 @@ final class Gcra {
    * Whatever others were admitted since stays admitted.
    */
   void giveBack(int weight) {
-    long sum = tatFraction - weight * num;
-    tatNanos += Math.floorDiv(sum, den);
-    tatFraction = Math.floorMod(sum, den);
+    long sum = tatFraction - weight * rate.num;
+    tatNanos += Math.floorDiv(sum, rate.den);
+    tatFraction = Math.floorMod(sum, rate.den);
+  }
+
+  /**
+   * Whether the theoretical arrival time is exactly {@code nanos} and {@code fraction}: whether
+   * nothing was admitted or given back since it was.
+   */
+  boolean isAt(long nanos, long fraction) {
+    return tatNanos == nanos && tatFraction == fraction;
+  }
+
+  long tatNanos() {
+    return tatNanos;
+  }
+
+  long tatFraction() {
+    return tatFraction;
   }
 
   /**
@@ -156,9 +215,9 @@ final class Gcra {
    * {@code (tat - now) / T}, drains at the new rate. Refuses a bad rate, changing nothing.
    */
   void setRate(long newPermits, Duration newPeriod, long now) {
-    long oldNum = num;
-    long oldDen = den;
-    rate(newPermits, newPeriod);
+    Rate old = rate;
+    Rate r = new Rate(newPermits, newPeriod, old.burst);
+    rate = r;
     if (tatNanos - now <= 0) {
       return; // the bucket is full: nothing to drain
     }
@@ -166,19 +225,19 @@ final class Gcra {
     // T = num / den: tat - now = owed * num / den. Rounded up, so the change admits nothing extra.
     BigInteger owedTimesOldNum =
         BigInteger.valueOf(tatNanos - now)
-            .multiply(BigInteger.valueOf(oldDen))
+            .multiply(BigInteger.valueOf(old.den))
             .add(BigInteger.valueOf(tatFraction));
     BigInteger[] nanos =
         owedTimesOldNum
-            .multiply(BigInteger.valueOf(num))
-            .divideAndRemainder(BigInteger.valueOf(oldNum).multiply(BigInteger.valueOf(den)));
+            .multiply(BigInteger.valueOf(r.num))
+            .divideAndRemainder(BigInteger.valueOf(old.num).multiply(BigInteger.valueOf(r.den)));
     // tat - now = nanos[0] + nanos[1] / (oldNum * den) = nanos[0] + (nanos[1] / oldNum) / den:
     // kept in units of 1 / den, rounded up
     BigInteger fraction =
-        nanos[1].add(BigInteger.valueOf(oldNum - 1)).divide(BigInteger.valueOf(oldNum));
+        nanos[1].add(BigInteger.valueOf(old.num - 1)).divide(BigInteger.valueOf(old.num));
     long whole = nanos[0].longValueExact();
     long frac = fraction.longValueExact();
-    if (frac == den) {
+    if (frac == r.den) {
       whole++;
       frac = 0;
     }
@@ -188,6 +247,6 @@ final class Gcra {
 
   @Override
   public String toString() {
-    return permits + " per " + period + ", burst " + burst;
+    return rate.permits + " per " + rate.period + ", burst " + rate.burst;
   }
 }

@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class RateLimiterBoundTest {
 
   /** One admission: when, and how much. */
-  private record Admitted(long at, int weight) {}
+  record Admitted(long at, int weight) {}
 
   @ParameterizedTest
   @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
@@ -80,8 +80,7 @@ class RateLimiterBoundTest {
   }
 
   /** Every window between two admissions holds at most burst + rate * its length. */
-  private static void assertWithinBound(
-      List<Admitted> admitted, long permits, Duration period, int burst) {
+  static void assertWithinBound(List<Admitted> admitted, long permits, Duration period, int burst) {
     List<Admitted> sorted = new ArrayList<>(admitted);
     sorted.sort((a, b) -> Long.compare(a.at, b.at));
     BigInteger periodNanos = BigInteger.valueOf(period.toNanos());
