@@ -7,7 +7,7 @@ import java.time.Duration;
  * The schedule of a rate limiter: the generic cell rate algorithm (GCRA), whose one value of state
  * is the theoretical arrival time ({@code tat}), the moment at which the bucket would be full again
  * had nothing more been admitted. Not thread-safe: its limiter guards it with its lock (a keyed
- * limiter, with the lock of its key's bin in the map).
+ * limiter, with the schedule's own monitor).
  *
  * <p>A rate of {@code permits} per {@code period} admits one unit of weight every emission interval
  * {@code T = period / permits}; a request of weight {@code w} may pass at {@code now} if {@code tat
@@ -200,6 +200,20 @@ final class Gcra {
    */
   boolean isAt(long nanos, long fraction) {
     return tatNanos == nanos && tatFraction == fraction;
+  }
+
+  /**
+   * Marks this schedule dropped from a keyed limiter's table, for good: a thread that found it
+   * there before it was dropped must look the key up again. The fraction, otherwise in {@code [0,
+   * den)}, says so, at no cost in memory.
+   */
+  void retire() {
+    tatFraction = -1;
+  }
+
+  /** Whether {@link #retire()} was called. */
+  boolean retired() {
+    return tatFraction < 0;
   }
 
   long tatNanos() {

@@ -123,8 +123,8 @@ public interface KeyedRateLimiter<K> {
     private final int available;
     private final long retryAfterNanos;
     private final long untilFullNanos;
-    // For giveBack: the schedule this attempt moved, and where it left it. Guarded by the lock of
-    // the key's bin, as the schedule is.
+    // For giveBack: the schedule this attempt moved, and where it left it; givenBack is guarded
+    // by the schedule's monitor.
     final @Nullable Gcra schedule;
     final long tatNanos;
     final long tatFraction;

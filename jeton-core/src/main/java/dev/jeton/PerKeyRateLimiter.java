@@ -1,12 +1,12 @@
 package dev.jeton;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The in-process {@link KeyedRateLimiter}: a table of one {@link Gcra} schedule per key.
@@ -18,37 +18,38 @@ final class PerKeyRateLimiter<K> implements KeyedRateLimiter<K> {
    * Overview
    *
    * The table is a ConcurrentHashMap from key to schedule (Gcra: the theoretical arrival time,
-   * 32 bytes, all keys sharing one immutable Gcra.Rate). Every read and change of a key's
-   * schedule runs inside a compute or computeIfPresent on that key, so under the lock of its bin:
-   * no global lock, and the clock is read inside, so that one key's decisions see times in the
-   * order they are made (a time read before the lock could be older than one already used, and
-   * the bound would hold only up to that lag). A schedule is never touched outside its bin lock,
-   * and a dropped one never again: giveBack finds it by identity in the table, or does nothing.
+   * 32 bytes, all keys sharing one immutable Gcra.Rate). A key's schedule is read and changed only
+   * under its own monitor, with the clock read inside, so that one key's decisions see times in
+   * the order they are made (a time read before the lock could be older than one already used,
+   * and the bound would hold only up to that lag). No global lock: a lookup is a lock-free get,
+   * and keys contend only on the map's insertions.
    *
    * Dropping. A schedule whose bucket is full at now (Gcra.fullAt: tat <= now) admits exactly
-   * what a new one made at now would, now and later, so removing it loses nothing. Removal is
-   * decided inside computeIfPresent, under the same lock as every admission, so an admission can
-   * never land on a schedule that has just been dropped.
+   * what a new one made at now would, now and later, so removing it loses nothing. It is dropped
+   * under its monitor: retired (Gcra.retire), then removed from the table. A thread that found it
+   * before and takes its monitor after sees it retired and looks the key up again, so no
+   * admission ever lands on a dropped schedule.
    *
    * The bound on keys. `reserved` counts the table's entries: a new key takes a slot (a CAS below
-   * maxKeys) inside its compute before it is inserted, and a removal gives its slot back after
-   * it. A new key that finds no slot sweeps: one thread at a time walks the table and drops every
-   * schedule full at that moment, then the key tries once more; if there is still no slot it is
-   * refused (its attempt says when to retry: at sweepNotBefore). A sweep costs a walk of the
-   * table, so it never runs before sweepNotBefore: after a sweep that freed nothing, the earliest
-   * moment one of the schedules it kept can be full (tats only move forward, except by giveBack,
-   * which can only make that moment earlier: the refusal is then conservative); after one that
-   * freed some, at once. And never within 16 times the last sweep's own duration after it, so
-   * that a flood of new keys against a table full of busy ones spends at most about a
-   * seventeenth of one thread's time walking it.
+   * maxKeys) before it is inserted (and gives it back if another thread inserted the key first),
+   * and a drop gives its slot back after the removal. A new key that finds no slot sweeps: one
+   * thread at a time walks the table and drops every schedule full at that moment, then the key
+   * tries once more; if there is still no slot it is refused (its attempt says when to retry: at
+   * sweepNotBefore). A sweep costs a walk of the table, so it never runs before sweepNotBefore:
+   * after a sweep that freed nothing, the earliest moment one of the schedules it kept can be
+   * full (tats only move forward, except by giveBack, which can only make that moment earlier:
+   * the refusal is then conservative); after one that freed some, at once. And never within 16
+   * times the last sweep's own duration after it, so that a flood of new keys against a table
+   * full of busy ones spends at most about a seventeenth of one thread's time walking it.
    *
    * Invariants:
    *   K1. table.size() <= reserved <= maxKeys.
-   *   K2. For each key, the admissions not given back form a run of Gcra admissions at
+   *   K2. A schedule in the table is not retired; a retired one is never changed again.
+   *   K3. For each key, the admissions not given back form a run of Gcra admissions at
    *       non-decreasing times on one schedule, or on a schedule that was full when dropped and a
    *       new one after it, which is the same run: over any window of length t, at most
    *       burst + t / T.
-   *   K3. giveBack changes a schedule only if it still is at the tat its attempt left, so the
+   *   K4. giveBack changes a schedule only if it still is at the tat its attempt left, so the
    *       attempt was the last admission on it: taking it back restores the state before it
    *       (max(tat before, time of the attempt), which admits the same as the tat before).
    */
@@ -75,55 +76,55 @@ final class PerKeyRateLimiter<K> implements KeyedRateLimiter<K> {
   public Attempt attempt(K key, int weight) {
     Objects.requireNonNull(key, "key");
     checkWeight(weight);
-    Attempt attempt = attemptInTable(key, weight);
-    if (attempt == null && sweep()) {
-      attempt = attemptInTable(key, weight);
+    boolean swept = false;
+    while (true) {
+      Gcra s = table.get(key);
+      if (s == null) {
+        if (!reserveSlot()) {
+          if (!swept && sweep()) {
+            swept = true;
+            continue; // once more, with the room the sweep made
+          }
+          return refusedNewKey(key, weight);
+        }
+        s = new Gcra(rate, clock.getAsLong());
+        Gcra first = table.putIfAbsent(key, s);
+        if (first != null) {
+          reserved.decrementAndGet(); // another thread inserted the key: its slot is the one
+          s = first;
+        }
+      }
+      synchronized (s) {
+        if (s.retired()) {
+          continue; // dropped since we found it: K2
+        }
+        long now = clock.getAsLong();
+        long at = s.admissibleAt(now, weight);
+        boolean passed = at == now;
+        if (passed) {
+          s.admit(now, weight);
+        }
+        return attemptOn(key, s, now, passed, weight, at - now);
+      }
     }
-    return attempt != null ? attempt : refusedNewKey(key, weight);
-  }
-
-  /** The attempt on {@code key}'s schedule, made if need be; null if the table had no room. */
-  private @Nullable Attempt attemptInTable(K key, int weight) {
-    Attempt[] made = new Attempt[1];
-    table.compute(
-        key,
-        (k, schedule) -> {
-          long now = clock.getAsLong();
-          Gcra s = schedule;
-          if (s == null) {
-            if (!reserveSlot()) {
-              return null; // no room: the caller sweeps or refuses
-            }
-            s = new Gcra(rate, now);
-          }
-          long at = s.admissibleAt(now, weight);
-          boolean passed = at == now;
-          if (passed) {
-            s.admit(now, weight);
-          }
-          made[0] = attemptOn(k, s, now, passed, weight, at - now);
-          return s;
-        });
-    return made[0];
   }
 
   @Override
   public Attempt peek(K key, int weight) {
     Objects.requireNonNull(key, "key");
     checkWeight(weight);
-    Attempt[] seen = new Attempt[1];
-    table.computeIfPresent(
-        key,
-        (k, s) -> {
+    Gcra s = table.get(key);
+    if (s != null) {
+      synchronized (s) {
+        if (!s.retired()) {
           long now = clock.getAsLong();
           long at = s.admissibleAt(now, weight);
-          seen[0] =
-              new Attempt(
-                  this, k, at == now, weight, s.available(now), at - now, untilFull(s, now), null);
-          return s;
-        });
-    Attempt a = seen[0];
-    return a != null ? a : new Attempt(this, key, true, weight, rate.burst, 0, 0, null);
+          return new Attempt(
+              this, key, at == now, weight, s.available(now), at - now, untilFull(s, now), null);
+        }
+      }
+    }
+    return new Attempt(this, key, true, weight, rate.burst, 0, 0, null); // as a new key
   }
 
   @Override
@@ -131,29 +132,30 @@ final class PerKeyRateLimiter<K> implements KeyedRateLimiter<K> {
     if (attempt.limiter() != this) {
       throw new IllegalArgumentException("not an attempt of this limiter: " + attempt);
     }
-    Gcra moved = attempt.schedule;
-    if (!attempt.passed() || moved == null) {
-      return false;
+    Gcra s = attempt.schedule;
+    if (s == null) {
+      return false; // it did not pass
     }
-    boolean[] given = new boolean[2]; // given back; and dropped, being full again
-    @SuppressWarnings("unchecked") // the limiter is this one, so the key is a K
-    K key = (K) attempt.key();
-    table.computeIfPresent(
-        key,
-        (k, s) -> {
-          if (s != moved || attempt.givenBack || !s.isAt(attempt.tatNanos, attempt.tatFraction)) {
-            return s; // dropped and made again, given back already, or admitted since: K3
-          }
-          attempt.givenBack = true;
-          given[0] = true;
-          s.giveBack(attempt.weight());
-          given[1] = s.fullAt(clock.getAsLong());
-          return given[1] ? null : s;
-        });
-    if (given[1]) {
-      reserved.decrementAndGet(); // after the removal: K1
+    synchronized (s) {
+      if (s.retired() || attempt.givenBack || !s.isAt(attempt.tatNanos, attempt.tatFraction)) {
+        return false; // dropped, given back already, or admitted since: K4
+      }
+      attempt.givenBack = true;
+      s.giveBack(attempt.weight());
+      if (s.fullAt(clock.getAsLong())) {
+        @SuppressWarnings("unchecked") // the limiter is this one, so the key is a K
+        K key = (K) attempt.key();
+        drop(key, s);
+      }
+      return true;
     }
-    return given[0];
+  }
+
+  /** Drops {@code s}, full, from the table; its monitor held. */
+  private void drop(K key, Gcra s) {
+    s.retire();
+    table.remove(key, s);
+    reserved.decrementAndGet(); // after the removal: K1
   }
 
   private Attempt attemptOn(K key, Gcra s, long now, boolean passed, int weight, long wait) {
@@ -193,28 +195,29 @@ final class PerKeyRateLimiter<K> implements KeyedRateLimiter<K> {
       return false;
     }
     try {
-      long[] earliestFull = {Long.MAX_VALUE}; // as an offset from start, of the schedules kept
-      int[] freed = {0};
-      for (K key : table.keySet()) {
-        table.computeIfPresent(
-            key,
-            (k, s) -> {
-              if (s.fullAt(clock.getAsLong())) {
-                freed[0]++;
-                return null;
-              }
-              earliestFull[0] = Math.min(earliestFull[0], s.fullAtNanos() - start);
-              return s;
-            });
+      long earliestFull = Long.MAX_VALUE; // as an offset from start, of the schedules kept
+      int freed = 0;
+      for (Map.Entry<K, Gcra> e : table.entrySet()) {
+        Gcra s = e.getValue();
+        synchronized (s) {
+          if (s.retired()) {
+            continue; // a give-back dropped it meanwhile
+          }
+          if (s.fullAt(clock.getAsLong())) {
+            drop(e.getKey(), s);
+            freed++;
+          } else {
+            earliestFull = Math.min(earliestFull, s.fullAtNanos() - start);
+          }
+        }
       }
-      reserved.addAndGet(-freed[0]); // after the removals: K1
       long end = clock.getAsLong();
       long next = end + SWEEP_COST_FACTOR * (end - start);
-      if (freed[0] == 0 && earliestFull[0] != Long.MAX_VALUE) {
-        next = Math.max(next - start, earliestFull[0]) + start;
+      if (freed == 0 && earliestFull != Long.MAX_VALUE) {
+        next = Math.max(next - start, earliestFull) + start;
       }
       sweepNotBefore = next;
-      return freed[0] > 0;
+      return freed > 0;
     } finally {
       sweeping.set(false);
     }
