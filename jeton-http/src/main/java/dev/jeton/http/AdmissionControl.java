@@ -5,6 +5,7 @@ import dev.jeton.Semaphore;
 import dev.jeton.internal.engine.Deadlines;
 import dev.jeton.internal.engine.Timer;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
@@ -53,6 +54,10 @@ import org.jspecify.annotations.Nullable;
  *       {@code maxQueue}, first come first served (LIFO and priorities are not offered with
  *       partitions), and all keys together at most {@link Builder#maxQueuedTotal(int)
  *       maxQueuedTotal}, 16 times {@code maxQueue} unless set, since the keys come from the client.
+ *   <li><b>A rate per key</b> ({@link Builder#rateLimit(Function, dev.jeton.KeyedRateLimiter)}),
+ *       checked before the limit: a request over its key's rate is rejected at once with {@link
+ *       Reason#RATE_LIMITED} (429, with {@code RateLimit} headers); one the limit then refuses gets
+ *       its weight back.
  *   <li><b>Exemptions</b>: requests matching {@link Builder#exempt(Predicate)} are always admitted,
  *       with a ticket that holds nothing, even after {@link #close()}.
  * </ul>
@@ -102,8 +107,9 @@ public final class AdmissionControl<R> implements AutoCloseable {
   /*
    * Overview
    *
-   * Each request is, in this order: exempt (a ticket holding nothing); refused if closed; then
-   * admitted or rejected under its semaphore (SemaphoreAdmission: at once, or after waiting in
+   * Each request is, in this order: exempt (a ticket holding nothing); refused if closed; refused
+   * by its key's rate limit, if any (RateCheck, which takes back its weight if what follows does
+   * not admit it); then admitted or rejected under its semaphore (SemaphoreAdmission: at once, or after waiting in
    * the AdmissionQueue in front of it) or, partitioned, its key's (Partitions). A waiter completes with a permit (a Ticket), a refusal (a Rejection naming the
    * reason), or a cancellation (admitAsync's future cancelled, admit interrupted: no decision).
    * A permit whose caller has gone meanwhile becomes a ticket that is abandoned at once.
@@ -127,6 +133,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
   private final @Nullable ToIntFunction<? super R> priority;
   private final @Nullable Duration maxWait; // null: best effort
   private final @Nullable Predicate<? super R> exempt;
+  private final @Nullable RateCheck<R, ?> rate;
   private final Ledger ledger;
   private volatile boolean closed;
 
@@ -135,6 +142,7 @@ public final class AdmissionControl<R> implements AutoCloseable {
     this.partitionKey = b.partitionKey;
     this.priority = b.priority;
     this.exempt = b.exempt;
+    this.rate = b.rateCheck();
     this.ledger =
         new Ledger(b.adaptive, b.rejectionStatus, b.maxRetryAfterSeconds, b.ticketTracker());
     if (b.partitionKey != null) {
@@ -215,6 +223,12 @@ public final class AdmissionControl<R> implements AutoCloseable {
     if (closed) {
       return CompletableFuture.completedFuture(ledger.reject(Reason.CLOSED, 0, 0));
     }
+    RateCheck<R, ?> r = rate;
+    return r == null ? limit(request) : r.admit(request, ledger, this::limit);
+  }
+
+  /** The concurrency limit's decision for {@code request}. */
+  private CompletableFuture<Decision> limit(R request) {
     Partitions p = partitions;
     if (p != null) {
       Object key =
@@ -225,6 +239,16 @@ public final class AdmissionControl<R> implements AutoCloseable {
     }
     ToIntFunction<? super R> rank = priority;
     return Objects.requireNonNull(single).admit(rank == null ? 0 : rank.applyAsInt(request));
+  }
+
+  /**
+   * The {@code RateLimit-Policy} and {@code RateLimit} headers for the response to {@code request},
+   * admitted: its key's quota now. Empty without a rate limit, or unless {@link
+   * Builder#rateLimitHeaders} asked for them; the adapters add them to every admitted response.
+   */
+  public Map<String, String> rateLimitHeaders(R request) {
+    RateCheck<R, ?> r = rate;
+    return r == null ? Map.of() : r.admittedHeaders(request);
   }
 
   // ------------------------------------------------------------------ inspection and closing
@@ -299,14 +323,12 @@ public final class AdmissionControl<R> implements AutoCloseable {
    * IllegalArgumentException} naming a bad value; {@link #build()} throws {@link
    * IllegalStateException} for a combination that cannot work.
    */
-  public static final class Builder<R> extends LeakOptions<Builder<R>> {
+  public static final class Builder<R> extends RejectionOptions<R, Builder<R>> {
     // Read by BuilderChecks, in this package.
     int limit; // 0: not set
     @Nullable Semaphore semaphore;
     @Nullable AdaptiveLimit adaptive;
     @Nullable Predicate<? super R> exempt;
-    int rejectionStatus = 503;
-    long maxRetryAfterSeconds = 30;
     int maxQueue; // 0: best effort
     @Nullable Duration maxWait;
     boolean lifo;
@@ -438,33 +460,6 @@ public final class AdmissionControl<R> implements AutoCloseable {
     /** Requests matching {@code exempt} are never limited (health checks, metrics). */
     public Builder<R> exempt(Predicate<? super R> exempt) {
       this.exempt = Objects.requireNonNull(exempt, "exempt");
-      return this;
-    }
-
-    /**
-     * The status of rejections: 503 Service Unavailable (the default) or 429 Too Many Requests.
-     *
-     * @throws IllegalArgumentException for any other status
-     */
-    public Builder<R> rejectionStatus(int status) {
-      if (status != 503 && status != 429) {
-        throw new IllegalArgumentException("rejectionStatus must be 503 or 429, was " + status);
-      }
-      this.rejectionStatus = status;
-      return this;
-    }
-
-    /**
-     * The cap of the Retry-After estimate (default 30 s), rounded up to whole seconds.
-     *
-     * @throws IllegalArgumentException if {@code max} is below 1 second
-     */
-    public Builder<R> maxRetryAfter(Duration max) {
-      Objects.requireNonNull(max, "max");
-      if (max.compareTo(Duration.ofSeconds(1)) < 0) {
-        throw new IllegalArgumentException("maxRetryAfter must be at least 1 s, was " + max);
-      }
-      this.maxRetryAfterSeconds = new Rejection(503, max, Reason.CLOSED).retryAfterSeconds();
       return this;
     }
 

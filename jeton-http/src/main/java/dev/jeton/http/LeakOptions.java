@@ -52,7 +52,7 @@ abstract class LeakOptions<B extends LeakOptions<B>> {
   }
 
   @SuppressWarnings("unchecked") // B is the builder itself
-  private B self() {
+  final B self() {
     return (B) this;
   }
 }

@@ -5,6 +5,7 @@ import dev.jeton.Permit;
 import dev.jeton.Semaphore;
 import dev.jeton.internal.LeakTracker;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
@@ -97,6 +98,15 @@ final class Ledger {
     long seconds = drain.retryAfterSeconds(busy, ahead, maxRetryAfterSeconds);
     int status = reason == Reason.UNAVAILABLE ? 503 : rejectionStatus; // not the client's excess
     return new Rejection(status, Duration.ofSeconds(seconds), reason);
+  }
+
+  /**
+   * A rejection by the rate limit, counted: always 429 (the client's own excess), with the wait the
+   * limiter computed, uncapped (a client sent back sooner would only be refused again).
+   */
+  Rejection rateLimited(Duration retryAfter, Map<String, String> headers) {
+    counters.rejected(Reason.RATE_LIMITED);
+    return new Rejection(429, retryAfter, Reason.RATE_LIMITED, headers);
   }
 
   /** Counts a decision made apart from its making (by the queue or the partitions). */

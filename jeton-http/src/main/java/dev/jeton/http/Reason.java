@@ -1,5 +1,8 @@
 package dev.jeton.http;
 
+import dev.jeton.KeyedRateLimiter;
+import java.util.function.Function;
+
 /** Why a request was rejected. */
 public enum Reason {
   /** Best-effort mode: every permit was taken when the request came. */
@@ -15,5 +18,12 @@ public enum Reason {
    * configured rejection status, since the client sent nothing wrong. The failure is logged; see
    * {@link AdmissionControl}.
    */
-  UNAVAILABLE
+  UNAVAILABLE,
+  /**
+   * The request's key was over its rate limit ({@link AdmissionControl.Builder#rateLimit(Function,
+   * KeyedRateLimiter)}): answered 429 whatever the configured rejection status, with a {@code
+   * Retry-After} saying when it would pass and the {@code RateLimit-Policy} and {@code RateLimit}
+   * headers.
+   */
+  RATE_LIMITED
 }

@@ -23,18 +23,21 @@ import java.util.Objects;
  * context.getFilters().add(new AdmissionFilter(control));
  * }</pre>
  *
- * <p>An admitted exchange goes down the chain holding its ticket, which is closed when the chain
- * returns, or abandoned if it throws (the handler's failure says nothing about capacity). A handler
- * that hands its exchange to another thread to answer later would release the permit too early:
- * with this server, answer within the handler. A client that never reads its response keeps the
- * handler's write blocked, and the permit taken, until the server gives up on it, which it does
- * only with {@code -Dsun.net.httpserver.maxRspTime=<seconds>} set.
+ * <p>An admitted exchange goes down the chain holding its ticket, with the {@linkplain
+ * AdmissionControl#rateLimitHeaders rate-limit headers} (if asked for) set on its response, which
+ * is closed when the chain returns, or abandoned if it throws (the handler's failure says nothing
+ * about capacity). A handler that hands its exchange to another thread to answer later would
+ * release the permit too early: with this server, answer within the handler. A client that never
+ * reads its response keeps the handler's write blocked, and the permit taken, until the server
+ * gives up on it, which it does only with {@code -Dsun.net.httpserver.maxRspTime=<seconds>} set.
  *
  * <p>A rejected exchange gets, by default, the rejection's status (503 or 429), a {@code
- * Retry-After} header in whole seconds, {@code Content-Type: text/plain; charset=utf-8} and a short
- * body naming the reason; a {@link RejectionHandler} given to the constructor writes its own
- * response instead. In queued mode, the server thread waits in the filter while the exchange is
- * queued, so give the server an executor with more threads than the limit.
+ * Retry-After} header in whole seconds, the rejection's other {@linkplain Rejection#headers()
+ * headers} (a rate limit's {@code RateLimit-Policy} and {@code RateLimit}), {@code Content-Type:
+ * text/plain; charset=utf-8} and a short body naming the reason; a {@link RejectionHandler} given
+ * to the constructor writes its own response instead. In queued mode, the server thread waits in
+ * the filter while the exchange is queued, so give the server an executor with more threads than
+ * the limit.
  */
 public final class AdmissionFilter extends Filter {
 
@@ -75,6 +78,9 @@ public final class AdmissionFilter extends Filter {
       return;
     }
     Ticket ticket = (Ticket) decision;
+    if (!ticket.exempt()) {
+      control.rateLimitHeaders(exchange).forEach(exchange.getResponseHeaders()::set);
+    }
     boolean completed = false;
     try {
       chain.doFilter(exchange);
@@ -89,9 +95,9 @@ public final class AdmissionFilter extends Filter {
   }
 
   /**
-   * The default answer to a rejection: its status, {@code Retry-After}, {@code Content-Type:
-   * text/plain; charset=utf-8} and {@link Rejection#message()} as the body (none for {@code HEAD});
-   * then closes the exchange.
+   * The default answer to a rejection: its status, {@code Retry-After}, its headers, {@code
+   * Content-Type: text/plain; charset=utf-8} and {@link Rejection#message()} as the body (none for
+   * {@code HEAD}); then closes the exchange.
    */
   public static void writeRejection(HttpExchange exchange, Rejection rejection) throws IOException {
     try (exchange) {
@@ -99,6 +105,7 @@ public final class AdmissionFilter extends Filter {
       byte[] body = rejection.message().getBytes(StandardCharsets.UTF_8);
       String retryAfter = Long.toString(rejection.retryAfterSeconds());
       exchange.getResponseHeaders().set("Retry-After", retryAfter);
+      rejection.headers().forEach(exchange.getResponseHeaders()::set);
       exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
       boolean head = "HEAD".equalsIgnoreCase(exchange.getRequestMethod());
       exchange.sendResponseHeaders(rejection.status(), head ? -1 : body.length);

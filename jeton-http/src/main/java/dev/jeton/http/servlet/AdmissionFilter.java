@@ -14,6 +14,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -52,10 +53,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * asyncSupported = true}) for servlets behind it to start async work.
  *
  * <p>A rejected request gets the {@link Rejection}'s status, a {@code Retry-After} header in
- * seconds, and a short {@code text/plain} body naming the reason, unless the response is committed
- * already; or, if one is given, the {@link RejectionHandler} writes it. A thread interrupted while
- * it waits for admission gets a 503 with {@code Retry-After: 1}, its interrupt status restored.
- * Exempt requests pass with a ticket that holds nothing.
+ * seconds, its other {@linkplain Rejection#headers() headers} (a rate limit's {@code
+ * RateLimit-Policy} and {@code RateLimit}), and a short {@code text/plain} body naming the reason,
+ * unless the response is committed already; or, if one is given, the {@link RejectionHandler}
+ * writes it. A thread interrupted while it waits for admission gets a 503 with {@code Retry-After:
+ * 1}, its interrupt status restored. Exempt requests pass with a ticket that holds nothing. An
+ * admitted request's response gets the {@linkplain AdmissionControl#rateLimitHeaders rate-limit
+ * headers}, if asked for, before the chain runs.
  *
  * <p>The filter never closes its {@code AdmissionControl}: whoever built it does, after the server
  * stopped.
@@ -137,7 +141,7 @@ public final class AdmissionFilter implements Filter {
       // The interrupt status is restored only once the answer is written: a container's blocking
       // write may fail on an interrupted thread (Tomcat's does, and drops the connection).
       try {
-        write(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, 1, INTERRUPTED);
+        write(response, HttpServletResponse.SC_SERVICE_UNAVAILABLE, 1, Map.of(), INTERRUPTED);
       } finally {
         Thread.currentThread().interrupt();
       }
@@ -152,6 +156,7 @@ public final class AdmissionFilter implements Filter {
       chain.doFilter(request, response); // it holds nothing: no listener, nothing to close
       return;
     }
+    control.rateLimitHeaders(request).forEach(response::setHeader);
     TicketHold hold = new TicketHold(ticket);
     request.setAttribute(holdAttribute, hold);
     boolean returned = false;
@@ -191,11 +196,20 @@ public final class AdmissionFilter implements Filter {
   static void writeRejection(
       HttpServletRequest request, HttpServletResponse response, Rejection rejection)
       throws IOException {
-    write(response, rejection.status(), rejection.retryAfterSeconds(), rejection.message());
+    write(
+        response,
+        rejection.status(),
+        rejection.retryAfterSeconds(),
+        rejection.headers(),
+        rejection.message());
   }
 
   private static void write(
-      HttpServletResponse response, int status, long retryAfterSeconds, String message)
+      HttpServletResponse response,
+      int status,
+      long retryAfterSeconds,
+      Map<String, String> headers,
+      String message)
       throws IOException {
     if (response.isCommitted()) {
       return; // status and headers are sent already: nothing better to do than stop here
@@ -203,6 +217,7 @@ public final class AdmissionFilter implements Filter {
     byte[] body = message.getBytes(StandardCharsets.UTF_8);
     response.setStatus(status);
     response.setHeader("Retry-After", Long.toString(retryAfterSeconds));
+    headers.forEach(response::setHeader);
     response.setContentType("text/plain;charset=UTF-8");
     response.setContentLength(body.length);
     response.getOutputStream().write(body);

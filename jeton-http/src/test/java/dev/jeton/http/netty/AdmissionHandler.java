@@ -47,6 +47,11 @@ final class AdmissionHandler extends SimpleChannelInboundHandler<FullHttpRequest
           ctx.channel().closeFuture().removeListener(gone);
           if (d instanceof Ticket ticket) {
             CompletableFuture.supplyAsync(() -> app.apply(request), workers)
+                .thenApply( // a rate limit's headers, if asked for
+                    response -> {
+                      control.rateLimitHeaders(request).forEach(response.headers()::set);
+                      return response;
+                    })
                 .whenComplete(
                     (response, failed) -> {
                       request.release();
@@ -69,6 +74,7 @@ final class AdmissionHandler extends SimpleChannelInboundHandler<FullHttpRequest
             if (d instanceof Rejection r) { // else the request was withdrawn from the queue
               FullHttpResponse response = text(HttpResponseStatus.valueOf(r.status()), r.message());
               response.headers().set(HttpHeaderNames.RETRY_AFTER, r.retryAfterSeconds());
+              r.headers().forEach(response.headers()::set); // a rate limit's RateLimit headers
               ctx.writeAndFlush(response);
             }
           }
