@@ -2,17 +2,24 @@ package dev.jeton.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import dev.jeton.AdaptiveLimit;
+import dev.jeton.KeyedRateLimiter;
 import dev.jeton.Semaphore;
 import dev.jeton.http.jdk.AdmissionFilter;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** The README's "Admission control for HTTP servers" examples, as written there. */
@@ -114,5 +121,53 @@ class ReadmeExamplesTest {
             .build();
 
     assertEquals(0, queued.queued() + perClient.queued() + fleet.inFlight() + adaptive.inFlight());
+  }
+
+  /**
+   * The rate per client, as written there, behind the JDK server's filter: the burst of 20 passes,
+   * with the headers, and then a request is answered 429 with Retry-After and both headers (one
+   * more passes within 0.6 s, so Retry-After is 1, and t with it).
+   */
+  @Test
+  void aRatePerClient() throws Exception {
+    // 100 requests a minute per client address, 20 at once after a pause; then at most 64 at work
+    KeyedRateLimiter<InetAddress> perClient =
+        KeyedRateLimiter.<InetAddress>builder().rate(100, Duration.ofMinutes(1)).burst(20).build();
+    AdmissionControl<HttpExchange> control =
+        AdmissionControl.<HttpExchange>builder()
+            .rateLimit(exchange -> exchange.getRemoteAddress().getAddress(), perClient)
+            .rateLimitHeaders("per-client", true) // on admitted responses too, not only on a 429
+            .limit(64)
+            .build();
+
+    HttpServer server =
+        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext("/", handler).getFilters().add(new AdmissionFilter(control));
+    server.start();
+    try {
+      HttpClient client = HttpClient.newHttpClient();
+      InetSocketAddress at = server.getAddress();
+      URI uri = URI.create("http://" + at.getHostString() + ":" + at.getPort() + "/");
+      HttpRequest request = HttpRequest.newBuilder(uri).build();
+      // At least the burst passes, more if the test is slow enough for the rate to refill.
+      int passed = 0;
+      HttpResponse<String> limited = client.send(request, HttpResponse.BodyHandlers.ofString());
+      while (limited.statusCode() == 204 && passed < 1_000) {
+        passed++;
+        String rateLimit = limited.headers().firstValue("RateLimit").orElseThrow();
+        assertTrue(rateLimit.matches("\"per-client\";r=\\d+;t=\\d+"), rateLimit);
+        limited = client.send(request, HttpResponse.BodyHandlers.ofString());
+      }
+      assertTrue(passed >= 20, passed + " passed");
+      assertEquals(429, limited.statusCode());
+      assertEquals(Optional.of("1"), limited.headers().firstValue("Retry-After"));
+      assertEquals(
+          Optional.of("\"per-client\";q=100;w=60"),
+          limited.headers().firstValue("RateLimit-Policy"));
+      assertEquals(
+          Optional.of("\"per-client\";r=0;t=1"), limited.headers().firstValue("RateLimit"));
+    } finally {
+      server.stop(0);
+    }
   }
 }
