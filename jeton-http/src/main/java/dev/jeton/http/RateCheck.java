@@ -11,8 +11,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The rate limit per key in front of an {@link AdmissionControl}'s concurrency limit, and the
- * headers that describe it, as draft-ietf-httpapi-ratelimit-headers-09 to -11 define them (decision
- * 110):
+ * headers that describe it, in the structured-field form of draft-ietf-httpapi-ratelimit-headers
+ * (decision 110 says which revisions):
  *
  * <pre>
  * RateLimit-Policy: "default";q=100;w=60

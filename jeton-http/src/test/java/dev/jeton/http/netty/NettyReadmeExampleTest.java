@@ -36,6 +36,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -180,6 +181,30 @@ class NettyReadmeExampleTest {
     assertEquals(limit, control.stats().admitted());
     assertEquals(40 - limit, control.stats().rejected(Reason.LIMIT_REACHED));
     awaitTrue(() -> control.inFlight() == 0, "in flight back to zero");
+  }
+
+  /** A rate of one an hour, burst 1, headers on admitted responses too: both answers carry them. */
+  @Test
+  void aRateLimitsHeadersReachBothTheAdmittedAndTheRejectedResponse() throws Exception {
+    start(
+        AdmissionControl.<FullHttpRequest>builder()
+            .limit(4)
+            .rateLimit(request -> "everyone", 1, Duration.ofHours(1))
+            .rateLimitHeaders("hourly", true)
+            .build());
+    release.countDown();
+    HttpResponse<String> admitted = result(send("/work"));
+    assertEquals(200, admitted.statusCode());
+    assertEquals(
+        Optional.of("\"hourly\";q=1;w=3600"), admitted.headers().firstValue("RateLimit-Policy"));
+    assertEquals(Optional.of("\"hourly\";r=0;t=3600"), admitted.headers().firstValue("RateLimit"));
+    HttpResponse<String> limited = result(send("/work"));
+    assertEquals(429, limited.statusCode());
+    assertEquals(Optional.of("3600"), limited.headers().firstValue("Retry-After"));
+    assertEquals(
+        Optional.of("\"hourly\";q=1;w=3600"), limited.headers().firstValue("RateLimit-Policy"));
+    assertEquals(Optional.of("\"hourly\";r=0;t=3600"), limited.headers().firstValue("RateLimit"));
+    assertEquals(1, entered.size());
   }
 
   @Test
