@@ -78,11 +78,11 @@ public final class AdmissionFilter extends Filter {
       return;
     }
     Ticket ticket = (Ticket) decision;
-    if (!ticket.exempt()) {
-      control.rateLimitHeaders(exchange).forEach(exchange.getResponseHeaders()::set);
-    }
     boolean completed = false;
     try {
+      if (!ticket.exempt()) { // inside the try: a key function that throws abandons the ticket
+        control.rateLimitHeaders(exchange).forEach(exchange.getResponseHeaders()::set);
+      }
       chain.doFilter(exchange);
       completed = true;
     } finally {

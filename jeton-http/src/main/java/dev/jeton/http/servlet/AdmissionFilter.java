@@ -156,11 +156,12 @@ public final class AdmissionFilter implements Filter {
       chain.doFilter(request, response); // it holds nothing: no listener, nothing to close
       return;
     }
-    control.rateLimitHeaders(request).forEach(response::setHeader);
     TicketHold hold = new TicketHold(ticket);
     request.setAttribute(holdAttribute, hold);
     boolean returned = false;
     try {
+      // inside the try: a key function that throws abandons the ticket
+      control.rateLimitHeaders(request).forEach(response::setHeader);
       chain.doFilter(new AdmittedRequest(request, hold), response);
       returned = true;
     } finally {
