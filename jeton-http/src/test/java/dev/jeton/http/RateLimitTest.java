@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jeton.KeyedRateLimiter;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -59,6 +62,35 @@ class RateLimitTest {
     first.close();
     ((Ticket) control.admit(a)).close(); // the second of its burst of 2: the busy one gave it back
     assertEquals(Reason.RATE_LIMITED, ((Rejection) control.admit(a)).reason());
+  }
+
+  /**
+   * Queued: a request that passed the rate and then timed out in the queue, or was withdrawn from
+   * it, gets its weight back. The test fires the queue's timeout itself, so the give-back (a
+   * dependent of the decision) has run when the firing returns.
+   */
+  @Test
+  void timedOutOrWithdrawnFromTheQueue_aRequestGetsItsWeightBack() throws Exception {
+    List<Runnable> armed = new ArrayList<>();
+    AdmissionControl<Request> control =
+        builder(1)
+            .queue(4, Duration.ofMinutes(10))
+            .timeouts(
+                (expire, nanos) -> {
+                  armed.add(expire);
+                  return CompletableFuture.completedFuture(null);
+                })
+            .build();
+    Request a = new Request("a");
+    Ticket first = (Ticket) control.admitAsync(a).join();
+    CompletableFuture<Decision> late = control.admitAsync(a);
+    armed.forEach(Runnable::run);
+    assertEquals(Reason.QUEUE_TIMEOUT, ((Rejection) late.join()).reason());
+    CompletableFuture<Decision> withdrawn = control.admitAsync(a);
+    assertTrue(withdrawn.cancel(false));
+    first.close();
+    ((Ticket) control.admitAsync(a).join()).close(); // the second of its burst: both gave it back
+    assertEquals(Reason.RATE_LIMITED, ((Rejection) control.admitAsync(a).join()).reason());
   }
 
   @Test
