@@ -40,14 +40,20 @@ final class FifoRateLimiter extends WaitQueue implements RateLimiter {
    *
    * A grant that reaches no one (its future completed from outside as it passed, its thread
    * interrupted) gives its weight back (Gcra.giveBack) and pumps: the time it took goes to the
-   * ones behind.
+   * ones behind; but only if every admission since its own was at the same instant (the pump
+   * stamps each node it admits with `now`, as the node's outcome, and lastAdmittedAt is the
+   * latest admission's). Then taking w * T off tat gives the schedule it would have without that
+   * grant. After an admission at a later instant it might not: the grant at 1 s, another at 5 s
+   * whose tat started from 5 s, the first given back at 5 s, and a third would pass at 5 s beside
+   * the second. Such a grant's weight stays spent, as a Redis limiter's middle instant does.
    *
    * Invariants (lock held, or whenever the lock is free):
    *   R1. If the queue is not empty, its head cannot pass now; a wake-up is set for when it can
    *       (wakeAt), unless a pump is about to run (a withdrawal or a timer under way).
-   *   R2. The schedule admits only through admitLocked, so over any window of length t the
-   *       weight admitted is at most burst + t / T (Gcra's bound); a give-back only returns what
-   *       was admitted and reached no one.
+   *   R2. The schedule admits only through passesNowLocked and pumpLocked, so over any window of
+   *       length t the weight admitted is at most burst + t / T (Gcra's bound); a give-back only
+   *       returns what was admitted and reached no one, and only when lastAdmittedAt is still
+   *       that admission's instant.
    *   R3. No request passes while an older one waits (FIFO): the fast paths pass only with an
    *       empty queue, and the pump admits from the head in order.
    *
@@ -61,6 +67,10 @@ final class FifoRateLimiter extends WaitQueue implements RateLimiter {
 
   @GuardedBy("lock")
   private final Gcra schedule;
+
+  /** The instant of the latest admission (see the give-back rule above). Lock held. */
+  @GuardedBy("lock")
+  private long lastAdmittedAt;
 
   /** The wake-up of the head, or null when no one waits. */
   @GuardedBy("lock")
@@ -180,6 +190,7 @@ final class FifoRateLimiter extends WaitQueue implements RateLimiter {
       return false;
     }
     schedule.admit(now, weight);
+    lastAdmittedAt = now;
     StatsRecorder s = stats;
     if (s != null) {
       s.countAcquired();
@@ -212,6 +223,8 @@ final class FifoRateLimiter extends WaitQueue implements RateLimiter {
     WaitNode w = head();
     while (w != null && schedule.admissibleAt(now, w.weight()) == now) {
       schedule.admit(now, w.weight());
+      lastAdmittedAt = now;
+      w.setOutcome(now); // its instant, for a give-back (the value it completes with is null)
       w = w.next();
     }
     WaitNode passed = unlinkRun(w, WaitNode.GRANTED);
@@ -253,7 +266,10 @@ final class FifoRateLimiter extends WaitQueue implements RateLimiter {
   @Override
   @GuardedBy("lock")
   protected @Nullable WaitNode giveBackLocked(WaitNode node) {
-    schedule.giveBack(node.weight());
+    Object admittedAt = node.outcome();
+    if (admittedAt instanceof Long && (Long) admittedAt == lastAdmittedAt) {
+      schedule.giveBack(node.weight()); // no admission at a later instant since: exact
+    }
     return pumpLocked();
   }
 
