@@ -2,6 +2,7 @@ package dev.jeton;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.internal.Arguments;
+import dev.jeton.internal.Gcra;
 import dev.jeton.internal.engine.Deadlines;
 import dev.jeton.internal.engine.StatsRecorder;
 import dev.jeton.internal.engine.WaitNode;

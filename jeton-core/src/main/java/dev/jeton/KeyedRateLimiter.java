@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.Gcra;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.LongSupplier;

@@ -1,5 +1,6 @@
 package dev.jeton;
 
+import dev.jeton.internal.Gcra;
 import dev.jeton.internal.engine.Timer;
 import java.time.Duration;
 import java.util.Objects;

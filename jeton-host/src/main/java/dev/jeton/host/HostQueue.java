@@ -53,27 +53,36 @@ final class HostQueue {
    */
   LockFiles.Held take(String record, boolean trying, long deadline, BooleanSupplier giveUp)
       throws IOException, InterruptedException, TimeoutException {
-    return LockFiles.exclusive(
-        directory,
-        metaLock,
-        deadline,
-        giveUp,
-        () -> {
-          long next = Math.max(readCounter(), highestInQueue()) + 1;
-          for (; ; next++) {
-            if (next >= 10_000_000_000_000_000L) {
-              throw new IOException(
-                  "the queue's counter " + seq + " ran out: remove the semaphore's queue and seq");
-            }
-            directory.replace(seq, Long.toString(next) + "\n");
-            LockFiles.Held place =
-                LockFiles.createLocked(directory, queue.resolve(name(next, trying)), record);
-            if (place != null) {
-              return place;
-            }
-            // a place by that name exists (left by a damaged counter): take the next number
-          }
-        });
+    return locked(deadline, giveUp, () -> placeLocked(record, trying));
+  }
+
+  /**
+   * Runs {@code section} under {@code meta.lock}, waited for as {@link #take} waits: the queue's
+   * numbering, and whatever must happen in the same order as it (a {@link HostRateLimiter}'s
+   * schedule), never interleave with another process's.
+   */
+  <T extends @Nullable Object> T locked(
+      long deadline, BooleanSupplier giveUp, LockFiles.Section<T> section)
+      throws IOException, InterruptedException, TimeoutException {
+    return LockFiles.exclusive(directory, metaLock, deadline, giveUp, section);
+  }
+
+  /** Takes the next place, holding {@code record}; only inside {@link #locked}. */
+  LockFiles.Held placeLocked(String record, boolean trying) throws IOException {
+    long next = Math.max(readCounter(), highestInQueue()) + 1;
+    for (; ; next++) {
+      if (next >= 10_000_000_000_000_000L) {
+        throw new IOException(
+            "the queue's counter " + seq + " ran out: remove the semaphore's queue and seq");
+      }
+      directory.replace(seq, Long.toString(next) + "\n");
+      LockFiles.Held place =
+          LockFiles.createLocked(directory, queue.resolve(name(next, trying)), record);
+      if (place != null) {
+        return place;
+      }
+      // a place by that name exists (left by a damaged counter): take the next number
+    }
   }
 
   private static String name(long number, boolean trying) {

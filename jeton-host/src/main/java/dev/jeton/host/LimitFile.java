@@ -119,7 +119,7 @@ final class LimitFile {
     return names;
   }
 
-  private static boolean isName(String text) {
+  static boolean isName(String text) {
     try {
       Arguments.checkName("name", text);
       return true;

@@ -1,4 +1,4 @@
-package dev.jeton;
+package dev.jeton.internal;
 
 import java.math.BigInteger;
 import java.time.Duration;
@@ -23,26 +23,42 @@ import java.time.Duration;
  * whose {@code burst * num} would not.
  *
  * <p>Invariant: after every call, {@code tat <= now + burst T} for the {@code now} it was given (an
- * admission only happens when it holds after it), so {@code (tat - now) * den} fits a long too.
+ * admission only happens when it holds after it), so {@code (tat - now) * den} fits a long too. (A
+ * schedule that admits at a moment ahead of the present, as the machine-wide limiter does for its
+ * queue, keeps it for that moment: {@code (tat - now) * den} may then overflow, which {@link
+ * #admissibleAt} allows for.)
+ *
+ * <p>Shared by the in-process limiters ({@code dev.jeton}) and the machine-wide one in {@code
+ * jeton-host}, which keeps the state in a file ({@link #tatNanos}, {@link #tatFraction}, {@link
+ * #restore}); public to Jeton's modules only (this package is not exported beyond them).
  */
-final class Gcra {
+public final class Gcra {
   /**
    * The rate and the burst, immutable, so that the schedules of many keys ({@link
    * PerKeyRateLimiter}) share one and each carries only its theoretical arrival time.
    */
-  static final class Rate {
-    final int burst;
-    final long num; // T's numerator, nanoseconds
-    final long den; // T's denominator
-    final long permits; // the rate as given, for permits()
-    final Duration period;
+  public static final class Rate {
+    /** The most weight that may pass at once. */
+    public final int burst;
+
+    /** T's numerator, nanoseconds. */
+    public final long num;
+
+    /** T's denominator. */
+    public final long den;
+
+    /** The rate as given, for permits(). */
+    public final long permits;
+
+    /** The rate's period as given. */
+    public final Duration period;
 
     /**
      * {@code permits} per {@code period} with {@code burst}.
      *
      * @throws IllegalArgumentException naming the bad value
      */
-    Rate(long permits, Duration period, int burst) {
+    public Rate(long permits, Duration period, int burst) {
       this.burst = checkBurst(burst);
       if (permits < 1) {
         throw new IllegalArgumentException(
@@ -73,12 +89,12 @@ final class Gcra {
   private long tatFraction; // in [0, rate.den)
 
   /** A full bucket at {@code now}: {@code burst} may pass at once. */
-  Gcra(long permits, Duration period, int burst, long now) {
+  public Gcra(long permits, Duration period, int burst, long now) {
     this(new Rate(permits, period, burst), now);
   }
 
   /** A full bucket at {@code now}, on {@code rate}, which it may share with other schedules. */
-  Gcra(Rate rate, long now) {
+  public Gcra(Rate rate, long now) {
     this.rate = rate;
     this.tatNanos = now;
   }
@@ -90,11 +106,12 @@ final class Gcra {
   }
 
   /** A copy, to project the queue's admissions without changing this schedule. */
-  Gcra copy() {
+  public Gcra copy() {
     return new Gcra(this);
   }
 
-  static int checkBurst(int burst) {
+  /** {@return {@code burst}} @throws IllegalArgumentException if it is below 1 */
+  public static int checkBurst(int burst) {
     if (burst < 1) {
       throw new IllegalArgumentException("burst must be 1 or more, was " + burst);
     }
@@ -112,15 +129,18 @@ final class Gcra {
     }
   }
 
-  int burst() {
+  /** {@return the most weight that may pass at once} */
+  public int burst() {
     return rate.burst;
   }
 
-  long permits() {
+  /** {@return the rate's permits per {@link #period()}, as given} */
+  public long permits() {
     return rate.permits;
   }
 
-  Duration period() {
+  /** {@return the rate's period, as given} */
+  public Duration period() {
     return rate.period;
   }
 
@@ -128,7 +148,7 @@ final class Gcra {
    * The earliest time, at or after {@code now}, at which a request of {@code weight} may pass if
    * nothing else is admitted meanwhile: {@code now} itself if it may pass now.
    */
-  long admissibleAt(long now, int weight) {
+  public long admissibleAt(long now, int weight) {
     Rate r = rate;
     long slack = (r.burst - weight) * r.num; // how far tat may run ahead of the moment of passing
     long ahead = tatNanos - now; // tat - now = ahead + tatFraction / den
@@ -147,13 +167,13 @@ final class Gcra {
    * Whether the bucket is full at {@code now} ({@code tat <= now}): such a schedule admits exactly
    * what a new one made at {@code now} would, now and later, so it may be dropped and made again.
    */
-  boolean fullAt(long now) {
+  public boolean fullAt(long now) {
     long ahead = tatNanos - now;
     return ahead < 0 || ahead == 0 && tatFraction == 0;
   }
 
   /** The theoretical arrival time, rounded up to whole nanoseconds: when the bucket is full. */
-  long fullAtNanos() {
+  public long fullAtNanos() {
     return tatFraction == 0 ? tatNanos : tatNanos + 1;
   }
 
@@ -161,7 +181,7 @@ final class Gcra {
    * The weight that may pass at {@code now}, from 0 to the burst: {@code floor(burst - (tat - now)
    * / T)}.
    */
-  int available(long now) {
+  public int available(long now) {
     Rate r = rate;
     long ahead = tatNanos - now;
     if (ahead < 0) {
@@ -173,7 +193,7 @@ final class Gcra {
   }
 
   /** Admits {@code weight} at {@code now}; only after {@link #admissibleAt} said {@code now}. */
-  void admit(long now, int weight) {
+  public void admit(long now, int weight) {
     if (tatNanos - now < 0) {
       tatNanos = now;
       tatFraction = 0;
@@ -188,7 +208,7 @@ final class Gcra {
    * request gave up as it was granted): the bucket gets that weight back, as if it had not passed.
    * Whatever others were admitted since stays admitted.
    */
-  void giveBack(int weight) {
+  public void giveBack(int weight) {
     long sum = tatFraction - weight * rate.num;
     tatNanos += Math.floorDiv(sum, rate.den);
     tatFraction = Math.floorMod(sum, rate.den);
@@ -198,7 +218,7 @@ final class Gcra {
    * Whether the theoretical arrival time is exactly {@code nanos} and {@code fraction}: whether
    * nothing was admitted or given back since it was.
    */
-  boolean isAt(long nanos, long fraction) {
+  public boolean isAt(long nanos, long fraction) {
     return tatNanos == nanos && tatFraction == fraction;
   }
 
@@ -207,20 +227,22 @@ final class Gcra {
    * there before it was dropped must look the key up again. The fraction, otherwise in {@code [0,
    * den)}, says so, at no cost in memory.
    */
-  void retire() {
+  public void retire() {
     tatFraction = -1;
   }
 
   /** Whether {@link #retire()} was called. */
-  boolean retired() {
+  public boolean retired() {
     return tatFraction < 0;
   }
 
-  long tatNanos() {
+  /** {@return the whole nanoseconds of the theoretical arrival time} */
+  public long tatNanos() {
     return tatNanos;
   }
 
-  long tatFraction() {
+  /** {@return the rest of the theoretical arrival time, in units of {@link #denominator()}} */
+  public long tatFraction() {
     return tatFraction;
   }
 
@@ -228,7 +250,7 @@ final class Gcra {
    * Changes the rate at {@code now}, keeping what the bucket holds: the weight still to drain,
    * {@code (tat - now) / T}, drains at the new rate. Refuses a bad rate, changing nothing.
    */
-  void setRate(long newPermits, Duration newPeriod, long now) {
+  public void setRate(long newPermits, Duration newPeriod, long now) {
     Rate old = rate;
     Rate r = new Rate(newPermits, newPeriod, old.burst);
     rate = r;
@@ -257,6 +279,30 @@ final class Gcra {
     }
     tatNanos = now + whole;
     tatFraction = frac;
+  }
+
+  /** {@return the denominator of the emission interval, and of {@link #tatFraction()}} */
+  public long denominator() {
+    return rate.den;
+  }
+
+  /**
+   * A schedule of {@code permits} per {@code period} and {@code burst} whose theoretical arrival
+   * time is {@code tatNanos + tatFraction / denominator()}: one saved with {@link #tatNanos()} and
+   * {@link #tatFraction()}.
+   *
+   * @throws IllegalArgumentException if the rate or burst is bad, or {@code tatFraction} is not in
+   *     {@code [0, denominator())}
+   */
+  public static Gcra restore(
+      long permits, Duration period, int burst, long tatNanos, long tatFraction) {
+    Gcra gcra = new Gcra(permits, period, burst, tatNanos);
+    if (tatFraction < 0 || tatFraction >= gcra.rate.den) {
+      throw new IllegalArgumentException(
+          "the fraction " + tatFraction + " is not in [0, " + gcra.rate.den + ")");
+    }
+    gcra.tatFraction = tatFraction;
+    return gcra;
   }
 
   @Override
