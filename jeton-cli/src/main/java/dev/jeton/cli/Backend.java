@@ -1,6 +1,7 @@
 package dev.jeton.cli;
 
 import dev.jeton.Permit;
+import dev.jeton.RateLimiter;
 import dev.jeton.Semaphore;
 import java.io.IOException;
 import java.time.Instant;
@@ -10,9 +11,9 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Where the {@code jeton} commands find semaphores: machine-wide in a directory of lock files
- * ({@link HostBackend}), or fleet-wide in Redis ({@link RedisBackend}). The commands are the same
- * for both.
+ * Where the {@code jeton} commands find semaphores and rate limiters: machine-wide in a directory
+ * of lock files ({@link HostBackend}), or fleet-wide in Redis ({@link RedisBackend}). The commands
+ * are the same for both.
  */
 interface Backend extends AutoCloseable {
 
@@ -61,8 +62,39 @@ interface Backend extends AutoCloseable {
   /** Calls {@code onLost} with a reason if the permit is lost while held (leases only). */
   void whenLost(Permit permit, Consumer<String> onLost);
 
+  /**
+   * Opens rate limiter {@code name}: checks it has {@code rate}, and {@code burst} unless 0, or
+   * creates it with them (the burst defaulting to the rate's permits); with {@code rate} null,
+   * opens an existing one only.
+   *
+   * @param command what waiters of this process say they run
+   */
+  RateLimiter openRate(String name, Rates.@Nullable Rate rate, int burst, String command)
+      throws IOException;
+
+  /** The variables the command run in a slot of {@code limiter} gets, besides its rate. */
+  Map<String, String> environment(RateLimiter limiter);
+
+  /** The names of every rate limiter here. */
+  List<String> rateNames() throws IOException;
+
+  /** A snapshot of an open rate limiter. */
+  RateView rateStatus(RateLimiter limiter) throws IOException;
+
   @Override
   void close();
+
+  /**
+   * A snapshot of one rate limiter, whichever backend.
+   *
+   * @param name its name
+   * @param rate its rate
+   * @param burst its burst
+   * @param nextFree how long a start of weight 1 asked for now would wait (zero: none)
+   * @param waiters who waits for a slot, first in line first
+   */
+  record RateView(
+      String name, Rates.Rate rate, int burst, java.time.Duration nextFree, List<Entry> waiters) {}
 
   /**
    * A snapshot of one semaphore, whichever backend.

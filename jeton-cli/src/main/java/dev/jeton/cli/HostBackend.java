@@ -1,8 +1,10 @@
 package dev.jeton.cli;
 
 import dev.jeton.Permit;
+import dev.jeton.RateLimiter;
 import dev.jeton.Semaphore;
 import dev.jeton.host.Holder;
+import dev.jeton.host.HostRateLimiter;
 import dev.jeton.host.HostSemaphore;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -11,7 +13,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
-/** Semaphores of this machine, in a directory of lock files. */
+/** Semaphores and rate limiters of this machine, in a directory of lock files. */
 final class HostBackend implements Backend {
   private final @Nullable Path directory; // null: the default one, created on first use
 
@@ -103,6 +105,44 @@ final class HostBackend implements Backend {
   @Override
   public void whenLost(Permit permit, Consumer<String> onLost) {
     // A file lock is held until this process exits: it cannot be lost while the command runs.
+  }
+
+  @Override
+  public RateLimiter openRate(String name, Rates.@Nullable Rate rate, int burst, String command)
+      throws IOException {
+    HostRateLimiter.Builder builder = HostRateLimiter.builder(name).command(command);
+    Path dir = directory;
+    if (dir != null) {
+      builder.directory(dir);
+    }
+    if (rate != null) {
+      builder.rate(rate.permits(), rate.period());
+    }
+    if (burst > 0) {
+      builder.burst(burst);
+    }
+    return builder.open();
+  }
+
+  @Override
+  public Map<String, String> environment(RateLimiter limiter) {
+    return Map.of("JETON_DIR", ((HostRateLimiter) limiter).directory().toString());
+  }
+
+  @Override
+  public List<String> rateNames() throws IOException {
+    return HostRateLimiter.list(directory());
+  }
+
+  @Override
+  public RateView rateStatus(RateLimiter limiter) throws IOException {
+    HostRateLimiter.Status s = ((HostRateLimiter) limiter).status();
+    return new RateView(
+        s.name(),
+        new Rates.Rate(s.permits(), s.period()),
+        s.burst(),
+        s.nextFree(),
+        entries(s.waiters()));
   }
 
   @Override

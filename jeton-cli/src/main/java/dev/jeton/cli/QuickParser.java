@@ -131,7 +131,7 @@ final class QuickParser {
   private Callable<Integer> run() throws GiveUp {
     RunCommand run = new RunCommand();
     run.jeton = jeton;
-    boolean[] seen = new boolean[9];
+    boolean[] seen = new boolean[11];
     List<String> names =
         List.of(
             "--name",
@@ -142,7 +142,9 @@ final class QuickParser {
             "--conflict-exit-code",
             "--quiet",
             "--lease",
-            "--on-lost");
+            "--on-lost",
+            "--rate",
+            "--burst");
     while (next < args.length) {
       String arg = args[next++];
       if (arg.equals("--")) {
@@ -184,7 +186,9 @@ final class QuickParser {
         case 3 -> waiting(run).timeout = Durations.parse(value);
         case 5 -> run.busyExitCode = integer(value);
         case 7 -> run.lease = Durations.parse(value);
-        default -> run.onLost = onLost(value);
+        case 8 -> run.onLost = onLost(value);
+        case 9 -> run.rate = Rates.parse(value);
+        default -> run.burst = integer(value);
       }
     }
     RunCommand.Waiting waiting = run.waiting;

@@ -2,6 +2,7 @@ package dev.jeton.cli;
 
 import dev.jeton.LeakDetection;
 import dev.jeton.Permit;
+import dev.jeton.RateLimiter;
 import dev.jeton.Semaphore;
 import dev.jeton.redis.FencingToken;
 import dev.jeton.redis.Lease;
@@ -152,6 +153,34 @@ final class RedisBackend implements Backend {
   @Override
   public void whenLost(Permit permit, Consumer<String> onLost) {
     ((Lease) permit).lost().thenAccept(loss -> onLost.accept(loss.reason()));
+  }
+
+  /**
+   * What {@code --rate} with {@code --redis} says until fleet-wide rate limiters are wired in here
+   * (a {@code RedisRateLimiter} behind {@link #openRate}, its status behind {@link #rateStatus}).
+   */
+  static final String NO_FLEET_RATES =
+      "--rate with --redis: fleet-wide rate limits are not available yet; without --redis,"
+          + " --rate limits the starts on this machine";
+
+  @Override
+  public RateLimiter openRate(String name, Rates.@Nullable Rate rate, int burst, String command) {
+    throw new IllegalArgumentException(NO_FLEET_RATES);
+  }
+
+  @Override
+  public Map<String, String> environment(RateLimiter limiter) {
+    throw new IllegalArgumentException(NO_FLEET_RATES);
+  }
+
+  @Override
+  public List<String> rateNames() {
+    return List.of(); // none until fleet-wide rate limiters are wired in
+  }
+
+  @Override
+  public RateView rateStatus(RateLimiter limiter) {
+    throw new IllegalArgumentException(NO_FLEET_RATES);
   }
 
   @Override

@@ -2,12 +2,11 @@ package dev.jeton.cli;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import dev.jeton.Permit;
+import dev.jeton.RateLimiter;
 import dev.jeton.Semaphore;
 import dev.jeton.internal.Arguments;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -74,6 +73,25 @@ final class RunCommand implements Callable<Integer> {
       paramLabel = "WEIGHT",
       description = "How many permits CMD holds (default: ${DEFAULT-VALUE}).")
   int weight = 1;
+
+  @Option(
+      names = "--rate",
+      converter = Rates.Converter.class,
+      paramLabel = "N/PERIOD",
+      description =
+          "At most N starts of NAME per PERIOD on this machine (10/1m, 5/30s, 100/1h, 1/500ms),"
+              + " first come first served: creates the rate limiter NAME with this rate, or checks"
+              + " that it has it. Without --permits, nothing limits how many run at once; with it,"
+              + " CMD needs both, the permits first.")
+  Rates.@Nullable Rate rate;
+
+  @Option(
+      names = "--burst",
+      paramLabel = "N",
+      description =
+          "With --rate: how many may start at once after a pause (default: the rate's N, for a"
+              + " new rate limiter; an existing one must have it, if given).")
+  @Nullable Integer burst;
 
   @ArgGroup(exclusive = true)
   @Nullable Waiting waiting;
@@ -152,7 +170,7 @@ final class RunCommand implements Callable<Integer> {
   private @Nullable String signalled;
 
   @GuardedBy("lock")
-  private @Nullable CompletableFuture<Permit> acquiring;
+  private @Nullable CompletableFuture<?> acquiring;
 
   private void onSignal(String signal) {
     synchronized (lock) {
@@ -162,7 +180,7 @@ final class RunCommand implements Callable<Integer> {
         return;
       }
       signalled = signal;
-      CompletableFuture<Permit> request = acquiring;
+      CompletableFuture<?> request = acquiring;
       if (request != null) {
         request.cancel(false); // withdraws the request; the wait below then gives up
       }
@@ -192,12 +210,44 @@ final class RunCommand implements Callable<Integer> {
       throw new IllegalArgumentException(
           "-E must be an exit code from 0 to 255, was " + busyExitCode);
     }
+    checkRateOptions();
     if (!jeton.usesRedis() && (lease != null || onLost != null)) {
       throw new IllegalArgumentException(
           (lease != null ? "--lease" : "--on-lost")
               + " needs --redis (or JETON_REDIS_URL): only a Redis permit is a lease that can"
               + " run out; this machine's permits last as long as the command runs");
     }
+  }
+
+  private void checkRateOptions() {
+    Rates.Rate r = rate;
+    Integer b = burst;
+    if (r != null && jeton.usesRedis()) {
+      throw new IllegalArgumentException(RedisBackend.NO_FLEET_RATES);
+    }
+    if (b != null && r == null) {
+      throw new IllegalArgumentException("--burst needs --rate");
+    }
+    if (b != null && b < 1) {
+      throw new IllegalArgumentException("--burst must be 1 or more, was " + b);
+    }
+    if (r != null && weight > (b != null ? b : Math.min(r.permits(), Integer.MAX_VALUE))) {
+      throw new IllegalArgumentException(
+          "--weight "
+              + weight
+              + " is more than the burst "
+              + (b != null ? b : r.permits())
+              + " of --rate "
+              + r
+              + ": give --burst "
+              + weight
+              + " or more");
+    }
+  }
+
+  /** Whether the command needs permits of a semaphore: without --rate, or with --permits. */
+  private boolean usesSemaphore() {
+    return rate == null || limit != null;
   }
 
   /**
@@ -251,32 +301,69 @@ final class RunCommand implements Callable<Integer> {
     }
     Signals.install(this::onSignal);
     Waiting w = waiting;
+    long start = System.nanoTime();
     try (RedisBound bound = jeton.usesRedis() && w != null ? jeton.redisBound(w.timeout) : null;
         Backend backend = jeton.backend(lease)) {
-      Semaphore semaphore = open(backend);
+      Semaphore semaphore = usesSemaphore() ? open(backend) : null;
+      RateLimiter limiter = openRate(backend);
       // The command's session is made while the permits are waited for: see CommandSession.
       try (CommandSession session = CommandSession.prepare(command, backend.stopGrace())) {
-        Optional<Permit> permit = acquire(backend, semaphore, err, bound);
-        if (permit.isEmpty()) {
-          int code;
-          synchronized (lock) {
-            code = signalled != null ? signalledExit() : busyExitCode;
+        Permit permit = null;
+        if (semaphore != null) {
+          Optional<Permit> got = acquire(backend, semaphore, err, bound);
+          if (got.isEmpty()) {
+            return busy(bound);
           }
-          if (bound != null) {
-            bound.decided(code);
-          }
-          return code;
-        }
-        if (bound != null) {
-          bound.close(); // granted: Redis answered, and the bound is kept
+          permit = got.get();
         }
         try {
-          return runCommand(backend, semaphore, permit.get(), session, err);
+          // The slot last, once the permits are there: the command starts in its slot.
+          if (limiter != null && !RateWait.pass(this, backend, limiter, err, start)) {
+            return busy(bound);
+          }
+          if (bound != null) {
+            bound.close(); // granted: Redis answered, and the bound is kept
+          }
+          return runCommand(backend, semaphore, permit, limiter, session, err);
         } finally {
-          backend.release(permit.get());
+          if (permit != null) {
+            backend.release(permit);
+          }
         }
       }
     }
+  }
+
+  private @Nullable RateLimiter openRate(Backend backend) throws IOException {
+    Rates.Rate r = rate;
+    if (r == null) {
+      return null;
+    }
+    Integer b = burst;
+    RateLimiter limiter = backend.openRate(name, r, b != null ? b : 0, String.join(" ", command));
+    if (weight > limiter.burst()) {
+      throw new IllegalArgumentException(
+          "--weight "
+              + weight
+              + " is more than the burst "
+              + limiter.burst()
+              + " of '"
+              + name
+              + "'");
+    }
+    return limiter;
+  }
+
+  /** The exit code when the permits or the slot could not be had (busy, or signalled). */
+  private int busy(@Nullable RedisBound bound) {
+    int code;
+    synchronized (lock) {
+      code = signalled != null ? signalledExit() : busyExitCode;
+    }
+    if (bound != null) {
+      bound.decided(code);
+    }
+    return code;
   }
 
   /**
@@ -299,6 +386,36 @@ final class RunCommand implements Callable<Integer> {
         timeout == null
             ? semaphore.acquireAsync(weight)
             : semaphore.acquireAsync(weight, bound != null ? bound.remaining() : timeout);
+    boolean got =
+        await(
+            future,
+            err,
+            (progress, waited) ->
+                progress.show(name, backend.status(semaphore).waiters(), weight, waited),
+            () ->
+                "jeton: timed out after "
+                    + Arguments.format(java.util.Objects.requireNonNull(timeout))
+                    + " waiting for semaphore '"
+                    + name
+                    + "'");
+    return got ? Optional.of(future.join()) : Optional.empty();
+  }
+
+  /** Shows how a wait goes, on the progress line. */
+  interface Shown {
+    void show(Progress progress, long waitedNanos) throws IOException;
+  }
+
+  /**
+   * Waits for {@code future} to complete, showing progress: true if it did, false if it was
+   * cancelled by a signal or timed out (saying {@code timedOut} then, unless quiet).
+   */
+  boolean await(
+      CompletableFuture<?> future,
+      PrintWriter err,
+      Shown shown,
+      java.util.function.Supplier<String> timedOut)
+      throws Exception {
     synchronized (lock) {
       acquiring = future;
       if (signalled != null) {
@@ -310,30 +427,30 @@ final class RunCommand implements Callable<Integer> {
     try {
       for (; ; ) {
         try {
-          return Optional.of(future.get(250, TimeUnit.MILLISECONDS));
+          future.get(250, TimeUnit.MILLISECONDS);
+          return true;
         } catch (TimeoutException stillWaiting) {
-          progress.show(backend, semaphore, weight, System.nanoTime() - start);
+          try {
+            shown.show(progress, System.nanoTime() - start);
+          } catch (IOException | RuntimeException e) {
+            // the display is best effort
+          }
         }
       }
     } catch (java.util.concurrent.CancellationException signalledWhileWaiting) {
-      return Optional.empty();
+      return false;
     } catch (ExecutionException e) {
-      if (e.getCause() instanceof TimeoutException timedOut
-          && RedisDefaults.isQuarantine(timedOut.getCause())) {
+      if (e.getCause() instanceof TimeoutException timedOutCause
+          && RedisDefaults.isQuarantine(timedOutCause.getCause())) {
         // nothing could be granted: not busy (see Jeton.handle)
-        throw (RuntimeException) java.util.Objects.requireNonNull(timedOut.getCause());
+        throw (RuntimeException) java.util.Objects.requireNonNull(timedOutCause.getCause());
       }
       if (e.getCause() instanceof TimeoutException) {
         progress.clear();
         if (!quiet) {
-          err.println(
-              "jeton: timed out after "
-                  + Arguments.format(java.util.Objects.requireNonNull(timeout))
-                  + " waiting for semaphore '"
-                  + name
-                  + "'");
+          err.println(timedOut.get());
         }
-        return Optional.empty();
+        return false;
       }
       throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
     } finally {
@@ -342,16 +459,27 @@ final class RunCommand implements Callable<Integer> {
   }
 
   private int runCommand(
-      Backend backend, Semaphore semaphore, Permit permit, CommandSession session, PrintWriter err)
+      Backend backend,
+      @Nullable Semaphore semaphore,
+      @Nullable Permit permit,
+      @Nullable RateLimiter limiter,
+      CommandSession session,
+      PrintWriter err)
       throws IOException {
     Map<String, String> env = new java.util.HashMap<>();
     env.put("JETON_NAME", name);
     env.put("JETON_WEIGHT", Integer.toString(weight));
-    env.putAll(backend.environment(semaphore, permit));
-    if (session.isolated()) {
-      // Recorded before the command may start, so that it never runs without the permit, even
-      // if this process is killed now.
-      backend.holdWhileRuns(semaphore, permit, session.leader());
+    if (limiter != null) {
+      env.put("JETON_RATE", String.valueOf(rate));
+      env.putAll(backend.environment(limiter));
+    }
+    if (semaphore != null && permit != null) {
+      env.putAll(backend.environment(semaphore, permit));
+      if (session.isolated()) {
+        // Recorded before the command may start, so that it never runs without the permit, even
+        // if this process is killed now.
+        backend.holdWhileRuns(semaphore, permit, session.leader());
+      }
     }
     boolean renews = backend.renews();
     Signals.installJobControl(signal -> onJobControl(signal, renews, err));
@@ -362,7 +490,9 @@ final class RunCommand implements Callable<Integer> {
       session.start(env);
       child = session;
     }
-    backend.whenLost(permit, reason -> leaseLost(session, reason, err));
+    if (permit != null) {
+      backend.whenLost(permit, reason -> leaseLost(session, reason, err));
+    }
     return session.waitForAll(); // 128+N when the command died of signal N
   }
 
@@ -425,68 +555,6 @@ final class RunCommand implements Callable<Integer> {
     err.flush();
     if (onLost == OnLost.kill) {
       session.stop(Duration.ofSeconds(10)); // SIGTERM to all of it, SIGKILL 10 s later
-    }
-  }
-
-  /** Waiting shown on stderr, on one line, when stderr is a terminal. */
-  private static final class Progress {
-    private final PrintWriter err;
-    private final boolean enabled;
-    private boolean shown;
-
-    Progress(PrintWriter err, boolean enabled) {
-      this.err = err;
-      this.enabled = enabled;
-    }
-
-    static boolean stderrIsATerminal() {
-      try {
-        String target = Files.readSymbolicLink(Path.of("/proc/self/fd/2")).toString();
-        return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty");
-      } catch (IOException | UnsupportedOperationException notLinux) {
-        return System.console() != null;
-      }
-    }
-
-    void show(Backend backend, Semaphore semaphore, int weight, long waitedNanos) {
-      if (!enabled) {
-        return;
-      }
-      long pid = ProcessHandle.current().pid();
-      int ahead = 0;
-      String semaphoreName;
-      try {
-        Backend.View view = backend.status(semaphore);
-        semaphoreName = view.name();
-        for (Backend.Entry waiter : view.waiters()) {
-          if (waiter.pid() == pid) {
-            break;
-          }
-          ahead++;
-        }
-      } catch (IOException | RuntimeException e) {
-        return; // the display is best effort
-      }
-      err.print(
-          "\rjeton: waiting for "
-              + weight
-              + " of '"
-              + semaphoreName
-              + "': "
-              + ahead
-              + " ahead, "
-              + TimeUnit.NANOSECONDS.toSeconds(waitedNanos)
-              + "s   ");
-      err.flush();
-      shown = true;
-    }
-
-    void clear() {
-      if (shown) {
-        err.print("\r\033[K");
-        err.flush();
-        shown = false;
-      }
     }
   }
 }

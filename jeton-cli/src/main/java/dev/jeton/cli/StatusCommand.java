@@ -17,7 +17,9 @@ import picocli.CommandLine.ParentCommand;
 @Command(
     name = "status",
     mixinStandardHelpOptions = true,
-    description = "Shows the limit, who holds permits and who waits, for one semaphore or all.",
+    description =
+        "Shows the limit, who holds permits and who waits, for one semaphore or all; and the"
+            + " rate, burst, next free slot and who waits, for each rate limiter (--rate).",
     footer = {
       "",
       "Examples:",
@@ -37,14 +39,25 @@ final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     List<Backend.View> all = new ArrayList<>();
+    List<Backend.RateView> rates = new ArrayList<>();
     try (Backend backend = jeton.backend(null)) {
       String one = name;
       List<String> names = one != null ? List.of(one) : backend.names();
+      List<String> rateNames = backend.rateNames();
+      if (one != null) {
+        boolean rateOnly = rateNames.contains(one) && !backend.names().contains(one);
+        names = rateOnly ? List.of() : names; // neither: the semaphore's error says so
+        rateNames = rateNames.contains(one) ? List.of(one) : List.of();
+      }
       for (String n : names) {
         all.add(backend.status(backend.open(n, null, 0, "jeton status")));
       }
+      for (String n : rateNames) {
+        rates.add(backend.rateStatus(backend.openRate(n, null, 0, "jeton status")));
+      }
       PrintWriter out = jeton.out();
-      out.print(json ? toJson(all) : toText(all, backend.where()));
+      Instant now = Instant.now();
+      out.print(json ? toJson(all, rates, now) : toText(all, rates, backend.where(), now));
       out.flush();
     }
     return 0;
@@ -60,7 +73,13 @@ final class StatusCommand implements Callable<Integer> {
 
   /** As {@link #toText(List, String)}, with how long each has held or waited until {@code now}. */
   static String toText(List<Backend.View> all, String where, Instant now) {
-    if (all.isEmpty()) {
+    return toText(all, List.of(), where, now);
+  }
+
+  /** As {@link #toText(List, String, Instant)}, and the rate limiters after the semaphores. */
+  static String toText(
+      List<Backend.View> all, List<Backend.RateView> rates, String where, Instant now) {
+    if (all.isEmpty() && rates.isEmpty()) {
       return "no semaphores " + Escapes.visible(where) + "\n";
     }
     StringBuilder text = new StringBuilder();
@@ -77,6 +96,21 @@ final class StatusCommand implements Callable<Integer> {
         text.append("  holds ").append(describe(h, now)).append('\n');
       }
       for (Backend.Entry h : s.waiters()) {
+        text.append("  waits ").append(describe(h, now)).append('\n');
+      }
+    }
+    for (Backend.RateView r : rates) {
+      text.append(Escapes.visible(r.name()))
+          .append(": rate ")
+          .append(r.rate())
+          .append(", burst ")
+          .append(r.burst())
+          .append(", next free slot ")
+          .append(r.nextFree().isZero() ? "now" : "in " + RateWait.forHuman(r.nextFree()))
+          .append(", waiting ")
+          .append(r.waiters().size())
+          .append('\n');
+      for (Backend.Entry h : r.waiters()) {
         text.append("  waits ").append(describe(h, now)).append('\n');
       }
     }
@@ -136,6 +170,15 @@ final class StatusCommand implements Callable<Integer> {
    * waitingSeconds} until {@code now}.
    */
   static String toJson(List<Backend.View> all, Instant now) {
+    return toJson(all, List.of(), now);
+  }
+
+  /**
+   * As {@link #toJson(List, Instant)}, and the rate limiters after the semaphores: each with {@code
+   * rate} (as {@code --rate} takes it), {@code permits}, {@code periodMillis}, {@code burst},
+   * {@code nextFreeMillis} (0: a start would pass now) and {@code waiters}; no {@code limit}.
+   */
+  static String toJson(List<Backend.View> all, List<Backend.RateView> rates, Instant now) {
     StringBuilder json = new StringBuilder("[");
     for (int i = 0; i < all.size(); i++) {
       Backend.View s = all.get(i);
@@ -152,7 +195,26 @@ final class StatusCommand implements Callable<Integer> {
           .append(holders(s.waiters(), "waitingSeconds", now))
           .append('}');
     }
-    return json.append(all.isEmpty() ? "]\n" : "\n]\n").toString();
+    for (int i = 0; i < rates.size(); i++) {
+      Backend.RateView r = rates.get(i);
+      json.append(i == 0 && all.isEmpty() ? "\n  " : ",\n  ")
+          .append("{\"name\": ")
+          .append(quote(r.name()))
+          .append(", \"rate\": ")
+          .append(quote(r.rate().toString()))
+          .append(", \"permits\": ")
+          .append(r.rate().permits())
+          .append(", \"periodMillis\": ")
+          .append(r.rate().period().toMillis())
+          .append(", \"burst\": ")
+          .append(r.burst())
+          .append(", \"nextFreeMillis\": ")
+          .append(r.nextFree().plusNanos(999_999).toMillis())
+          .append(", \"waiters\": ")
+          .append(holders(r.waiters(), "waitingSeconds", now))
+          .append('}');
+    }
+    return json.append(all.isEmpty() && rates.isEmpty() ? "]\n" : "\n]\n").toString();
   }
 
   private static String holders(List<Backend.Entry> holders, String forField, Instant now) {

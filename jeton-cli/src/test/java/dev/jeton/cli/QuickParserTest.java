@@ -49,6 +49,8 @@ class QuickParserTest {
         "true"
       },
       {"run", "--redis=redis://h:6379", "--on-lost=warn", "--", "true"},
+      {"run", "--rate", "10/1m", "--name", "deploy", "--", "./deploy.sh"},
+      {"run", "--rate=1/500ms", "--burst", "3", "--permits", "2", "--timeout", "5s", "true"},
       {"run", "--weight", "0", "--permits", "0", "--", "true"}, // refused later, by call()
       {"run", "--permits", "012", "true"}, // picocli takes 12 too
       {"status"},
@@ -112,6 +114,9 @@ class QuickParserTest {
       {"limit", "--name", "x", "--", "4"},
       {"limit", "--name", "x", "-1"},
       {"run", "--weight", "-3", "true"},
+      {"run", "--rate", "0/1m", "true"}, // picocli's message names the bad value
+      {"run", "--rate", "10", "true"},
+      {"run", "--rate", "1/1s", "--burst", "x", "true"},
     };
     for (String[] line : lines) {
       assertNull(QuickParser.parse(new Jeton(), line), String.join(" ", line));
