@@ -64,20 +64,29 @@ abstract class AbstractJetonCommandTest {
 
   /** Starts {@code jeton args...}, without the backend's arguments, in a JVM with these options. */
   Process jetonWithJvmOptions(List<String> jvmOptions, String... args) throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-XX:TieredStopAtLevel=1"); // as the ./jeton launcher runs it
-    command.add("-Djava.io.tmpdir=" + temporaryFiles()); // to see what it leaves behind
-    command.addAll(jvmOptions); // after the defaults, which they may override
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(Jeton.class.getName());
-    command.addAll(List.of(args));
+    List<String> command = javaCommand(temporaryFiles(), jvmOptions, args);
     ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
     builder.environment().putAll(environment());
     Process p = builder.start();
     started.add(p);
     return p;
+  }
+
+  /**
+   * The command line of {@code jeton args...} in a JVM of its own, as the launcher starts it, with
+   * {@code tmp} as its temporary directory and these JVM options.
+   */
+  static List<String> javaCommand(Path tmp, List<String> jvmOptions, String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-XX:TieredStopAtLevel=1"); // as the ./jeton launcher runs it
+    command.add("-Djava.io.tmpdir=" + tmp); // to see what it leaves behind
+    command.addAll(jvmOptions); // after the defaults, which they may override
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(Jeton.class.getName());
+    command.addAll(List.of(args));
+    return command;
   }
 
   /** The temporary directory of every {@code jeton} process this test starts. */
