@@ -126,18 +126,20 @@ final class RateState {
   private static final long NEVER_NANOS = Long.MAX_VALUE / 4;
 
   /**
-   * {@code gcra} at a new rate, from {@code now}, after the slot {@code lastSlot}.
+   * {@code gcra} at a new rate, from {@code now}, the latest slot given out being {@code lastSlot}.
    *
-   * <p>A slower rate is {@link Gcra#setRate}'s: what is owed drains at the new rate, which keeps
-   * the new bound over every window from the change on (the slots given out already are part of
-   * what is owed). A debt too large to count in nanoseconds at the new rate is put about 73 years
-   * ahead.
+   * <p>A slower rate is {@link Gcra#setRate}'s: what is owed drains at the new rate (the slots
+   * given out already are part of what is owed). A debt too large to count in nanoseconds at the
+   * new rate is put about 73 years ahead.
    *
-   * <p>A faster rate must not give newcomers slots among the ones given already, which were spaced
-   * at the old rate: every admission so far conforms to the new rate's schedule too (a slower
-   * sequence conforms to a faster schedule of the same burst), whose theoretical arrival time is
-   * then at most {@code lastSlot + burst T} for the new {@code T}, and at most the old one. So the
-   * new time is the earlier of the two, rounded up to the new rate's fractions.
+   * <p>A faster rate must keep every admission so far and every one to come conforming to the new
+   * rate's schedule: its theoretical arrival time must be at least what that schedule would have,
+   * run over the admissions so far. Two values are at least that: {@code lastSlot + burst T} (the
+   * schedule's invariant after its last admission, T the new interval), and, while no slot lies
+   * ahead, the old time rescaled (what is owed, drained faster). With slots ahead, the old time
+   * itself is (a sequence that conforms to a slower schedule conforms to a faster one of the same
+   * burst, which never runs ahead of it), not rescaled; and newcomers must not get slots before the
+   * ones given out (first come, first served), so it is at least {@code lastSlot + (burst - 1) T}.
    */
   static Gcra withRate(Gcra gcra, long permits, Duration period, long lastSlot, long now) {
     if (!faster(permits, period, gcra.permits(), gcra.period())) {
@@ -149,34 +151,41 @@ final class RateState {
         return new Gcra(permits, period, gcra.burst(), now + NEVER_NANOS);
       }
     }
-    Gcra fresh = new Gcra(permits, period, gcra.burst(), lastSlot); // checks the rate
-    long newDen = fresh.denominator();
-    // lastSlot + burst T, as whole nanoseconds and a fraction over newDen
-    BigInteger[] burstT =
-        BigInteger.valueOf(gcra.burst())
-            .multiply(BigInteger.valueOf(period.toNanos()))
-            .multiply(BigInteger.valueOf(newDen))
-            .divideAndRemainder(BigInteger.valueOf(permits));
-    // in units of 1/newDen: exact, since T = period / permits = num / newDen
-    BigInteger capUnits =
-        BigInteger.valueOf(lastSlot).multiply(BigInteger.valueOf(newDen)).add(burstT[0]);
-    // the old time in units of 1/newDen, rounded up
-    BigInteger[] oldFraction =
-        BigInteger.valueOf(gcra.tatFraction())
-            .multiply(BigInteger.valueOf(newDen))
-            .divideAndRemainder(BigInteger.valueOf(gcra.denominator()));
-    BigInteger oldUnits =
-        BigInteger.valueOf(gcra.tatNanos())
-            .multiply(BigInteger.valueOf(newDen))
-            .add(oldFraction[0])
-            .add(oldFraction[1].signum() > 0 ? BigInteger.ONE : BigInteger.ZERO);
-    BigInteger[] tat = capUnits.min(oldUnits).divideAndRemainder(BigInteger.valueOf(newDen));
-    long whole = tat[0].longValueExact();
-    long fraction = tat[1].longValueExact();
+    BigInteger den = BigInteger.valueOf(new Gcra(permits, period, gcra.burst(), now).denominator());
+    // T in units of 1/den: period / permits = num / den, exactly
+    BigInteger interval =
+        BigInteger.valueOf(period.toNanos()).multiply(den).divide(BigInteger.valueOf(permits));
+    BigInteger last = BigInteger.valueOf(lastSlot).multiply(den);
+    BigInteger burst = BigInteger.valueOf(gcra.burst());
+    BigInteger tat = last.add(burst.multiply(interval));
+    if (lastSlot - now > 0) {
+      tat =
+          tat.min(units(gcra, den))
+              .max(last.add(burst.subtract(BigInteger.ONE).multiply(interval)));
+    } else {
+      Gcra rescaled = gcra.copy();
+      rescaled.setRate(permits, period, now); // faster: what is owed only shrinks
+      tat = tat.min(units(rescaled, den));
+    }
+    BigInteger[] split = tat.divideAndRemainder(den);
+    long whole = split[0].longValueExact();
+    long fraction = split[1].longValueExact();
     if (fraction < 0) {
       whole--;
-      fraction += newDen;
+      fraction += den.longValueExact();
     }
     return Gcra.restore(permits, period, gcra.burst(), whole, fraction);
+  }
+
+  /** The theoretical arrival time of {@code gcra} in units of {@code 1/den}, rounded up. */
+  private static BigInteger units(Gcra gcra, BigInteger den) {
+    BigInteger[] fraction =
+        BigInteger.valueOf(gcra.tatFraction())
+            .multiply(den)
+            .divideAndRemainder(BigInteger.valueOf(gcra.denominator()));
+    return BigInteger.valueOf(gcra.tatNanos())
+        .multiply(den)
+        .add(fraction[0])
+        .add(fraction[1].signum() > 0 ? BigInteger.ONE : BigInteger.ZERO);
   }
 }

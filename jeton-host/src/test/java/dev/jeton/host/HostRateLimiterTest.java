@@ -79,7 +79,7 @@ class HostRateLimiterTest {
     two.setRate(1, Duration.ofHours(2)); // slower: what is owed drains at the new rate
     assertEquals(Duration.ofHours(2), one.period());
     assertTrue(one.timeToAdmit(1).compareTo(Duration.ofMinutes(119)) > 0);
-    two.setRate(1, Duration.ofMillis(1)); // faster: one slot of the new rate after the last
+    two.setRate(1, Duration.ofMillis(1)); // faster: what is owed drains at the new rate
     assertTrue(one.timeToAdmit(1).compareTo(Duration.ofMillis(1)) <= 0);
     assertThrows(IllegalArgumentException.class, () -> one.setRate(0, HOUR));
     assertEquals(Duration.ofMillis(1), one.period(), "a bad rate changes nothing");
@@ -98,7 +98,7 @@ class HostRateLimiterTest {
     assertEquals(
         RateRequest.Outcome.WAITING,
         newcomer.reserve(false, Long.MAX_VALUE, Long.MAX_VALUE, () -> false));
-    assertTrue(newcomer.slot() - waiting.slot() >= 1_000_000, "a new interval after the last");
+    assertTrue(newcomer.slot() - waiting.slot() >= 0, "never before the ones already waiting");
     newcomer.withdraw();
     waiting.withdraw();
   }
@@ -159,7 +159,7 @@ class HostRateLimiterTest {
 
   @Test
   void waiters_passInTheOrderTheyCame() throws Exception {
-    HostRateLimiter rate = limiter("fifo").rate(20, Duration.ofSeconds(1)).burst(1).open();
+    HostRateLimiter rate = limiter("fifo").rate(10, Duration.ofSeconds(1)).burst(1).open();
     assertTrue(rate.tryAcquire());
     ConcurrentLinkedQueue<Integer> order = new ConcurrentLinkedQueue<>();
     List<Thread> threads = new ArrayList<>();
@@ -177,7 +177,11 @@ class HostRateLimiterTest {
               });
       thread.start();
       threads.add(thread);
-      awaitQueued(rate, i + 1); // the next comes once this one has its place
+      // The next comes once this one has its place or has passed (read in that order, so that a
+      // request passing meanwhile is counted once or not yet, never twice).
+      while (order.size() + rate.queueLength() < i + 1) {
+        Thread.sleep(1);
+      }
     }
     for (Thread thread : threads) {
       thread.join();
