@@ -194,105 +194,9 @@ final class RunCommand implements Callable<Integer> {
     }
   }
 
-  /** Checks what the options say together; each fails with exit 2 and a message naming it. */
-  private void checkOptions() {
-    if (weight < 1) {
-      throw new IllegalArgumentException("--weight must be 1 or more, was " + weight);
-    }
-    Integer l = limit;
-    if (l != null && l < 1) {
-      throw new IllegalArgumentException("--permits must be 1 or more, was " + l);
-    }
-    if (l != null && weight > l) {
-      throw new IllegalArgumentException("--weight " + weight + " is more than --permits " + l);
-    }
-    if (busyExitCode < 0 || busyExitCode > 255) {
-      throw new IllegalArgumentException(
-          "-E must be an exit code from 0 to 255, was " + busyExitCode);
-    }
-    checkRateOptions();
-    if (!jeton.usesRedis() && (lease != null || onLost != null)) {
-      throw new IllegalArgumentException(
-          (lease != null ? "--lease" : "--on-lost")
-              + " needs --redis (or JETON_REDIS_URL): only a Redis permit is a lease that can"
-              + " run out; this machine's permits last as long as the command runs");
-    }
-  }
-
-  private void checkRateOptions() {
-    Rates.Rate r = rate;
-    Integer b = burst;
-    if (r != null && jeton.usesRedis()) {
-      throw new IllegalArgumentException(RedisBackend.NO_FLEET_RATES);
-    }
-    if (b != null && r == null) {
-      throw new IllegalArgumentException("--burst needs --rate");
-    }
-    if (b != null && b < 1) {
-      throw new IllegalArgumentException("--burst must be 1 or more, was " + b);
-    }
-    if (r != null && weight > (b != null ? b : Math.min(r.permits(), Integer.MAX_VALUE))) {
-      throw new IllegalArgumentException(
-          "--weight "
-              + weight
-              + " is more than the burst "
-              + (b != null ? b : r.permits())
-              + " of --rate "
-              + r
-              + ": give --burst "
-              + weight
-              + " or more");
-    }
-  }
-
-  /** Whether the command needs permits of a semaphore: without --rate, or with --permits. */
-  private boolean usesSemaphore() {
-    return rate == null || limit != null;
-  }
-
-  /**
-   * Opens the semaphore, creating it only if the request fits the limit it would get, so that a bad
-   * --weight changes nothing.
-   */
-  private Semaphore open(Backend backend) throws java.io.IOException {
-    String what = String.join(" ", command);
-    if (limit != null || weight == 1) {
-      return checkFits(backend.open(name, limit, 1, what));
-    }
-    try {
-      return checkFits(backend.open(name, null, 0, what));
-    } catch (IllegalArgumentException e) {
-      if (String.valueOf(e.getMessage()).startsWith("there is no semaphore")) {
-        throw new IllegalArgumentException(
-            e.getMessage()
-                + "; to create it for --weight "
-                + weight
-                + ", give --permits "
-                + weight
-                + " or more");
-      }
-      throw e;
-    }
-  }
-
-  private Semaphore checkFits(Semaphore semaphore) {
-    int stored = semaphore.limit();
-    if (weight > stored) {
-      throw new IllegalArgumentException(
-          "--weight "
-              + weight
-              + " is more than the limit "
-              + stored
-              + " of semaphore '"
-              + name
-              + "'");
-    }
-    return semaphore;
-  }
-
   @Override
   public Integer call() throws Exception {
-    checkOptions();
+    RunOpening.checkOptions(this);
     PrintWriter err = jeton.err();
     String unrunnable = CommandFiles.unrunnable(command.get(0));
     if (unrunnable != null) { // known before any permit is taken
@@ -304,8 +208,8 @@ final class RunCommand implements Callable<Integer> {
     long start = System.nanoTime();
     try (RedisBound bound = jeton.usesRedis() && w != null ? jeton.redisBound(w.timeout) : null;
         Backend backend = jeton.backend(lease)) {
-      Semaphore semaphore = usesSemaphore() ? open(backend) : null;
-      RateLimiter limiter = openRate(backend);
+      Semaphore semaphore = RunOpening.usesSemaphore(this) ? RunOpening.open(this, backend) : null;
+      RateLimiter limiter = RunOpening.openRate(this, backend);
       // The command's session is made while the permits are waited for: see CommandSession.
       try (CommandSession session = CommandSession.prepare(command, backend.stopGrace())) {
         Permit permit = null;
@@ -332,26 +236,6 @@ final class RunCommand implements Callable<Integer> {
         }
       }
     }
-  }
-
-  private @Nullable RateLimiter openRate(Backend backend) throws IOException {
-    Rates.Rate r = rate;
-    if (r == null) {
-      return null;
-    }
-    Integer b = burst;
-    RateLimiter limiter = backend.openRate(name, r, b != null ? b : 0, String.join(" ", command));
-    if (weight > limiter.burst()) {
-      throw new IllegalArgumentException(
-          "--weight "
-              + weight
-              + " is more than the burst "
-              + limiter.burst()
-              + " of '"
-              + name
-              + "'");
-    }
-    return limiter;
   }
 
   /** The exit code when the permits or the slot could not be had (busy, or signalled). */

@@ -189,6 +189,17 @@ final class HostQueue {
     return waiting;
   }
 
+  /**
+   * The records of the requests that wait, oldest first (a record that does not parse left out).
+   */
+  List<Holder> waiters() throws IOException {
+    List<Holder> waiters = new ArrayList<>();
+    for (String record : waiting().values()) {
+      Holder.parse(record).ifPresent(waiters::add);
+    }
+    return waiters;
+  }
+
   private void deleteIfDead(Path place) throws IOException {
     LockFiles.Held dead = LockFiles.tryLockExisting(directory, place);
     if (dead != null) {

@@ -6,15 +6,12 @@ import dev.jeton.internal.Arguments;
 import dev.jeton.internal.Gcra;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -126,23 +123,7 @@ public final class HostRateLimiter implements RateLimiter {
 
   /** The rate limiters in {@code directory}, sorted. */
   public static List<String> list(Path directory) throws IOException {
-    List<String> names = new ArrayList<>();
-    if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
-      return names;
-    }
-    HostDirectory.trust(directory, false); // refuses a directory others could have filled
-    try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
-      for (Path entry : entries) {
-        String n = entry.getFileName().toString();
-        if (LimitFile.isName(n)
-            && Files.isRegularFile(
-                entry.resolve("rate").resolve("state"), LinkOption.NOFOLLOW_LINKS)) {
-          names.add(n);
-        }
-      }
-    }
-    names.sort(null);
-    return names;
+    return LimitFile.namesWith(directory, Path.of("rate", "state"));
   }
 
   /** Opens, or creates, a machine-wide rate limiter. Each setter checks its argument at once. */
@@ -482,10 +463,7 @@ public final class HostRateLimiter implements RateLimiter {
   public Status status() throws IOException {
     Gcra schedule = schedule();
     long now = System.nanoTime();
-    List<Holder> waiters = new ArrayList<>();
-    for (Map.Entry<String, String> place : LockFiles.uninterrupted(queue::waiting).entrySet()) {
-      Holder.parse(place.getValue()).ifPresent(waiters::add);
-    }
+    List<Holder> waiters = LockFiles.uninterrupted(queue::waiters);
     return new Status(
         name,
         schedule.permits(),

@@ -13,9 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -468,10 +466,7 @@ public final class HostSemaphore implements Semaphore {
   public Status status() throws IOException {
     async.sync();
     List<Holder> holders = LockFiles.uninterrupted(slots::holders);
-    List<Holder> waiters = new ArrayList<>();
-    for (Map.Entry<String, String> place : LockFiles.uninterrupted(queue::waiting).entrySet()) {
-      Holder.parse(place.getValue()).ifPresent(waiters::add);
-    }
+    List<Holder> waiters = LockFiles.uninterrupted(queue::waiters);
     return new Status(name, LockFiles.uninterrupted(this::readLimit), holders, waiters);
   }
 

@@ -101,6 +101,14 @@ final class LimitFile {
    * since it cannot be opened.
    */
   static List<String> semaphoresIn(Path directory) throws IOException {
+    return namesWith(directory, Path.of("limit"));
+  }
+
+  /**
+   * The names in {@code directory} that a semaphore or rate limiter can have, whose folder holds
+   * the regular file {@code marker}, sorted. An untrusted directory is refused.
+   */
+  static List<String> namesWith(Path directory, Path marker) throws IOException {
     List<String> names = new ArrayList<>();
     if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
       return names;
@@ -109,8 +117,7 @@ final class LimitFile {
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
       for (Path entry : entries) {
         String name = entry.getFileName().toString();
-        if (isName(name)
-            && Files.isRegularFile(entry.resolve("limit"), LinkOption.NOFOLLOW_LINKS)) {
+        if (isName(name) && Files.isRegularFile(entry.resolve(marker), LinkOption.NOFOLLOW_LINKS)) {
           names.add(name);
         }
       }
@@ -119,7 +126,7 @@ final class LimitFile {
     return names;
   }
 
-  static boolean isName(String text) {
+  private static boolean isName(String text) {
     try {
       Arguments.checkName("name", text);
       return true;
