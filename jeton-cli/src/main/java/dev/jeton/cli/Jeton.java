@@ -35,6 +35,7 @@ import picocli.CommandLine.ScopeType;
       "Examples:",
       "  jeton run --name deploy --permits 2 -- ./deploy.sh",
       "  jeton run --name backup --no-wait -- ./backup.sh   # exit 75 at once if busy",
+      "  jeton run --name deploy --rate 10/1m -- ./deploy.sh # at most 10 starts a minute",
       "  jeton status --json",
       "  jeton limit --name deploy 4",
       "  jeton run --redis redis://redis.internal:6379 --name migrate -- ./migrate.sh",

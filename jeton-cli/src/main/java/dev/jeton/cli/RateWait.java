@@ -59,9 +59,15 @@ final class RateWait {
     return left.isNegative() ? Duration.ZERO : left;
   }
 
-  /** A wait rounded up to the millisecond, as a person writes it: {@code 6s}, {@code 1500ms}. */
+  /**
+   * A wait as a person reads it, rounded up: {@code 250ms} below a second, else as status shows
+   * durations ({@code 6s}, {@code 59m 58s}, {@code 2h 03m 07s}).
+   */
   static String forHuman(Duration wait) {
     long millis = wait.plusNanos(999_999).toMillis();
-    return Arguments.format(Duration.ofMillis(millis));
+    if (millis < 1000) {
+      return millis + "ms";
+    }
+    return StatusCommand.forHuman((millis + 999) / 1000);
   }
 }

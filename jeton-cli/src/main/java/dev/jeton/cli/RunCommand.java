@@ -47,6 +47,7 @@ import picocli.CommandLine.ParentCommand;
       "  jeton run --name deploy --permits 2 -- ./deploy.sh",
       "  jeton run --name gpu --weight 2 --timeout 5m -- make train",
       "  jeton run --name nightly --no-wait -E 0 -- ./report.sh   # skip quietly if busy",
+      "  jeton run --name deploy --rate 10/1m --burst 2 -- ./deploy.sh",
       "  jeton run --redis redis://redis:6379 --name migrate --on-lost kill -- ./migrate.sh"
     })
 final class RunCommand implements Callable<Integer> {

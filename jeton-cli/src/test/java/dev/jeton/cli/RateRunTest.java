@@ -251,6 +251,18 @@ class RateRunTest {
     assertTrue(shown.contains("\"waiters\": [{\"pid\": " + waiter.pid()), shown);
   }
 
+  @Test
+  void limitRate_changesTheStoredRateForEveryRun() throws Exception {
+    drain("lim", "1/1h");
+    Process change = jeton("limit", "--name", "lim", "--rate", "1000/1s");
+    assertEquals(0, AbstractJetonCommandTest.exitOf(change), output(change));
+    Process run = jeton("run", "--name", "lim", "--rate", "1000/1s", "--timeout", "30s", "true");
+    assertEquals(0, AbstractJetonCommandTest.exitOf(run), output(run));
+    Process old = jeton(run("lim", "1/1h", "1", "true"));
+    assertEquals(2, AbstractJetonCommandTest.exitOf(old));
+    assertTrue(output(old).contains("exists with 1000 per 1s, not 1 per 1h"));
+  }
+
   // ---------------------------------------------------------------- bad input and hostile files
 
   @Test
