@@ -1,4 +1,7 @@
-/** Jeton host: a {@link dev.jeton.Semaphore} shared by every process of one machine. */
+/**
+ * Jeton host: a {@link dev.jeton.Semaphore} and a {@link dev.jeton.RateLimiter} shared by every
+ * process of one machine.
+ */
 module dev.jeton.host {
   requires transitive dev.jeton.core;
   requires jdk.security.auth; // the uid and groups of this process, to check directories
