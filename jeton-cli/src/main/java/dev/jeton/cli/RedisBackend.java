@@ -7,6 +7,7 @@ import dev.jeton.Semaphore;
 import dev.jeton.redis.FencingToken;
 import dev.jeton.redis.Lease;
 import dev.jeton.redis.LeaseInfo;
+import dev.jeton.redis.RedisRateLimiter;
 import dev.jeton.redis.RedisSemaphore;
 import dev.jeton.redis.RedisSemaphoreOptions;
 import java.util.ArrayList;
@@ -19,11 +20,12 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
-/** Semaphores of a fleet, in Redis. */
+/** Semaphores and rate limiters of a fleet, in Redis. */
 final class RedisBackend implements Backend {
   private final String uri;
   private final RedisSemaphoreOptions options;
   private final List<RedisSemaphore> opened = new ArrayList<>();
+  private final List<RedisRateLimiter> openedRates = new ArrayList<>();
 
   RedisBackend(String uri, RedisSemaphoreOptions options) {
     this.uri = uri;
@@ -155,36 +157,55 @@ final class RedisBackend implements Backend {
     ((Lease) permit).lost().thenAccept(loss -> onLost.accept(loss.reason()));
   }
 
-  /**
-   * What {@code --rate} with {@code --redis} says until fleet-wide rate limiters are wired in here
-   * (a {@code RedisRateLimiter} behind {@link #openRate}, its status behind {@link #rateStatus}).
-   */
-  static final String NO_FLEET_RATES =
-      "--rate with --redis: fleet-wide rate limits are not available yet; without --redis,"
-          + " --rate limits the starts on this machine";
-
   @Override
   public RateLimiter openRate(String name, Rates.@Nullable Rate rate, int burst, String command) {
-    throw new IllegalArgumentException(NO_FLEET_RATES);
+    RedisRateLimiter.Builder builder =
+        RedisRateLimiter.builder(name).uri(uri).keyPrefix(options.keyPrefix());
+    if (plainServer(uri)) {
+      builder.jedis(); // a third of Lettuce's start-up CPU (decision 62)
+    }
+    if (rate != null) {
+      builder.rate(rate.permits(), rate.period());
+    }
+    if (burst > 0) {
+      builder.burst(burst);
+    }
+    RedisRateLimiter limiter = builder.open();
+    openedRates.add(limiter);
+    return limiter;
   }
 
   @Override
   public Map<String, String> environment(RateLimiter limiter) {
-    throw new IllegalArgumentException(NO_FLEET_RATES);
+    return Map.of("JETON_KEY_PREFIX", options.keyPrefix());
   }
 
   @Override
   public List<String> rateNames() {
-    return List.of(); // none until fleet-wide rate limiters are wired in
+    return plainServer(uri)
+        ? RedisRateLimiter.listWithJedis(uri, options.keyPrefix())
+        : RedisRateLimiter.list(uri, options.keyPrefix());
   }
 
+  /**
+   * {@inheritDoc} Fleet-wide, no waiters are listed: Redis hands each request its instant and keeps
+   * no record of who waits for one; the next free slot says how long the line is.
+   */
   @Override
   public RateView rateStatus(RateLimiter limiter) {
-    throw new IllegalArgumentException(NO_FLEET_RATES);
+    RedisRateLimiter redis = (RedisRateLimiter) limiter;
+    java.time.Duration nextFree = redis.timeToAdmit(1); // also refreshes the rate it heard
+    return new RateView(
+        redis.name(),
+        new Rates.Rate(redis.permits(), redis.period()),
+        redis.burst(),
+        nextFree,
+        List.of());
   }
 
   @Override
   public void close() {
     opened.forEach(RedisSemaphore::close);
+    openedRates.forEach(RedisRateLimiter::close);
   }
 }

@@ -41,9 +41,6 @@ final class RunOpening {
   private static void checkRateOptions(RunCommand run) {
     Rates.Rate r = run.rate;
     Integer b = run.burst;
-    if (r != null && run.jeton.usesRedis()) {
-      throw new IllegalArgumentException(RedisBackend.NO_FLEET_RATES);
-    }
     if (b != null && r == null) {
       throw new IllegalArgumentException("--burst needs --rate");
     }

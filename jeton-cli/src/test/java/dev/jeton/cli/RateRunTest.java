@@ -273,10 +273,6 @@ class RateRunTest {
       assertEquals(2, AbstractJetonCommandTest.exitOf(p), said);
       assertTrue(said.contains("'" + bad + "'"), said);
     }
-    Process redis = jeton("run", "--redis", "redis://127.0.0.1:1", "--rate", "1/1s", "true");
-    String said = output(redis);
-    assertEquals(2, AbstractJetonCommandTest.exitOf(redis), said);
-    assertTrue(said.contains("fleet-wide rate limits are not available yet"), said);
     Process burst = jeton("run", "--burst", "2", "true");
     assertEquals(2, AbstractJetonCommandTest.exitOf(burst));
     assertTrue(output(burst).contains("--burst needs --rate"));

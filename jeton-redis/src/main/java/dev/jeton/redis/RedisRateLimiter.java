@@ -57,6 +57,9 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
   /** Timeouts this long or longer are waits without a timeout: about 100 years. */
   static final long UNBOUNDED_SECONDS = 100L * 365 * 24 * 3600;
 
+  /** What follows the name in the limiter's key, {@code {<prefix>:<name>}:rate}. */
+  private static final String KEY_SUFFIX = "}:rate";
+
   private final RateHandle handle;
 
   private RedisRateLimiter(RateHandle handle) {
@@ -188,7 +191,7 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         return new RedisRateLimiter(
             RateHandle.open(
                 name,
-                "{" + keyPrefix + ":" + name + "}:rate",
+                "{" + keyPrefix + ":" + name + KEY_SUFFIX,
                 link,
                 completionExecutor,
                 statistics ? RateCounters.counting() : RateCounters.NONE,
@@ -199,6 +202,19 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
         throw e;
       }
     }
+  }
+
+  /**
+   * {@return the names of the rate limiters in the Redis at {@code redisUri} under {@code
+   * keyPrefix}, sorted}
+   */
+  public static java.util.List<String> list(String redisUri, String keyPrefix) {
+    return Listing.names(LettuceLink.connect(redisUri), keyPrefix, KEY_SUFFIX);
+  }
+
+  /** {@link #list}, through Jedis (see {@link Builder#jedis()}). */
+  public static java.util.List<String> listWithJedis(String redisUri, String keyPrefix) {
+    return Listing.names(Link.jedis(redisUri), keyPrefix, KEY_SUFFIX);
   }
 
   @Override
@@ -330,6 +346,11 @@ public final class RedisRateLimiter implements RateLimiter, AutoCloseable {
   @Override
   public void close() {
     handle.close();
+  }
+
+  /** {@return the limiter's name} */
+  public String name() {
+    return handle.name;
   }
 
   @Override
