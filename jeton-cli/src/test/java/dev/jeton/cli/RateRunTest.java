@@ -121,13 +121,21 @@ class RateRunTest {
       starts.add(Long.parseLong(line[1]));
     }
     assertEquals(8, starts.size());
-    starts.sort(null);
     // A slot is exact; a start comes after it by at most the lateness a waiter allows itself
     // (one emission interval, 500 ms here) and the time to start the command (300 ms allowed).
-    double slack = 0.5e9 + 0.3e9;
-    for (int i = 0; i < starts.size(); i++) {
-      for (int j = i; j < starts.size(); j++) {
-        double t = starts.get(j) - starts.get(i);
+    assertWithinBound(starts, burst, perSecond, 0.5e9 + 0.3e9);
+  }
+
+  /**
+   * Checks that no window of the start times (ns) holds more than {@code burst + perSecond * (t +
+   * slack)} starts, {@code slack} being how late after its slot a start may come.
+   */
+  static void assertWithinBound(List<Long> starts, int burst, long perSecond, double slack) {
+    List<Long> sorted = new ArrayList<>(starts);
+    sorted.sort(null);
+    for (int i = 0; i < sorted.size(); i++) {
+      for (int j = i; j < sorted.size(); j++) {
+        double t = sorted.get(j) - sorted.get(i);
         double allowed = burst + perSecond * (t + slack) / 1e9;
         assertTrue(j - i + 1 <= allowed, (j - i + 1) + " starts in " + t / 1e6 + " ms");
       }
