@@ -30,11 +30,16 @@ class LinkTest {
   }
 
   @Test
-  void theLibraryRegistersTheFunctionItIsNamedAfter() {
+  void theLibraryRegistersTheFunctionItIsNamedAfter_andTheRateLimiters() {
     assertTrue(Library.LIBRARY.startsWith("#!lua name=" + Library.FUNCTION + "\n"));
     assertTrue(
         Library.LIBRARY.endsWith(
-            "redis.register_function('" + Library.FUNCTION + "', semaphore)\n"));
+            "redis.register_function('"
+                + Library.FUNCTION
+                + "', semaphore)\nredis.register_function('"
+                + Library.RATE_FUNCTION
+                + "', rate)\n"));
+    assertEquals(Library.FUNCTION + "_rate", Library.RATE_FUNCTION);
     assertTrue(Library.FUNCTION.matches("jeton_[0-9a-f]{16}"), Library.FUNCTION);
   }
 
