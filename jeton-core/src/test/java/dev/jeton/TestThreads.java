@@ -347,11 +347,11 @@ public final class TestThreads implements AfterEachCallback {
   }
 
   /**
-   * Scenarios per model check: each explores {@code interleavings} of one random scenario. Seven,
+   * Scenarios per model check: each explores {@code interleavings} of one random scenario. Five,
    * not ten, since issue 33: the model checks took a third of CI's 25 minutes, and the number of
    * interleavings per scenario, which finds the deep races, is kept.
    */
-  private static final int SCENARIOS = 7;
+  private static final int SCENARIOS = 5;
 
   private static ModelCheckingOptions lockModelChecking(int actorsPerThread, int interleavings) {
     return new ModelCheckingOptions()
