@@ -27,17 +27,31 @@ final class Progress {
     }
   }
 
+  /** Who waits in line, oldest first: asked only when the line is shown. */
+  interface Waiters {
+    List<Backend.Entry> get() throws IOException;
+  }
+
   /**
    * Shows that this process waits for {@code weight} of {@code what} (a semaphore's or a rate
-   * limiter's name), with {@code waiters} in line, oldest first, for {@code waitedNanos}.
+   * limiter's name), with {@code waiters} in line, for {@code waitedNanos}. The waiters are asked
+   * for only if stderr shows the line (asking is a round trip to Redis, which must not hold up a
+   * wait that has a bound to keep), and a failure to get them shows nothing: the display is best
+   * effort.
    */
-  void show(String what, List<Backend.Entry> waiters, int weight, long waitedNanos) {
+  void show(String what, Waiters waiters, int weight, long waitedNanos) {
     if (!enabled) {
       return;
     }
+    List<Backend.Entry> line;
+    try {
+      line = waiters.get();
+    } catch (IOException | RuntimeException e) {
+      return; // the display is best effort
+    }
     long pid = ProcessHandle.current().pid();
     int ahead = 0;
-    for (Backend.Entry waiter : waiters) {
+    for (Backend.Entry waiter : line) {
       if (waiter.pid() == pid) {
         break;
       }

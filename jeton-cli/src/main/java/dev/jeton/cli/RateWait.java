@@ -42,7 +42,8 @@ final class RateWait {
         future,
         err,
         (progress, waited) ->
-            progress.show(run.name, backend.rateStatus(limiter).waiters(), run.weight, waited),
+            progress.show(
+                run.name, () -> backend.rateStatus(limiter).waiters(), run.weight, waited),
         () ->
             "jeton: "
                 + what

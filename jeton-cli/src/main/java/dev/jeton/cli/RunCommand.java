@@ -276,7 +276,7 @@ final class RunCommand implements Callable<Integer> {
             future,
             err,
             (progress, waited) ->
-                progress.show(name, backend.status(semaphore).waiters(), weight, waited),
+                progress.show(name, () -> backend.status(semaphore).waiters(), weight, waited),
             () ->
                 "jeton: timed out after "
                     + Arguments.format(java.util.Objects.requireNonNull(timeout))
