@@ -34,12 +34,13 @@ class RateLimiterGiveBackTest {
     }
   }
 
+  private final ManualTime time = new ManualTime();
+  private final HeldCompletions completions = new HeldCompletions();
+  private FifoRateLimiter limiter;
+
   @Test
   void aLateGiveBackAfterALaterAdmissionGivesNothing() {
-    ManualTime time = new ManualTime();
-    HeldCompletions completions = new HeldCompletions();
-    FifoRateLimiter limiter =
-        new FifoRateLimiter(null, 1, Duration.ofSeconds(1), 1, true, completions, time, time);
+    limiter = new FifoRateLimiter(null, 1, Duration.ofSeconds(1), 1, true, completions, time, time);
     assertTrue(limiter.tryAcquire()); // at 0
     CompletableFuture<Void> a = limiter.acquireAsync(1);
     time.advance(SECOND); // A is admitted at 1 s; its completion is held
@@ -53,10 +54,7 @@ class RateLimiterGiveBackTest {
 
   @Test
   void aGiveBackWithNoLaterAdmissionIsKept() {
-    ManualTime time = new ManualTime();
-    HeldCompletions completions = new HeldCompletions();
-    FifoRateLimiter limiter =
-        new FifoRateLimiter(null, 1, Duration.ofSeconds(1), 1, true, completions, time, time);
+    limiter = new FifoRateLimiter(null, 1, Duration.ofSeconds(1), 1, true, completions, time, time);
     assertTrue(limiter.tryAcquire()); // at 0
     CompletableFuture<Void> a = limiter.acquireAsync(1);
     time.advance(SECOND); // A is admitted at 1 s; its completion is held
